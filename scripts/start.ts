@@ -1,0 +1,40 @@
+/**
+ * `npm start [-- --port N]`: migrations, demo seed (when empty), then `wrangler dev` with the
+ * cron test route. The site served is http://localhost:PORT.
+ */
+import { spawn } from "node:child_process";
+import { applyMigrations, seedIfEmpty } from "./local-db.ts";
+
+const args = process.argv.slice(2);
+const portFlag = args.indexOf("--port");
+const port = portFlag >= 0 ? Number(args[portFlag + 1]) : 8787;
+if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+  console.error(`--port must be a TCP port, got ${args[portFlag + 1]}`);
+  process.exit(2);
+}
+const rest = portFlag >= 0 ? [...args.slice(0, portFlag), ...args.slice(portFlag + 2)] : args;
+const origin = `http://localhost:${port}`;
+
+applyMigrations();
+const started = Date.now();
+const seed = await seedIfEmpty(origin, { vars: { SITES: origin } });
+if (seed.seeded > 0) {
+  console.log(`Seeded ${seed.seeded} demo URLs for ${origin} in ${Date.now() - started} ms (${seed.shards} shards).`);
+} else {
+  console.log(`Local D1 already has URLs for ${origin}; not seeding.`);
+}
+
+console.log(`
+  edge-sitemaps is starting on ${origin}
+    index:      ${origin}/sitemap.xml
+    a shard:    ${origin}/sitemap-products-1.xml   (.xml.gz for the gzip file)
+    cron:       ${origin}/__scheduled?cron=17+*+*+*+*
+`);
+
+const child = spawn(
+  "npx",
+  ["wrangler", "dev", "--test-scheduled", "--port", String(port), "--ip", "127.0.0.1", "--var", `SITES:${origin}`, ...rest],
+  { stdio: "inherit" },
+);
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+child.on("exit", (code) => process.exit(code ?? 0));

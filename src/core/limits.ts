@@ -1,0 +1,15 @@
+/** Limits of the sitemaps.org 0.9 protocol (and a few of our own). */
+
+/** Max `<url>` entries per urlset and `<sitemap>` entries per index. */
+export const MAX_URLS_PER_SITEMAP = 50_000;
+/** Max uncompressed bytes per sitemap file (sitemaps.org, since Nov 2016). */
+export const MAX_SITEMAP_BYTES = 52_428_800;
+/** `<loc>` must be shorter than 2,048 characters (spec: "less than 2,048"). */
+export const MAX_LOC_LENGTH = 2_047;
+/** XSD minLength of `<loc>`. */
+export const MIN_LOC_LENGTH = 12;
+/** Section names appear in URLs: keep them short and URL-safe. */
+export const SECTION_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$/;
+export const DEFAULT_SECTION = "pages";
+/** Target size of one emitted chunk: big enough to amortise stream overhead, small enough to stay flat. */
+export const RENDER_CHUNK_BYTES = 32 * 1024;

@@ -1,0 +1,120 @@
+/**
+ * Document renderers: an async sequence of records in, a `ReadableStream` of UTF-8 chunks out.
+ *
+ * Pull-based: a chunk is built only when the consumer asks for one, so memory holds at most one
+ * chunk (~32 KiB) however large the document, and a slow client slows the source down instead of
+ * filling memory. Limits are enforced while streaming: a document that would break one errors the
+ * stream (a broken transfer) rather than ending as a valid-looking but wrong file.
+ */
+import { EmptySitemapError, SitemapLimitError } from "./errors.ts";
+import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, RENDER_CHUNK_BYTES } from "./limits.ts";
+import type { SitemapRef, UrlRecord } from "./types.ts";
+import {
+  type RenderOptions,
+  SITEMAPINDEX_CLOSE,
+  URLSET_CLOSE,
+  sitemapElement,
+  sitemapIndexOpen,
+  urlElement,
+  urlsetOpen,
+} from "./writers.ts";
+
+export interface RenderLimits {
+  maxUrls?: number;
+  maxBytes?: number;
+}
+
+type Source<T> = AsyncIterable<T> | Iterable<T>;
+
+const encoder = new TextEncoder();
+
+interface DocumentSpec<T> {
+  head: string;
+  tail: string;
+  element: (item: T) => string;
+  kind: "urlset" | "sitemapindex";
+}
+
+function iteratorOf<T>(items: Source<T>): AsyncIterator<T> | Iterator<T> {
+  return Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : items[Symbol.iterator]();
+}
+
+function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: RenderLimits): ReadableStream<Uint8Array> {
+  const maxEntries = Math.min(limits.maxUrls ?? MAX_URLS_PER_SITEMAP, MAX_URLS_PER_SITEMAP);
+  const maxBytes = Math.min(limits.maxBytes ?? MAX_SITEMAP_BYTES, MAX_SITEMAP_BYTES);
+  const iterator = iteratorOf(items);
+  let entries = 0;
+  let bytes = 0;
+  let started = false;
+
+  const emit = (controller: ReadableStreamDefaultController<Uint8Array>, text: string): void => {
+    const chunk = encoder.encode(text);
+    bytes += chunk.byteLength;
+    if (bytes > maxBytes) {
+      throw new SitemapLimitError("bytes", maxBytes, `${spec.kind} exceeds ${maxBytes} bytes`);
+    }
+    controller.enqueue(chunk);
+  };
+
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // Join parts once per chunk: cheaper than growing one string element by element.
+        const parts: string[] = [];
+        let size = 0;
+        if (!started) {
+          started = true;
+          parts.push(spec.head);
+          size += spec.head.length;
+        }
+        while (size < RENDER_CHUNK_BYTES) {
+          const next = await iterator.next();
+          if (next.done) {
+            if (entries === 0) throw new EmptySitemapError(`refusing to emit an empty ${spec.kind}`);
+            parts.push(spec.tail);
+            emit(controller, parts.join(""));
+            controller.close();
+            return;
+          }
+          if (++entries > maxEntries) {
+            throw new SitemapLimitError("urls", maxEntries, `${spec.kind} exceeds ${maxEntries} entries`);
+          }
+          const xml = spec.element(next.value);
+          parts.push(xml);
+          size += xml.length;
+        }
+        emit(controller, parts.join(""));
+      },
+      async cancel() {
+        await iterator.return?.();
+      },
+    },
+    { highWaterMark: 1 },
+  );
+}
+
+/** `<urlset>` of the given records. Errors the stream on an empty set or a broken limit. */
+export function renderUrlset(
+  records: Source<UrlRecord>,
+  options: RenderOptions & RenderLimits = {},
+): ReadableStream<Uint8Array> {
+  return renderDocument(
+    records,
+    { head: urlsetOpen(), tail: URLSET_CLOSE, element: (r) => urlElement(r, options), kind: "urlset" },
+    options,
+  );
+}
+
+/** `<sitemapindex>` of the given sitemap references. */
+export function renderSitemapIndex(refs: Source<SitemapRef>, limits: RenderLimits = {}): ReadableStream<Uint8Array> {
+  return renderDocument(
+    refs,
+    { head: sitemapIndexOpen(), tail: SITEMAPINDEX_CLOSE, element: sitemapElement, kind: "sitemapindex" },
+    limits,
+  );
+}
+
+/** gzip through the platform's native `CompressionStream` (no JS deflate on the hot path). */
+export function gzip(stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  return stream.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
+}

@@ -1,0 +1,52 @@
+/** Builds (or updates) a site's manifest with one keyset walk over its records. */
+import { urlsetOverheadBytes } from "../core/writers.ts";
+import type { UrlSource } from "../sources/source.ts";
+import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest, manifestVersion } from "./manifest.ts";
+
+export interface BuildOptions {
+  maxUrls: number;
+  maxBytes: number;
+  /** Fingerprint of the render options (shard content depends on them). */
+  renderFingerprint: string;
+  /** Fingerprint of what else shapes the index (link form, …). */
+  indexFingerprint: string;
+  now?: number;
+}
+
+export async function buildManifest(
+  source: UrlSource,
+  origin: string,
+  previous: ShardManifest | null,
+  options: BuildOptions,
+): Promise<ShardManifest> {
+  const now = options.now ?? Date.now();
+  const limits: PlanLimits = { maxUrls: options.maxUrls, maxBytes: options.maxBytes, overheadBytes: urlsetOverheadBytes() };
+  const previousBySection = new Map<string, ShardEntry[]>();
+  for (const shard of previous?.shards ?? []) {
+    const list = previousBySection.get(shard.section) ?? [];
+    list.push(shard);
+    previousBySection.set(shard.section, list);
+  }
+  const planner = (section: string): SectionPlanner =>
+    new SectionPlanner(section, previousBySection.get(section) ?? [], limits, options.renderFingerprint, now);
+
+  const shards: ShardEntry[] = [];
+  const walked = new Set<string>();
+  let section: string | undefined;
+  let current: SectionPlanner | undefined;
+  for await (const row of source.keyRows(origin)) {
+    if (row.section !== section) {
+      if (current) shards.push(...current.finish());
+      section = row.section;
+      walked.add(section);
+      current = planner(section);
+    }
+    current!.add(row);
+  }
+  if (current) shards.push(...current.finish());
+  // Sections that lost every row keep their (now empty) shards, so their numbers stay taken.
+  for (const [name] of previousBySection) if (!walked.has(name)) shards.push(...planner(name).finish());
+  shards.sort((a, b) => (a.section < b.section ? -1 : a.section > b.section ? 1 : a.firstKey - b.firstKey));
+
+  return { origin, version: manifestVersion(shards, options.indexFingerprint), builtAt: now, shards };
+}

@@ -1,0 +1,83 @@
+/** D1ManifestStore: the manifest lives in D1, the strongly consistent store, read on every request. */
+import type { ShardEntry, ShardManifest } from "./manifest.ts";
+
+interface ShardRow {
+  section: string;
+  n: number;
+  first_key: number;
+  last_key: number;
+  url_count: number;
+  byte_count: number;
+  last_change: number;
+  version: string;
+}
+
+const SHARD_COLUMNS = 9;
+/** D1 allows 100 bound parameters per statement. */
+const ROWS_PER_INSERT = Math.floor(100 / SHARD_COLUMNS);
+
+export class D1ManifestStore {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** The site's manifest, or null when none was built yet. Two small reads in one round trip. */
+  async load(origin: string): Promise<ShardManifest | null> {
+    const [head, shards] = await this.#db.batch<unknown>([
+      this.#db.prepare("SELECT version, built_at FROM manifests WHERE origin = ?1").bind(origin),
+      this.#db
+        .prepare(
+          `SELECT section, n, first_key, last_key, url_count, byte_count, last_change, version
+           FROM shards WHERE origin = ?1 ORDER BY section, first_key`,
+        )
+        .bind(origin),
+    ]);
+    const row = head?.results[0] as { version: string; built_at: number } | undefined;
+    if (!row) return null;
+    return {
+      origin,
+      version: row.version,
+      builtAt: row.built_at,
+      shards: (shards?.results as ShardRow[]).map((s) => ({
+        section: s.section,
+        n: s.n,
+        firstKey: s.first_key,
+        lastKey: s.last_key,
+        urlCount: s.url_count,
+        byteCount: s.byte_count,
+        lastChange: s.last_change,
+        version: s.version,
+      })),
+    };
+  }
+
+  /** Replaces the site's manifest in one transaction (D1 batch): readers see the old or the new. */
+  async save(manifest: ShardManifest): Promise<void> {
+    const statements: D1PreparedStatement[] = [
+      this.#db.prepare("DELETE FROM shards WHERE origin = ?1").bind(manifest.origin),
+    ];
+    for (let i = 0; i < manifest.shards.length; i += ROWS_PER_INSERT) {
+      const rows = manifest.shards.slice(i, i + ROWS_PER_INSERT);
+      const placeholders = rows.map(() => "(?,?,?,?,?,?,?,?,?)").join(",");
+      statements.push(
+        this.#db
+          .prepare(
+            `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version)
+             VALUES ${placeholders}`,
+          )
+          .bind(...rows.flatMap((s: ShardEntry) => [manifest.origin, s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version])),
+      );
+    }
+    statements.push(
+      this.#db
+        .prepare(
+          `INSERT INTO manifests (origin, version, built_at) VALUES (?1, ?2, ?3)
+           ON CONFLICT(origin) DO UPDATE SET version = excluded.version, built_at = excluded.built_at`,
+        )
+        .bind(manifest.origin, manifest.version, manifest.builtAt),
+    );
+    await this.#db.batch(statements);
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The shard manifest: how each site section is cut into sitemap files.
+ *
+ * Each shard is a contiguous range of the stable key. Boundaries, once made, never move: new
+ * records get larger keys and land in the last shard (or a new one), so earlier full shards keep
+ * their bytes and their caches. A shard that would pass a limit is split at the record that
+ * would break it; the new part gets a new number, so no existing shard URL is renumbered. A shard
+ * whose records were all deleted stays in the manifest with no URLs (its range may fill again) but
+ * is never listed and answers 404.
+ */
+import { Fingerprint } from "../core/fingerprint.ts";
+import type { KeyRow } from "../sources/source.ts";
+
+export interface ShardEntry {
+  section: string;
+  /** Number in the shard's URL; assigned once. */
+  n: number;
+  firstKey: number;
+  lastKey: number;
+  urlCount: number;
+  /** Uncompressed bytes of the rendered urlset (full datetimes: an upper bound). */
+  byteCount: number;
+  /** Newest change stamp in the range (ms), tombstones included; never goes backwards. */
+  lastChange: number;
+  /** Content version: changes whenever the rendered bytes would. */
+  version: string;
+}
+
+export interface ShardManifest {
+  origin: string;
+  /** Version of the whole set: the index's content version. */
+  version: string;
+  builtAt: number;
+  /** Every shard, in (section, firstKey) order, including empty ones. */
+  shards: ShardEntry[];
+}
+
+export interface PlanLimits {
+  maxUrls: number;
+  maxBytes: number;
+  /** Bytes of a urlset without any `<url>`. */
+  overheadBytes: number;
+}
+
+interface OpenShard {
+  n: number;
+  firstKey: number;
+  maxKey: number;
+  count: number;
+  bytes: number;
+  lastChange: number;
+  fingerprint: Fingerprint;
+  previous: ShardEntry | undefined;
+}
+
+/**
+ * Plans one section's shards from its rows in key order, keeping the previous boundaries.
+ * Push-based so one walk over a whole site can feed one planner per section.
+ */
+export class SectionPlanner {
+  readonly #section: string;
+  readonly #limits: PlanLimits;
+  readonly #renderFingerprint: string;
+  readonly #now: number;
+  readonly #previous: ShardEntry[];
+  readonly #done: ShardEntry[] = [];
+  #nextPrevious = 0;
+  #nextN: number;
+  #current: OpenShard | undefined;
+
+  constructor(section: string, previous: readonly ShardEntry[], limits: PlanLimits, renderFingerprint: string, now: number) {
+    this.#section = section;
+    this.#limits = limits;
+    this.#renderFingerprint = renderFingerprint;
+    this.#now = now;
+    this.#previous = [...previous].sort((a, b) => a.firstKey - b.firstKey);
+    this.#nextN = this.#previous.reduce((max, s) => Math.max(max, s.n), 0) + 1;
+    if (this.#previous.length > 0) this.#openPrevious();
+  }
+
+  add(row: KeyRow): void {
+    // Cross every previous boundary at or before this key (empty ranges close with no URLs).
+    while (this.#nextPrevious < this.#previous.length && row.key >= this.#previous[this.#nextPrevious]!.firstKey) {
+      this.#close(this.#previous[this.#nextPrevious]!.firstKey - 1);
+      this.#openPrevious();
+    }
+    // The first shard of a new section starts at key 0, so any key that later moves in is covered.
+    let shard = this.#current ?? this.#open(0, this.#nextN++, undefined);
+    if (!row.deleted && (shard.count >= this.#limits.maxUrls || shard.bytes + row.size > this.#limits.maxBytes)) {
+      this.#close(row.key - 1);
+      shard = this.#open(row.key, this.#nextN++, undefined);
+    }
+    shard.maxKey = Math.max(shard.maxKey, row.key);
+    shard.lastChange = Math.max(shard.lastChange, row.updatedAt);
+    if (row.deleted) return;
+    shard.count++;
+    shard.bytes += row.size;
+    shard.fingerprint.addNumber(row.key).addNumber(row.updatedAt);
+  }
+
+  /** Closes the plan; previous shards that saw no rows are kept, empty. */
+  finish(): ShardEntry[] {
+    while (this.#nextPrevious < this.#previous.length) {
+      this.#close(this.#previous[this.#nextPrevious]!.firstKey - 1);
+      this.#openPrevious();
+    }
+    const last = this.#current;
+    if (last) this.#close(Math.max(last.maxKey, last.previous?.lastKey ?? last.firstKey));
+    return this.#done;
+  }
+
+  #openPrevious(): void {
+    const previous = this.#previous[this.#nextPrevious++]!;
+    this.#open(previous.firstKey, previous.n, previous);
+  }
+
+  #open(firstKey: number, n: number, previous: ShardEntry | undefined): OpenShard {
+    this.#current = {
+      n,
+      firstKey,
+      maxKey: firstKey,
+      count: 0,
+      bytes: this.#limits.overheadBytes,
+      lastChange: 0,
+      fingerprint: new Fingerprint().addString(this.#renderFingerprint),
+      previous,
+    };
+    return this.#current;
+  }
+
+  #close(lastKey: number): void {
+    const shard = this.#current;
+    if (!shard) return;
+    this.#current = undefined;
+    const version = shard.count === 0 ? "empty" : shard.fingerprint.addNumber(shard.count).addNumber(lastKey).digest();
+    let lastChange = shard.lastChange;
+    // Last-Modified must move whenever the content does, even when no stamp in the range moved
+    // (a record that changed section, say): then the build time is the change time.
+    if (shard.previous) {
+      if (shard.previous.version === version) lastChange = Math.max(lastChange, shard.previous.lastChange);
+      else if (lastChange <= shard.previous.lastChange) lastChange = Math.max(this.#now, shard.previous.lastChange + 1);
+    }
+    this.#done.push({
+      section: this.#section,
+      n: shard.n,
+      firstKey: shard.firstKey,
+      lastKey,
+      urlCount: shard.count,
+      byteCount: shard.bytes,
+      lastChange,
+      version,
+    });
+  }
+}
+
+/** Shards that are served and listed: those with at least one URL. */
+export function listedShards(manifest: ShardManifest): ShardEntry[] {
+  return manifest.shards.filter((s) => s.urlCount > 0);
+}
+
+export function findShard(manifest: ShardManifest, section: string, n: number): ShardEntry | undefined {
+  return manifest.shards.find((s) => s.section === section && s.n === n && s.urlCount > 0);
+}
+
+/** The index's content version: every listed shard's version plus what else shapes the index. */
+export function manifestVersion(shards: readonly ShardEntry[], indexFingerprint: string): string {
+  const fp = new Fingerprint().addString(indexFingerprint);
+  for (const s of shards) {
+    if (s.urlCount === 0) continue;
+    fp.addString(s.section).addNumber(s.n).addString(s.version).addNumber(s.lastChange);
+  }
+  return fp.digest();
+}

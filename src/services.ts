@@ -1,0 +1,23 @@
+/** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
+import { type Config, loadConfig } from "./config.ts";
+import { D1ManifestStore } from "./manifest/d1-store.ts";
+import { D1UrlSource } from "./sources/d1.ts";
+import type { UrlSource } from "./sources/source.ts";
+
+export interface Services {
+  config: Config;
+  source: UrlSource;
+  manifests: D1ManifestStore;
+}
+
+const cache = new WeakMap<object, Services>();
+
+/** Throws ConfigError for a bad variable. */
+export function services(env: Env): Services {
+  let s = cache.get(env);
+  if (!s) {
+    s = { config: loadConfig(env), source: new D1UrlSource(env.DB), manifests: new D1ManifestStore(env.DB) };
+    cache.set(env, s);
+  }
+  return s;
+}

@@ -1,0 +1,41 @@
+import { fileURLToPath } from "node:url";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+const migrations = fileURLToPath(new URL("./migrations", import.meta.url));
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // Inside workerd with real D1, KV and Cache API bindings from wrangler.jsonc.
+        plugins: [
+          cloudflareTest(async () => ({
+            wrangler: { configPath: "./wrangler.jsonc" },
+            miniflare: {
+              bindings: { TEST_MIGRATIONS: await readD1Migrations(migrations) },
+            },
+          })),
+        ],
+        test: {
+          name: "workers",
+          include: ["src/**/*.test.ts", "test/workers/**/*.test.ts"],
+          setupFiles: ["./test/workers/setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        // Node side: real Worker through wrangler's test harness, checked with real third-party
+        // tools (xmllint, gzip on the wire).
+        test: {
+          name: "node",
+          include: ["test/node/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
+  },
+});
