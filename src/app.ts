@@ -1,5 +1,6 @@
 /** The Hono app: request → site → route → manifest → source → render → compress. */
 import { Hono } from "hono";
+import { admin } from "./admin/app.ts";
 import { ConfigError } from "./config.ts";
 import { findShard, listedShards } from "./manifest/manifest.ts";
 import { parseSitemapPath } from "./http/paths.ts";
@@ -35,6 +36,8 @@ app.use("*", async (c, next) => {
   c.set("origin", origin);
   await next();
 });
+
+app.route("/sitemap-admin", admin);
 
 app.get("/sitemap.xml", async (c) => {
   const s = c.var.services;
