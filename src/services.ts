@@ -1,13 +1,14 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
 import { type Config, loadConfig } from "./config.ts";
 import { D1ManifestStore } from "./manifest/d1-store.ts";
+import type { ManifestStore } from "./manifest/manifest.ts";
 import { D1UrlSource } from "./sources/d1.ts";
 import type { UrlSource } from "./sources/source.ts";
 
 export interface Services {
   config: Config;
   source: UrlSource;
-  manifests: D1ManifestStore;
+  manifests: ManifestStore;
 }
 
 const cache = new WeakMap<object, Services>();

@@ -7,15 +7,14 @@ import { renderSitemapIndex, renderUrlset } from "./core/render.ts";
 import type { SitemapRef } from "./core/types.ts";
 import { type RenderOptions, renderFingerprint } from "./core/writers.ts";
 import { buildManifest } from "./manifest/build.ts";
-import type { D1ManifestStore } from "./manifest/d1-store.ts";
-import { type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
+import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
 import { shardPath } from "./http/paths.ts";
 import type { UrlSource } from "./sources/source.ts";
 
 export interface SitemapDeps {
   config: Config;
   source: UrlSource;
-  manifests: D1ManifestStore;
+  manifests: ManifestStore;
 }
 
 export function renderOptions(config: Config): RenderOptions {

@@ -1,5 +1,5 @@
 /** D1ManifestStore: the manifest lives in D1, the strongly consistent store, read on every request. */
-import type { ShardEntry, ShardManifest } from "./manifest.ts";
+import type { ManifestStore, ShardEntry, ShardManifest } from "./manifest.ts";
 
 interface ShardRow {
   section: string;
@@ -16,7 +16,7 @@ const SHARD_COLUMNS = 9;
 /** D1 allows 100 bound parameters per statement. */
 const ROWS_PER_INSERT = Math.floor(100 / SHARD_COLUMNS);
 
-export class D1ManifestStore {
+export class D1ManifestStore implements ManifestStore {
   readonly #db: D1Database;
 
   constructor(db: D1Database) {

@@ -35,6 +35,13 @@ export interface ShardManifest {
   shards: ShardEntry[];
 }
 
+/** Where manifests live. D1 by default: the manifest is the strongly consistent pointer readers follow. */
+export interface ManifestStore {
+  load(origin: string): Promise<ShardManifest | null>;
+  /** Atomic replace: readers see the old manifest or the new one, never a mix. */
+  save(manifest: ShardManifest): Promise<void>;
+}
+
 export interface PlanLimits {
   maxUrls: number;
   maxBytes: number;
