@@ -39,7 +39,7 @@ export function applyMigrations(persistTo?: string, quiet = false): void {
 }
 
 async function withLocalEnv<T>(vars: Record<string, string>, persistTo: string | undefined, use: (env: Env, config: Config) => Promise<T>): Promise<T> {
-  const proxy = await getPlatformProxy<Env>({ configPath: "wrangler.jsonc", ...(persistTo ? { persist: { path: persistTo } } : {}) });
+  const proxy = await getPlatformProxy<Env>({ configPath: "wrangler.jsonc", ...(persistTo ? { persist: { path: join(persistTo, "v3") } } : {}) });
   try {
     const env = { ...proxy.env, ...vars } as Env;
     return await use(env, parseConfig(env as unknown as Record<string, unknown>));
