@@ -14,7 +14,7 @@ describe("a source failing mid-render", () => {
     await rebuildManifest(services(healthy), origin);
 
     const faulty = { ...healthy, FAULT_INJECTION: "on", FAULT_AFTER_RECORDS: "6000" } as Env;
-    for (const headers of [{}, { "Accept-Encoding": "gzip" }]) {
+    for (const headers of [{}, { "Accept-Encoding": "gzip" }] as Record<string, string>[]) {
       const res = await call(faulty, `${origin}/sitemap-products-1.xml`, { headers });
       expect(res.status).toBe(200); // headers were sent before the failure…
       await expect(res.arrayBuffer()).rejects.toThrow(); // …and the body errors rather than ending
