@@ -25,6 +25,6 @@ describe("a source failing mid-render", () => {
     // The fault hook is off unless FAULT_INJECTION is "on".
     const ok = await call({ ...healthy, FAULT_AFTER_RECORDS: "10" } as Env, `${origin}/sitemap-products-1.xml`);
     expect((await ok.text()).match(/<url>/g)).toHaveLength(8_000);
-    expect(baseEnv.FAULT_INJECTION).toBeUndefined();
+    expect((baseEnv as unknown as Record<string, unknown>).FAULT_INJECTION).toBeUndefined();
   });
 });
