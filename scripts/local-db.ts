@@ -18,6 +18,9 @@ import { type DemoInput, demoRecords } from "../src/demo/demo-data.ts";
 import { extJson } from "../src/sources/d1-writer.ts";
 import { D1ManifestStore } from "../src/manifest/d1-store.ts";
 import { D1UrlSource } from "../src/sources/d1.ts";
+import { sitePrefix } from "../src/sources/kv-layout.ts";
+import { kvBulkEntries } from "../src/sources/kv-writer.ts";
+import { services } from "../src/services.ts";
 import { rebuildManifest } from "../src/sitemaps.ts";
 
 /** Rows per INSERT: ~300 × ~180 bytes stays far below D1's 100 KB statement limit. */
@@ -77,6 +80,7 @@ export interface SeedResult {
 
 /** Seeds demo records for `origin` unless the site already has records; then builds its manifest. */
 export async function seedIfEmpty(origin: string, options: SeedOptions): Promise<SeedResult> {
+  if (parseConfig(options.vars).urlSource === "kv") return seedKvIfEmpty(origin, options);
   const { vars, persistTo } = options;
   const existing = await withLocalEnv(vars, persistTo, (env) =>
     env.DB.prepare("SELECT 1 AS one FROM urls WHERE origin = ?1 LIMIT 1").bind(origin).first(),
@@ -100,4 +104,30 @@ export async function seedIfEmpty(origin: string, options: SeedOptions): Promise
     rebuildManifest({ config: cfg, source: new D1UrlSource(env.DB), manifests: new D1ManifestStore(env.DB) }, origin),
   );
   return { seeded: records.length, shards: manifest.shards.filter((s) => s.urlCount > 0).length };
+}
+
+/**
+ * URL_SOURCE=kv: the same demo records into the local KV namespace URLS, in the layout of
+ * docs/kv.md: kvBulkEntries (the entries a `wrangler kv bulk put` file holds) written through
+ * the platform proxy's binding, which saves a second wrangler start-up. The layout packs 1,000
+ * records per key: 126,000 records are ~130 blocks plus 256 loc-index buckets.
+ */
+async function seedKvIfEmpty(origin: string, options: SeedOptions): Promise<SeedResult> {
+  const { vars, persistTo } = options;
+  return withLocalEnv(vars, persistTo, async (env, config) => {
+    if ((await env.URLS.list({ prefix: sitePrefix(origin), limit: 1 })).keys.length > 0) return { seeded: 0, shards: -1 };
+    const records = validateBatch((options.records ?? demoRecords)(origin), { sites: config.sites, defaultSection: config.defaultSection });
+    const now = Date.now();
+    const entries = await kvBulkEntries(records, { stampOf: (i) => now - (records.length - i) * 1000 });
+    let next = 0;
+    const put = async (): Promise<void> => {
+      while (next < entries.length) {
+        const entry = entries[next++]!;
+        await env.URLS.put(entry.key, entry.value, entry.metadata ? { metadata: entry.metadata } : {});
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, put));
+    const manifest = await rebuildManifest(services(env), origin);
+    return { seeded: records.length, shards: manifest.shards.filter((s) => s.urlCount > 0).length };
+  });
 }

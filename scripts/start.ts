@@ -14,14 +14,18 @@ if (!Number.isInteger(port) || port <= 0 || port > 65535) {
 }
 const rest = portFlag >= 0 ? [...args.slice(0, portFlag), ...args.slice(portFlag + 2)] : args;
 const origin = `http://localhost:${port}`;
+// `URL_SOURCE=kv npm start` (and MANIFEST_STORE=kv): read records (and manifests) from local KV.
+const storeVars: Record<string, string> = {};
+for (const name of ["URL_SOURCE", "MANIFEST_STORE"] as const) if (process.env[name]) storeVars[name] = process.env[name];
+const store = storeVars["URL_SOURCE"] === "kv" ? "KV" : "D1";
 
 applyMigrations();
 const started = Date.now();
-const seed = await seedIfEmpty(origin, { vars: { SITES: origin } });
+const seed = await seedIfEmpty(origin, { vars: { SITES: origin, ...storeVars } });
 if (seed.seeded > 0) {
-  console.log(`Seeded ${seed.seeded} demo URLs for ${origin} in ${Date.now() - started} ms (${seed.shards} shards).`);
+  console.log(`Seeded ${seed.seeded} demo URLs into local ${store} for ${origin} in ${Date.now() - started} ms (${seed.shards} shards).`);
 } else {
-  console.log(`Local D1 already has URLs for ${origin}; not seeding.`);
+  console.log(`Local ${store} already has URLs for ${origin}; not seeding.`);
 }
 
 console.log(`
@@ -33,7 +37,7 @@ console.log(`
 
 const child = spawn(
   "npx",
-  ["wrangler", "dev", "--test-scheduled", "--port", String(port), "--ip", "127.0.0.1", "--var", `SITES:${origin}`, ...rest],
+  ["wrangler", "dev", "--test-scheduled", "--port", String(port), "--ip", "127.0.0.1", "--var", `SITES:${origin}`, ...Object.entries(storeVars).map(([k, v]) => ["--var", `${k}:${v}`]).flat(), ...rest],
   { stdio: "inherit" },
 );
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));

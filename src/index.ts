@@ -1,6 +1,14 @@
 /** Worker entry: the Hono app for requests, and the cron trigger. */
 import { app } from "./app.ts";
+import { notifyAfterRegeneration } from "./notify/notifier.ts";
+import { regenerateAll } from "./regen/scheduled.ts";
 
 export default {
   fetch: app.fetch,
+  async scheduled(_controller, env, ctx) {
+    // Pre-render what changed and publish it (docs/regeneration.md). Never throws.
+    await regenerateAll(env, ctx, "cron");
+    // After the regeneration: tell search engines what changed (docs/notify.md). Never throws.
+    await notifyAfterRegeneration(env);
+  },
 } satisfies ExportedHandler<Env>;

@@ -3,12 +3,16 @@
  */
 import type { Config } from "./config.ts";
 import { w3cSeconds } from "./core/datetime-format.ts";
+import { EXT_NEWS } from "./core/extensions/types.ts";
+import { Fingerprint } from "./core/fingerprint.ts";
 import { renderSitemapIndex, renderUrlset } from "./core/render.ts";
-import type { SitemapRef } from "./core/types.ts";
-import { type RenderOptions, renderFingerprint } from "./core/writers.ts";
-import { buildManifest } from "./manifest/build.ts";
+import type { SitemapRef, UrlRecord } from "./core/types.ts";
+import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
+import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
+import { isNewsSource, isRecentSource } from "./formats/sources.ts";
+import { type BuildOptions, buildManifest } from "./manifest/build.ts";
 import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
-import { shardPath } from "./http/paths.ts";
+import { FEED_PATH, newsPath, shardPath } from "./http/paths.ts";
 import type { UrlSource } from "./sources/source.ts";
 
 export interface SitemapDeps {
@@ -17,19 +21,28 @@ export interface SitemapDeps {
   manifests: ManifestStore;
 }
 
-export function renderOptions(config: Config): RenderOptions {
-  return { lastmodDateOnly: config.lastmodDateOnly };
+/** How a site's documents are rendered (date-only lastmod globally or for this site, browser view). */
+export function renderOptions(config: Config, origin?: string): RenderOptions {
+  return {
+    lastmodDateOnly: config.lastmodDateOnly || (origin !== undefined && config.dateOnlySites.has(origin)),
+    stylesheet: config.browserView,
+  };
+}
+
+/** How a site's manifest is planned (limits, and what shapes its versions): the walk and the cron alike. */
+export function manifestBuildOptions(config: Config, origin: string): BuildOptions {
+  return {
+    maxUrls: config.maxUrlsPerShard,
+    maxBytes: config.maxBytesPerShard,
+    renderFingerprint: renderFingerprint(renderOptions(config, origin)),
+    indexFingerprint: `${config.indexLinkForm}${config.browserView ? "+xsl" : ""}`,
+  };
 }
 
 /** Rebuilds a site's manifest from its records (one keyset walk) and stores it atomically. */
 export async function rebuildManifest(deps: SitemapDeps, origin: string, previous?: ShardManifest | null): Promise<ShardManifest> {
   const before = previous === undefined ? await deps.manifests.load(origin) : previous;
-  const manifest = await buildManifest(deps.source, origin, before, {
-    maxUrls: deps.config.maxUrlsPerShard,
-    maxBytes: deps.config.maxBytesPerShard,
-    renderFingerprint: renderFingerprint(renderOptions(deps.config)),
-    indexFingerprint: deps.config.indexLinkForm,
-  });
+  const manifest = await buildManifest(deps.source, origin, before, manifestBuildOptions(deps.config, origin));
   await deps.manifests.save(manifest);
   return manifest;
 }
@@ -39,23 +52,79 @@ export async function currentManifest(deps: SitemapDeps, origin: string): Promis
   return (await deps.manifests.load(origin)) ?? (await rebuildManifest(deps, origin, null));
 }
 
-export function indexRefs(config: Config, manifest: ShardManifest): SitemapRef[] {
-  return listedShards(manifest).map((s) => ({
+/**
+ * What the index lists besides the shards. The news part depends on the clock (articles age out
+ * after 2 days), so it is found at request time: see indexExtras.
+ */
+export interface IndexExtras {
+  /** The news sitemaps, when there is at least one article in the window. */
+  news: NewsSummary | null;
+  /** The Atom feed of recent changes (/sitemap-feed.atom). */
+  feed: boolean;
+}
+
+/**
+ * The index's extras for a site now. Costs one small query (a range of the news index) only when
+ * the manifest says the site has records with news data; none otherwise.
+ */
+export async function indexExtras(deps: SitemapDeps, manifest: ShardManifest, now = Date.now()): Promise<IndexExtras> {
+  const feed = deps.config.feedInIndex && deps.config.feedSize > 0 && isRecentSource(deps.source);
+  const hasNews = manifest.shards.some((s) => (s.extKinds ?? 0) & EXT_NEWS);
+  if (!hasNews || !isNewsSource(deps.source)) return { news: null, feed };
+  const { since, until } = newsWindow(now);
+  const news = summarizeNews(await deps.source.newsStats(manifest.origin, since, until));
+  return { news: news.files > 0 ? news : null, feed };
+}
+
+/** Validators of the index: the manifest's version and newest change, plus those of the extras. */
+export function indexMeta(manifest: ShardManifest, extras?: IndexExtras): { version: string; lastChange: number } {
+  const lastChange = listedShards(manifest).reduce((max, shard) => Math.max(max, shard.lastChange), 0);
+  if (!extras || (!extras.news && !extras.feed)) return { version: manifest.version, lastChange };
+  const version = new Fingerprint()
+    .addString(manifest.version)
+    .addString(extras.feed ? "feed" : "")
+    .addString(extras.news?.version ?? "")
+    .digest();
+  return { version, lastChange: Math.max(lastChange, extras.news?.lastChange ?? 0) };
+}
+
+export function indexRefs(config: Config, manifest: ShardManifest, extras?: IndexExtras): SitemapRef[] {
+  const refs: SitemapRef[] = listedShards(manifest).map((s) => ({
     loc: manifest.origin + shardPath(s.section, s.n, config.indexLinkForm),
     lastmod: w3cSeconds(s.lastChange),
   }));
+  if (extras?.news) {
+    for (let n = 1; n <= extras.news.files; n++) {
+      refs.push({ loc: manifest.origin + newsPath(n, config.indexLinkForm), lastmod: w3cSeconds(extras.news.lastChange) });
+    }
+  }
+  if (extras?.feed && refs.length > 0) {
+    const newest = listedShards(manifest).reduce((max, s) => Math.max(max, s.lastChange), 0);
+    refs.push({ loc: manifest.origin + FEED_PATH, lastmod: w3cSeconds(newest) });
+  }
+  return refs;
 }
 
 /** The index document. The caller checks there is at least one listed shard. */
-export function renderIndex(config: Config, manifest: ShardManifest): ReadableStream<Uint8Array> {
-  return renderSitemapIndex(indexRefs(config, manifest));
+export function renderIndex(config: Config, manifest: ShardManifest, extras?: IndexExtras): ReadableStream<Uint8Array> {
+  return renderSitemapIndex(indexRefs(config, manifest, extras), { stylesheet: config.browserView });
 }
 
 /**
  * One shard, rendered live from the source. Protocol limits (not the configured shard size) apply:
  * records added since the manifest was built must not break a document that is still valid.
+ * `records`: the shard's live records when the caller already reads them (the cron's one pass
+ * renders snapshots through here, so snapshot and live bytes cannot diverge).
  */
-export function renderShard(deps: SitemapDeps, origin: string, shard: ShardEntry): ReadableStream<Uint8Array> {
-  const records = deps.source.records({ origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey });
-  return renderUrlset(records, renderOptions(deps.config));
+export function renderShard(
+  deps: SitemapDeps,
+  origin: string,
+  shard: ShardEntry,
+  records: AsyncIterable<UrlRecord> = deps.source.records({ origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey }),
+): ReadableStream<Uint8Array> {
+  return renderUrlset(records, {
+    ...renderOptions(deps.config, origin),
+    // Declare the namespaces of what the shard's records use (news is not written in shards).
+    namespaces: (shard.extKinds ?? 0) & SHARD_EXTENSIONS,
+  });
 }

@@ -21,6 +21,10 @@ declare global {
     URLS: KVNamespace;
     [name: string]: unknown;
   }
+  /** workerd extension (constant-time compare), used by the admin auth. */
+  interface SubtleCrypto {
+    timingSafeEqual(a: ArrayBuffer | ArrayBufferView, b: ArrayBuffer | ArrayBufferView): boolean;
+  }
   interface ResponseInit {
     encodeBody?: "automatic" | "manual";
   }

@@ -14,7 +14,15 @@ export type ValidationRule =
   | "priority-range"
   | "section-name"
   | "duplicate-loc"
-  | "unknown-field";
+  | "unknown-field"
+  // protocol extensions (src/core/extensions/validate.ts)
+  | "max-count"
+  | "range"
+  | "enum"
+  | "format"
+  | "hreflang-self"
+  | "hreflang-duplicate"
+  | "hreflang-mismatch";
 
 export interface ValidationIssue {
   /** Position of the record in its batch (0-based), when there is a batch. */

@@ -1,13 +1,22 @@
 /** XML entity escaping for text and attribute values. */
 
 const NEEDS_ESCAPE = /[&<>"']/;
-const ESCAPABLE = /[&<>"']/g;
-const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
-const entityOf = (c: string): string => ENTITIES[c] ?? c;
 
-/** Escapes `& < > " '`. Most values need nothing, so test first and return the same string. */
+/**
+ * Escapes `& < > " '`. Most values need nothing, so test first and return the same string.
+ * Otherwise one native `replaceAll` per special character present (a `<loc>` with a query string
+ * usually has only `&`): faster than `replace` with a callback per match (see BENCHMARKS.md).
+ * `&` goes first so the entities added later are not escaped again.
+ */
 export function escapeXml(value: string): string {
-  return NEEDS_ESCAPE.test(value) ? value.replace(ESCAPABLE, entityOf) : value;
+  if (!NEEDS_ESCAPE.test(value)) return value;
+  let s = value;
+  if (s.includes("&")) s = s.replaceAll("&", "&amp;");
+  if (s.includes("<")) s = s.replaceAll("<", "&lt;");
+  if (s.includes(">")) s = s.replaceAll(">", "&gt;");
+  if (s.includes('"')) s = s.replaceAll('"', "&quot;");
+  if (s.includes("'")) s = s.replaceAll("'", "&apos;");
+  return s;
 }
 
 /** Exact UTF-8 byte length of a string, without encoding it. Lone surrogates count as U+FFFD (3 bytes). */

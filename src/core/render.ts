@@ -43,6 +43,9 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
   const maxEntries = Math.min(limits.maxUrls ?? MAX_URLS_PER_SITEMAP, MAX_URLS_PER_SITEMAP);
   const maxBytes = Math.min(limits.maxBytes ?? MAX_SITEMAP_BYTES, MAX_SITEMAP_BYTES);
   const iterator = iteratorOf(items);
+  // A sync source (an array, a generator) is read without an `await` per record: one microtask
+  // per element cost as much as writing the element (see BENCHMARKS.md).
+  const syncIterator = Symbol.asyncIterator in items ? null : (iterator as Iterator<T>);
   let entries = 0;
   let bytes = 0;
   let started = false;
@@ -68,7 +71,7 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
           size += spec.head.length;
         }
         while (size < RENDER_CHUNK_BYTES) {
-          const next = await iterator.next();
+          const next = syncIterator ? syncIterator.next() : await iterator.next();
           if (next.done) {
             if (entries === 0) throw new EmptySitemapError(`refusing to emit an empty ${spec.kind}`);
             parts.push(spec.tail);
@@ -100,16 +103,24 @@ export function renderUrlset(
 ): ReadableStream<Uint8Array> {
   return renderDocument(
     records,
-    { head: urlsetOpen(), tail: URLSET_CLOSE, element: (r) => urlElement(r, options), kind: "urlset" },
+    {
+      head: urlsetOpen(options.namespaces ?? 0, options.stylesheet ?? false),
+      tail: URLSET_CLOSE,
+      element: (r) => urlElement(r, options),
+      kind: "urlset",
+    },
     options,
   );
 }
 
-/** `<sitemapindex>` of the given sitemap references. */
-export function renderSitemapIndex(refs: Source<SitemapRef>, limits: RenderLimits = {}): ReadableStream<Uint8Array> {
+/** `<sitemapindex>` of the given sitemap references (`stylesheet`: link the browser view). */
+export function renderSitemapIndex(
+  refs: Source<SitemapRef>,
+  limits: RenderLimits & { stylesheet?: boolean } = {},
+): ReadableStream<Uint8Array> {
   return renderDocument(
     refs,
-    { head: sitemapIndexOpen(), tail: SITEMAPINDEX_CLOSE, element: sitemapElement, kind: "sitemapindex" },
+    { head: sitemapIndexOpen(limits.stylesheet ?? false), tail: SITEMAPINDEX_CLOSE, element: sitemapElement, kind: "sitemapindex" },
     limits,
   );
 }

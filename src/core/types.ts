@@ -1,4 +1,5 @@
 /** Types of the protocol core. Nothing here knows about Cloudflare. */
+import type { RecordExtensions } from "./extensions/types.ts";
 
 export const CHANGEFREQS = ["always", "hourly", "daily", "weekly", "monthly", "yearly", "never"] as const;
 export type Changefreq = (typeof CHANGEFREQS)[number];
@@ -12,6 +13,8 @@ export interface UrlRecord {
   changefreq?: Changefreq | null;
   /** 0.0–1.0 */
   priority?: number | null;
+  /** Protocol extensions (images, videos, news, hreflang alternates), validated and normalised. */
+  ext?: RecordExtensions | null;
 }
 
 /** A record as stored by a source: the record plus its stable key and change stamp. */

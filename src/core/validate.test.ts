@@ -99,14 +99,14 @@ describe("validateRecord: valid records", () => {
     expect(validateRecord({ loc: "https://example.com/x", section }, ctx)).toMatchObject({ ok: true, record: { section } });
   });
 
-  it("passes extension fields through untouched in ext, only when present", () => {
+  it("validates extension fields into ext (extensions/validate.test.ts has the details), only when present", () => {
     const images = [{ loc: "https://example.com/a.jpg" }];
-    const news = { publication: { name: "Example", language: "en" } };
-    const r = validateRecord({ loc: "https://example.com/x", images, news, alternates: [], videos: null }, ctx);
+    const r = validateRecord({ loc: "https://example.com/x", images, alternates: [], videos: null }, ctx);
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.record.ext).toEqual({ images, news, alternates: [], videos: null });
-    expect(r.record.ext?.["images"]).toBe(images); // same reference: untouched
+    expect(r.record.ext).toEqual({ images });
+    const news = { publication: { name: "Example", language: "en" } };
+    expect(validateRecord({ loc: "https://example.com/x", news }, ctx).ok).toBe(false); // no date, no title
     const plain = validateRecord({ loc: "https://example.com/x" }, ctx);
     expect(plain.ok && "ext" in plain.record).toBe(false);
     const undef = validateRecord({ loc: "https://example.com/x", images: undefined }, ctx);

@@ -5,6 +5,8 @@
  */
 import { normalizeW3cDatetime } from "./datetime.ts";
 import { RecordValidationError, type ValidationIssue, type ValidationRule } from "./errors.ts";
+import type { RecordExtensions } from "./extensions/types.ts";
+import { type BatchEntry, EXTENSION_FIELDS, alternateSetIssues, validateExtensions } from "./extensions/validate.ts";
 import { MAX_LOC_LENGTH, SECTION_PATTERN } from "./limits.ts";
 import { CHANGEFREQS, type Changefreq, type UrlRecord } from "./types.ts";
 import { normalizeLoc } from "./url.ts";
@@ -21,15 +23,14 @@ export interface ValidRecord extends UrlRecord {
   origin: string;
   section: string;
   /**
-   * Protocol extension fields (`images`, `videos`, `news`, `alternates`), passed through
-   * unvalidated until their validators exist. Present only when the input had one of them.
+   * Protocol extension fields (`images`, `videos`, `news`, `alternates`), validated and
+   * normalised by extensions/validate.ts. Present only when the input had one of them.
    */
-  ext?: Record<string, unknown>;
+  ext?: RecordExtensions;
 }
 
 export type ValidationResult = { ok: true; record: ValidRecord } | { ok: false; issues: ValidationIssue[] };
 
-const EXTENSION_FIELDS: ReadonlySet<string> = new Set(["images", "videos", "news", "alternates"]);
 const KNOWN_FIELDS: ReadonlySet<string> = new Set(["loc", "lastmod", "changefreq", "priority", "section"]);
 const ALLOWED_FIELDS_TEXT = [...KNOWN_FIELDS, ...EXTENSION_FIELDS].join(", ");
 const CHANGEFREQ_SET: ReadonlySet<string> = new Set(CHANGEFREQS);
@@ -212,7 +213,8 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
   const changefreq = checkChangefreq(sink, input["changefreq"]);
   const priority = checkPriority(sink, input["priority"]);
   const section = checkSection(sink, input["section"], ctx.defaultSection);
-  const ext = checkFields(sink, input);
+  const rawExt = checkFields(sink, input);
+  const ext = rawExt === undefined ? undefined : validateExtensions(sink, rawExt, loc?.loc ?? null);
 
   if (sink.issues !== undefined || loc === null) {
     return { result: { ok: false, issues: sink.issues ?? [] }, loc: loc?.loc ?? null };
@@ -241,11 +243,17 @@ export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext
   const records: ValidRecord[] = [];
   const issues: ValidationIssue[] = [];
   const firstIndexOf = new Map<string, number>();
+  const withAlternates: BatchEntry[] = [];
 
   for (let i = 0; i < inputs.length; i++) {
     const { result, loc } = check(inputs[i], ctx, i);
     if (result.ok) records.push(result.record);
     else for (const issue of result.issues) issues.push(issue);
+    if (loc !== null) {
+      // Any record may be another's hreflang variant: all take part in the set check below.
+      const alternates = result.ok ? result.record.ext?.alternates : undefined;
+      withAlternates.push({ index: i, rawLoc: (inputs[i] as { loc: string }).loc, loc, alternates });
+    }
 
     if (loc === null) continue;
     const first = firstIndexOf.get(loc);
@@ -263,6 +271,9 @@ export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext
     });
   }
 
+  if (withAlternates.some((e) => e.alternates)) {
+    for (const issue of alternateSetIssues(withAlternates)) issues.push(issue);
+  }
   if (issues.length > 0) throw new RecordValidationError(issues);
   return records;
 }

@@ -3,6 +3,8 @@
  * nowhere else, so no caller can forget it.
  */
 import { escapeXml, utf8Length } from "./escape.ts";
+import { EXT_ALL, EXT_IMAGE, EXT_VIDEO, EXT_XHTML } from "./extensions/types.ts";
+import { extensionElements, namespaceDeclarations } from "./extensions/writers.ts";
 import type { SitemapRef, UrlRecord } from "./types.ts";
 
 export const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
@@ -12,22 +14,40 @@ export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 export interface RenderOptions {
   /** Emit `<lastmod>` as `YYYY-MM-DD` only (for engines that reject times). */
   lastmodDateOnly?: boolean;
+  /** Link the browser view: an `<?xml-stylesheet?>` PI pointing at STYLESHEET_HREF. */
+  stylesheet?: boolean;
+  /**
+   * Extension kinds (EXT_* bits) declared on `<urlset>`: the shard's manifest entry knows them.
+   * Not part of the content version: they follow from the records. Default none (each extension
+   * element then declares its own namespace).
+   */
+  namespaces?: number;
+  /** Extension kinds written into `<url>`s. Default SHARD_EXTENSIONS (news goes to the news sitemap). */
+  extensions?: number;
 }
+
+/** Extensions written in section shards: news has its own sitemap (recent articles only). */
+export const SHARD_EXTENSIONS = EXT_IMAGE | EXT_VIDEO | EXT_XHTML;
+
+/** Where the browser view's XSL lives (served by the Worker, same origin as the sitemaps). */
+export const STYLESHEET_HREF = "/sitemap.xsl";
+const STYLESHEET_PI = `<?xml-stylesheet type="text/xsl" href="${STYLESHEET_HREF}"?>\n`;
 
 /** Bumped whenever the markup we write changes, so stored versions (ETags, snapshots) roll over. */
-export const RENDER_FORMAT_VERSION = "1";
+export const RENDER_FORMAT_VERSION = "2";
 
 export function renderFingerprint(options: RenderOptions = {}): string {
-  return `${RENDER_FORMAT_VERSION}${options.lastmodDateOnly ? "d" : "t"}`;
+  return `${RENDER_FORMAT_VERSION}${options.lastmodDateOnly ? "d" : "t"}${options.stylesheet ? "x" : ""}`;
 }
 
-export function urlsetOpen(): string {
-  return `${XML_DECLARATION}<urlset xmlns="${SITEMAP_NS}">\n`;
+/** `<urlset>` head declaring the namespaces of the extension kinds in `namespaces`. */
+export function urlsetOpen(namespaces = 0, stylesheet = false): string {
+  return `${XML_DECLARATION}${stylesheet ? STYLESHEET_PI : ""}<urlset xmlns="${SITEMAP_NS}"${namespaceDeclarations(namespaces)}>\n`;
 }
 export const URLSET_CLOSE = "</urlset>\n";
 
-export function sitemapIndexOpen(): string {
-  return `${XML_DECLARATION}<sitemapindex xmlns="${SITEMAP_NS}">\n`;
+export function sitemapIndexOpen(stylesheet = false): string {
+  return `${XML_DECLARATION}${stylesheet ? STYLESHEET_PI : ""}<sitemapindex xmlns="${SITEMAP_NS}">\n`;
 }
 export const SITEMAPINDEX_CLOSE = "</sitemapindex>\n";
 
@@ -38,6 +58,8 @@ function lastmodText(lastmod: string, options: RenderOptions): string {
 
 /** Digits kept by formatPriority: enough for any sane priority, few enough to hide float noise. */
 const PRIORITY_SCALE = 10_000;
+/** formatPriority results by rounded step (0…PRIORITY_SCALE), filled on first use. */
+const PRIORITY_TEXT: (string | undefined)[] = new Array<string | undefined>(PRIORITY_SCALE + 1).fill(undefined);
 
 /**
  * `<priority>` text: at least one decimal, no exponent, at most 4 decimals
@@ -46,12 +68,18 @@ const PRIORITY_SCALE = 10_000;
  */
 export function formatPriority(p: number): string {
   if (!(p >= 0 && p <= 1)) throw new RangeError(`priority must be between 0.0 and 1.0, got ${p}`);
-  // Below 1e-6 toString() would use an exponent, but rounding to 1e-4 steps never leaves such values.
-  const s = String(Math.round(p * PRIORITY_SCALE) / PRIORITY_SCALE);
-  return s.includes(".") ? s : `${s}.0`;
+  // The text depends only on the rounded step: format each of the 10,001 steps once.
+  const step = Math.round(p * PRIORITY_SCALE);
+  let text = PRIORITY_TEXT[step];
+  if (text === undefined) {
+    // Below 1e-6 toString() would use an exponent, but rounding to 1e-4 steps never leaves such values.
+    const s = String(step / PRIORITY_SCALE);
+    text = PRIORITY_TEXT[step] = s.includes(".") ? s : `${s}.0`;
+  }
+  return text;
 }
 
-/** One `<url>` element, children in XSD order: loc, lastmod, changefreq, priority. */
+/** One `<url>` element, children in XSD order: loc, lastmod, changefreq, priority, extensions. */
 export function urlElement(record: UrlRecord, options: RenderOptions = {}): string {
   let xml = `<url><loc>${escapeXml(record.loc)}</loc>`;
   if (record.lastmod) xml += `<lastmod>${escapeXml(lastmodText(record.lastmod, options))}</lastmod>`;
@@ -59,6 +87,7 @@ export function urlElement(record: UrlRecord, options: RenderOptions = {}): stri
   if (record.priority !== null && record.priority !== undefined) {
     xml += `<priority>${formatPriority(record.priority)}</priority>`;
   }
+  if (record.ext) xml += extensionElements(record.ext, options.extensions ?? SHARD_EXTENSIONS, options.namespaces ?? 0);
   return xml + "</url>\n";
 }
 
@@ -72,12 +101,17 @@ export function sitemapElement(ref: SitemapRef): string {
 /**
  * Bytes one record adds to a urlset. Stored with the record at write time (rendered with full
  * datetimes, the longest form) so the manifest can enforce the byte limit without reading records.
+ * Includes the shard's extension markup, namespaces declared on `<urlset>` (urlsetOverheadBytes
+ * counts those declarations).
  */
 export function urlElementBytes(record: UrlRecord): number {
-  return utf8Length(urlElement(record));
+  return utf8Length(urlElement(record, { namespaces: EXT_ALL }));
 }
 
-/** Bytes of a urlset's head and tail, without any `<url>`. */
-export function urlsetOverheadBytes(): number {
-  return utf8Length(urlsetOpen()) + utf8Length(URLSET_CLOSE);
+/**
+ * Bytes of a urlset's head and tail, without any `<url>`. The manifest plans with the longest head
+ * (`EXT_ALL`, `true`: every namespace declared, the stylesheet PI) so its byte counts stay upper bounds.
+ */
+export function urlsetOverheadBytes(namespaces = 0, stylesheet = false): number {
+  return utf8Length(urlsetOpen(namespaces, stylesheet)) + utf8Length(URLSET_CLOSE);
 }

@@ -11,6 +11,11 @@ export interface DemoInput {
   changefreq?: string;
   priority?: number;
   section: string;
+  /** Protocol extensions (raw input form; see withDemoExtensions). */
+  images?: unknown[];
+  videos?: unknown[];
+  news?: unknown;
+  alternates?: unknown[];
 }
 
 /** Small, fast, seeded PRNG (mulberry32), so the same call yields the same data everywhere. */
@@ -85,6 +90,69 @@ export const DEMO_SECTIONS = [
   { section: "blog", count: 18_000 },
 ] as const;
 
-export function demoRecords(origin: string): DemoInput[] {
-  return DEMO_SECTIONS.flatMap(({ section, count }) => demoSection(origin, section, count));
+/**
+ * Adds protocol extensions to a section's records (numbered from 0, as demoSection(…, 0) returns
+ * them), in place, without changing their count: hreflang clusters of three pages (en, de, fr and
+ * x-default), product images (one product in 50) and a video with every supported field (one in
+ * 500), and news data on the 40 newest blog posts, published over the ~33 hours before `now`.
+ */
+export function withDemoExtensions(section: string, records: DemoInput[], now: number): DemoInput[] {
+  records.forEach((record, i) => {
+    if (section === "pages" && i % 40 < 3) {
+      const base = i - (i % 40);
+      const cluster = [records[base], records[base + 1], records[base + 2]];
+      if (cluster.every((r) => r !== undefined)) {
+        const [en, de, fr] = cluster as [DemoInput, DemoInput, DemoInput];
+        record.alternates = [
+          { hreflang: "en", href: en.loc },
+          { hreflang: "de", href: de.loc },
+          { hreflang: "fr", href: fr.loc },
+          { hreflang: "x-default", href: en.loc },
+        ];
+      }
+    }
+    if (section === "products" && i % 50 === 1) {
+      record.images = [
+        `https://cdn.example.com/products/${i}/front.jpg`,
+        { loc: `https://cdn.example.com/products/${i}/side.jpg`, caption: `Side view of "item ${i}" & its box`, title: `Item ${i}` },
+        ...(i % 100 === 1 ? [{ loc: `https://cdn.example.com/products/${i}/detail.png` }] : []),
+      ];
+    }
+    if (section === "products" && i % 500 === 251) {
+      record.videos = [
+        {
+          thumbnail_loc: `https://cdn.example.com/videos/${i}/thumb.jpg`,
+          title: `How to assemble item ${i}`,
+          description: `A two-minute guide to item ${i}: unpack, assemble & enjoy. <No tools> needed.`,
+          content_loc: `https://cdn.example.com/videos/${i}/video.mp4`,
+          player_loc: `https://player.example.com/embed/${i}?autoplay=0&lang=en`,
+          duration: 120 + (i % 60),
+          expiration_date: "2030-12-31",
+          rating: 4.5,
+          view_count: 1000 + i,
+          publication_date: "2025-06-01T12:00:00+02:00",
+          tags: ["assembly", "how-to"],
+          family_friendly: true,
+          restriction: { relationship: "allow", countries: ["DE", "FR", "GB", "US"] },
+          requires_subscription: false,
+          uploader: { name: "Demo Furniture", info: "https://cdn.example.com/about" },
+          platform: { relationship: "allow", platforms: ["web", "mobile", "tv"] },
+          live: false,
+        },
+      ];
+    }
+    if (section === "blog" && i < 40) {
+      record.news = {
+        publication: { name: "The Demo Times", language: "en" },
+        publication_date: new Date(now - i * 50 * 60_000).toISOString(),
+        title: i % 7 === 0 ? `Breaking: "R&D" <news> no. ${i}` : `Demo article no. ${i}`,
+      };
+    }
+  });
+  return records;
+}
+
+/** The npm start data set, with every protocol extension on some records (see withDemoExtensions). */
+export function demoRecords(origin: string, now = Date.now()): DemoInput[] {
+  return DEMO_SECTIONS.flatMap(({ section, count }) => withDemoExtensions(section, demoSection(origin, section, count), now));
 }

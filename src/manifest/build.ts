@@ -1,4 +1,5 @@
 /** Builds (or updates) a site's manifest with one keyset walk over its records. */
+import { EXT_ALL } from "../core/extensions/types.ts";
 import { urlsetOverheadBytes } from "../core/writers.ts";
 import type { UrlSource } from "../sources/source.ts";
 import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest, manifestVersion } from "./manifest.ts";
@@ -13,6 +14,12 @@ export interface BuildOptions {
   now?: number;
 }
 
+/** Shard limits of a plan (the walk's and the cron's alike). */
+export function planLimits(options: BuildOptions): PlanLimits {
+  // The longest head (every extension namespace, the stylesheet PI): byte counts stay upper bounds.
+  return { maxUrls: options.maxUrls, maxBytes: options.maxBytes, overheadBytes: urlsetOverheadBytes(EXT_ALL, true) };
+}
+
 export async function buildManifest(
   source: UrlSource,
   origin: string,
@@ -20,7 +27,7 @@ export async function buildManifest(
   options: BuildOptions,
 ): Promise<ShardManifest> {
   const now = options.now ?? Date.now();
-  const limits: PlanLimits = { maxUrls: options.maxUrls, maxBytes: options.maxBytes, overheadBytes: urlsetOverheadBytes() };
+  const limits = planLimits(options);
   const previousBySection = new Map<string, ShardEntry[]>();
   for (const shard of previous?.shards ?? []) {
     const list = previousBySection.get(shard.section) ?? [];
@@ -48,5 +55,8 @@ export async function buildManifest(
   for (const [name] of previousBySection) if (!walked.has(name)) shards.push(...planner(name).finish());
   shards.sort((a, b) => (a.section < b.section ? -1 : a.section > b.section ? 1 : a.firstKey - b.firstKey));
 
-  return { origin, version: manifestVersion(shards, options.indexFingerprint), builtAt: now, shards };
+  const version = manifestVersion(shards, options.indexFingerprint);
+  // The index snapshot (src/snapshots) is per version: one stored for this version stays valid.
+  const snapshot = previous?.version === version ? (previous.snapshot ?? null) : null;
+  return { origin, version, builtAt: now, snapshot, shards };
 }

@@ -10,9 +10,11 @@ interface ShardRow {
   byte_count: number;
   last_change: number;
   version: string;
+  ext_kinds: number;
+  snapshot: string | null;
 }
 
-const SHARD_COLUMNS = 9;
+const SHARD_COLUMNS = 11;
 /** D1 allows 100 bound parameters per statement. */
 const ROWS_PER_INSERT = Math.floor(100 / SHARD_COLUMNS);
 
@@ -26,20 +28,21 @@ export class D1ManifestStore implements ManifestStore {
   /** The site's manifest, or null when none was built yet. Two small reads in one round trip. */
   async load(origin: string): Promise<ShardManifest | null> {
     const [head, shards] = await this.#db.batch<unknown>([
-      this.#db.prepare("SELECT version, built_at FROM manifests WHERE origin = ?1").bind(origin),
+      this.#db.prepare("SELECT version, built_at, snapshot FROM manifests WHERE origin = ?1").bind(origin),
       this.#db
         .prepare(
-          `SELECT section, n, first_key, last_key, url_count, byte_count, last_change, version
+          `SELECT section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot
            FROM shards WHERE origin = ?1 ORDER BY section, first_key`,
         )
         .bind(origin),
     ]);
-    const row = head?.results[0] as { version: string; built_at: number } | undefined;
+    const row = head?.results[0] as { version: string; built_at: number; snapshot: string | null } | undefined;
     if (!row) return null;
     return {
       origin,
       version: row.version,
       builtAt: row.built_at,
+      snapshot: row.snapshot,
       shards: (shards?.results as ShardRow[]).map((s) => ({
         section: s.section,
         n: s.n,
@@ -49,6 +52,8 @@ export class D1ManifestStore implements ManifestStore {
         byteCount: s.byte_count,
         lastChange: s.last_change,
         version: s.version,
+        extKinds: s.ext_kinds,
+        snapshot: s.snapshot,
       })),
     };
   }
@@ -60,23 +65,23 @@ export class D1ManifestStore implements ManifestStore {
     ];
     for (let i = 0; i < manifest.shards.length; i += ROWS_PER_INSERT) {
       const rows = manifest.shards.slice(i, i + ROWS_PER_INSERT);
-      const placeholders = rows.map(() => "(?,?,?,?,?,?,?,?,?)").join(",");
+      const placeholders = rows.map(() => "(?,?,?,?,?,?,?,?,?,?,?)").join(",");
       statements.push(
         this.#db
           .prepare(
-            `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version)
+            `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot)
              VALUES ${placeholders}`,
           )
-          .bind(...rows.flatMap((s: ShardEntry) => [manifest.origin, s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version])),
+          .bind(...rows.flatMap((s: ShardEntry) => [manifest.origin, s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version, s.extKinds ?? 0, s.snapshot ?? null])),
       );
     }
     statements.push(
       this.#db
         .prepare(
-          `INSERT INTO manifests (origin, version, built_at) VALUES (?1, ?2, ?3)
-           ON CONFLICT(origin) DO UPDATE SET version = excluded.version, built_at = excluded.built_at`,
+          `INSERT INTO manifests (origin, version, built_at, snapshot) VALUES (?1, ?2, ?3, ?4)
+           ON CONFLICT(origin) DO UPDATE SET version = excluded.version, built_at = excluded.built_at, snapshot = excluded.snapshot`,
         )
-        .bind(manifest.origin, manifest.version, manifest.builtAt),
+        .bind(manifest.origin, manifest.version, manifest.builtAt, manifest.snapshot ?? null),
     );
     await this.#db.batch(statements);
   }

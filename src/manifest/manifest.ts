@@ -24,13 +24,28 @@ export interface ShardEntry {
   lastChange: number;
   /** Content version: changes whenever the rendered bytes would. */
   version: string;
+  /**
+   * Extension kinds (EXT_* bits) of the shard's live records: the namespaces its `<urlset>` head
+   * declares. Absent (0) when the source does not report kinds.
+   */
+  extKinds?: number;
+  /**
+   * Key of the pre-rendered gzip bytes of exactly this version (src/snapshots), or absent/null when
+   * none is stored yet (the shard is then rendered live). Carried over while the version is unchanged.
+   */
+  snapshot?: string | null;
 }
+
+/** A key row that may carry its record's extension kinds (D1UrlSource reports them). */
+export type PlanRow = KeyRow & { extKinds?: number };
 
 export interface ShardManifest {
   origin: string;
   /** Version of the whole set: the index's content version. */
   version: string;
   builtAt: number;
+  /** Key of the pre-rendered gzip bytes of the index of this version (src/snapshots), if stored. */
+  snapshot?: string | null;
   /** Every shard, in (section, firstKey) order, including empty ones. */
   shards: ShardEntry[];
 }
@@ -56,6 +71,7 @@ interface OpenShard {
   count: number;
   bytes: number;
   lastChange: number;
+  extKinds: number;
   fingerprint: Fingerprint;
   previous: ShardEntry | undefined;
 }
@@ -75,17 +91,79 @@ export class SectionPlanner {
   #nextN: number;
   #current: OpenShard | undefined;
 
-  constructor(section: string, previous: readonly ShardEntry[], limits: PlanLimits, renderFingerprint: string, now: number) {
+  /**
+   * `nextN`: the smallest number a new shard may take. A planner given only part of a section's
+   * shards (the regeneration re-plans one shard's range) must not reuse the numbers of the others.
+   */
+  constructor(section: string, previous: readonly ShardEntry[], limits: PlanLimits, renderFingerprint: string, now: number, nextN = 1) {
     this.#section = section;
     this.#limits = limits;
     this.#renderFingerprint = renderFingerprint;
     this.#now = now;
     this.#previous = [...previous].sort((a, b) => a.firstKey - b.firstKey);
-    this.#nextN = this.#previous.reduce((max, s) => Math.max(max, s.n), 0) + 1;
+    this.#nextN = Math.max(nextN, this.#previous.reduce((max, s) => Math.max(max, s.n), 0) + 1);
     if (this.#previous.length > 0) this.#openPrevious();
   }
 
-  add(row: KeyRow): void {
+  /** Whether a shard is being filled (false before the first row of a plan with no previous shards). */
+  get hasOpenShard(): boolean {
+    return this.#current !== undefined;
+  }
+
+  /** Number of the shard being filled, if any. */
+  get openShardNumber(): number | undefined {
+    return this.#current?.n;
+  }
+
+  /** The shards closed so far, in key order. */
+  get closed(): readonly ShardEntry[] {
+    return this.#done;
+  }
+
+  /**
+   * Whether `add(row)` would end the shard being filled: the row crosses into the next previous
+   * shard, or would break a limit (a split). Lets a caller that renders while planning finish the
+   * current document first.
+   */
+  startsNewShard(row: PlanRow): boolean {
+    const next = this.#previous[this.#nextPrevious];
+    if (next && row.key >= next.firstKey) return true;
+    const shard = this.#current;
+    if (!shard) return true;
+    return !row.deleted && (shard.count >= this.#limits.maxUrls || shard.bytes + row.size > this.#limits.maxBytes);
+  }
+
+  /**
+   * Stops the plan before `row`, which starts a new shard (see startsNewShard), leaving the rest
+   * of the range for a later pass: the shard being filled is closed, and a new shard that `row`
+   * would have opened is kept as an empty placeholder, so its number and first key are fixed for
+   * the pass that fills it. Previous shards not reached are not returned (they stay as they were).
+   * `rangeEnd`: the last key of the range planned (placeholder's last key when no previous shard
+   * follows); default `row.key`.
+   */
+  stopBefore(row: PlanRow, rangeEnd?: number): { shards: ShardEntry[]; resumeKey: number } {
+    const next = this.#previous[this.#nextPrevious];
+    if (next && row.key >= next.firstKey) {
+      this.#close(next.firstKey - 1);
+      return { shards: this.#done, resumeKey: next.firstKey };
+    }
+    this.#close(row.key - 1);
+    this.#done.push({
+      section: this.#section,
+      n: this.#nextN++,
+      firstKey: row.key,
+      lastKey: next ? next.firstKey - 1 : Math.max(rangeEnd ?? row.key, row.key),
+      urlCount: 0,
+      byteCount: this.#limits.overheadBytes,
+      lastChange: 0,
+      version: "empty",
+      extKinds: 0,
+      snapshot: null,
+    });
+    return { shards: this.#done, resumeKey: row.key };
+  }
+
+  add(row: PlanRow): void {
     // Cross every previous boundary at or before this key (empty ranges close with no URLs).
     while (this.#nextPrevious < this.#previous.length && row.key >= this.#previous[this.#nextPrevious]!.firstKey) {
       this.#close(this.#previous[this.#nextPrevious]!.firstKey - 1);
@@ -102,17 +180,22 @@ export class SectionPlanner {
     if (row.deleted) return;
     shard.count++;
     shard.bytes += row.size;
+    if (row.extKinds) shard.extKinds |= row.extKinds;
     shard.fingerprint.addNumber(row.key).addNumber(row.updatedAt);
   }
 
-  /** Closes the plan; previous shards that saw no rows are kept, empty. */
-  finish(): ShardEntry[] {
+  /**
+   * Closes the plan; previous shards that saw no rows are kept, empty. `lastKey`: where the last
+   * shard ends when the rows planned were a range followed by other shards (default: the largest
+   * key seen or the previous end, whichever is larger).
+   */
+  finish(lastKey?: number): ShardEntry[] {
     while (this.#nextPrevious < this.#previous.length) {
       this.#close(this.#previous[this.#nextPrevious]!.firstKey - 1);
       this.#openPrevious();
     }
     const last = this.#current;
-    if (last) this.#close(Math.max(last.maxKey, last.previous?.lastKey ?? last.firstKey));
+    if (last) this.#close(lastKey ?? Math.max(last.maxKey, last.previous?.lastKey ?? last.firstKey));
     return this.#done;
   }
 
@@ -129,6 +212,7 @@ export class SectionPlanner {
       count: 0,
       bytes: this.#limits.overheadBytes,
       lastChange: 0,
+      extKinds: 0,
       fingerprint: new Fingerprint().addString(this.#renderFingerprint),
       previous,
     };
@@ -139,7 +223,10 @@ export class SectionPlanner {
     const shard = this.#current;
     if (!shard) return;
     this.#current = undefined;
-    const version = shard.count === 0 ? "empty" : shard.fingerprint.addNumber(shard.count).addNumber(lastKey).digest();
+    // The live records' keys and stamps (plus render options) fix the bytes; the range's last key
+    // does not: a full last shard whose range closes when a successor opens keeps its version
+    // (and its ETag, caches and snapshot).
+    const version = shard.count === 0 ? "empty" : shard.fingerprint.addNumber(shard.count).digest();
     let lastChange = shard.lastChange;
     // Last-Modified must move whenever the content does, even when no stamp in the range moved
     // (a record that changed section, say): then the build time is the change time.
@@ -156,6 +243,9 @@ export class SectionPlanner {
       byteCount: shard.bytes,
       lastChange,
       version,
+      extKinds: shard.extKinds,
+      // Snapshots are per version: one stored for this version stays valid.
+      snapshot: shard.previous?.version === version ? (shard.previous.snapshot ?? null) : null,
     });
   }
 }

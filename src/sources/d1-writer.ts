@@ -48,6 +48,47 @@ function upsertStatements(db: D1Database, records: readonly ValidRecord[], now: 
   return statements;
 }
 
+/**
+ * Records moving to another section leave their old section's shard without a tombstone to say
+ * so: these statements, run in the same batch before the upsert, note each live record whose
+ * section is about to change in `url_moves` (old section, key, stamp), where the regeneration's
+ * change feed finds it (migrations/0002_regeneration.sql). ≤ 49 records per statement.
+ */
+function moveStatements(db: D1Database, records: readonly ValidRecord[], now: number): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < records.length; i += 49) {
+    const chunk = records.slice(i, i + 49);
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO url_moves (origin, section, id, updated_at)
+           SELECT u.origin, u.section, u.id, ?1 FROM (VALUES ${chunk.map((_, j) => `(?${2 * j + 2}, ?${2 * j + 3})`).join(",")}) AS v
+           JOIN urls AS u ON u.loc = v.column1
+           WHERE u.section <> v.column2 AND u.deleted = 0`,
+        )
+        .bind(now, ...chunk.flatMap((r) => [r.loc, r.section])),
+    );
+  }
+  return statements;
+}
+
+/**
+ * `SELECT` statements counting which of `locs` exist (live and tombstoned), ≤ 100 locs each. Run
+ * in the same batch as the writes, they see exactly the state the writes start from.
+ */
+function countStatements(db: D1Database, locs: readonly string[]): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < locs.length; i += LOCS_PER_STATEMENT) {
+    const chunk = locs.slice(i, i + LOCS_PER_STATEMENT);
+    statements.push(
+      db
+        .prepare(`SELECT COUNT(*) AS present, COALESCE(SUM(deleted), 0) AS dead FROM urls WHERE loc IN (${chunk.map((_, j) => `?${j + 1}`).join(",")})`)
+        .bind(...chunk),
+    );
+  }
+  return statements;
+}
+
 function deleteStatements(db: D1Database, locs: readonly string[], now: number): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < locs.length; i += LOCS_PER_STATEMENT - 1) {
@@ -67,6 +108,44 @@ export interface WriteSummary {
   rowsWritten: number;
 }
 
+/** Outcome of an upsert per record; inserted + updated + unchanged = records given. */
+export interface UpsertSummary extends WriteSummary {
+  /** New locs, and tombstoned locs brought back (they were absent from the sitemaps). */
+  inserted: number;
+  /** Live records whose content changed (their change stamp moved). */
+  updated: number;
+  /** Live records sent with identical content (nothing written, change stamp kept). */
+  unchanged: number;
+}
+
+/** Outcome of a delete per loc; deleted + alreadyDeleted + notFound = distinct locs given. */
+export interface DeleteSummary extends WriteSummary {
+  /** Live records now tombstoned (change stamp bumped). */
+  deleted: number;
+  /** Locs that were tombstones already (left untouched). */
+  alreadyDeleted: number;
+  /** Locs never stored. */
+  notFound: number;
+}
+
+/** One stored row, as read back by `find`. */
+export interface UrlRow {
+  id: number;
+  origin: string;
+  section: string;
+  loc: string;
+  lastmod: string | null;
+  changefreq: string | null;
+  priority: number | null;
+  ext: string | null;
+  size: number;
+  updated_at: number;
+  deleted: number;
+}
+
+const EMPTY_UPSERT: UpsertSummary = { changed: 0, rowsWritten: 0, inserted: 0, updated: 0, unchanged: 0 };
+const EMPTY_DELETE: DeleteSummary = { changed: 0, rowsWritten: 0, deleted: 0, alreadyDeleted: 0, notFound: 0 };
+
 export class D1UrlWriter {
   readonly #db: D1Database;
 
@@ -74,17 +153,51 @@ export class D1UrlWriter {
     this.#db = db;
   }
 
-  /** Upserts validated records in one transaction. */
-  async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<WriteSummary> {
-    if (records.length === 0) return { changed: 0, rowsWritten: 0 };
-    return summarise(await this.#db.batch(upsertStatements(this.#db, records, now)));
+  /**
+   * Upserts validated records (distinct locs, as validateBatch guarantees) in one transaction.
+   * The same batch reads how many of the locs exist first, so the counts describe exactly this
+   * write.
+   */
+  async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<UpsertSummary> {
+    if (records.length === 0) return { ...EMPTY_UPSERT };
+    const counts = countStatements(this.#db, records.map((r) => r.loc));
+    const moves = moveStatements(this.#db, records, now);
+    const results = await this.#db.batch([...counts, ...moves, ...upsertStatements(this.#db, records, now)]);
+    const { present, dead } = existing(results.slice(0, counts.length));
+    const written = summarise(results.slice(counts.length + moves.length));
+    const inserted = records.length - present + dead;
+    return { ...written, inserted, updated: written.changed - inserted, unchanged: records.length - written.changed };
   }
 
   /** Marks locs deleted (tombstones) in one transaction; unknown or already deleted locs are no-ops. */
-  async delete(locs: readonly string[], now = Date.now()): Promise<WriteSummary> {
-    if (locs.length === 0) return { changed: 0, rowsWritten: 0 };
-    return summarise(await this.#db.batch(deleteStatements(this.#db, locs, now)));
+  async delete(locs: readonly string[], now = Date.now()): Promise<DeleteSummary> {
+    const distinct = [...new Set(locs)];
+    if (distinct.length === 0) return { ...EMPTY_DELETE };
+    const counts = countStatements(this.#db, distinct);
+    const results = await this.#db.batch([...counts, ...deleteStatements(this.#db, distinct, now)]);
+    const { present, dead } = existing(results.slice(0, counts.length));
+    const written = summarise(results.slice(counts.length));
+    return { ...written, deleted: written.changed, alreadyDeleted: dead, notFound: distinct.length - present };
   }
+
+  /** The stored row of a normalised loc, tombstone or not; null when the loc was never stored. */
+  async find(loc: string): Promise<UrlRow | null> {
+    return this.#db
+      .prepare("SELECT id, origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted FROM urls WHERE loc = ?1")
+      .bind(loc)
+      .first<UrlRow>();
+  }
+}
+
+function existing(results: D1Result[]): { present: number; dead: number } {
+  let present = 0;
+  let dead = 0;
+  for (const r of results) {
+    const row = (r.results as { present: number; dead: number }[])[0];
+    present += row?.present ?? 0;
+    dead += row?.dead ?? 0;
+  }
+  return { present, dead };
 }
 
 function summarise(results: D1Result[]): WriteSummary {

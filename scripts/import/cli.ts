@@ -1,0 +1,210 @@
+/** Command line of `npm run import` (see docs/ingest.md). */
+import { existsSync, readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { SECTION_PATTERN } from "../../src/core/limits.ts";
+import { FORMATS, type Format } from "./readers.ts";
+import { type ImportOptions, originArg, runImport } from "./run.ts";
+
+export const USAGE = `Usage: npm run import -- <file or URL> [options]
+
+Imports URL records into edge-sitemaps through its admin API (PUT /sitemap-admin/urls).
+Input: CSV, NDJSON, a plain text list (one URL per line), or a sitemap / sitemap index XML
+(.xml or .xml.gz, any size, streamed; an index's sitemaps are followed).
+
+Target:
+  --url <url>          Worker URL (default http://localhost:8787, the one \`npm start\` runs)
+  --remote             target a deployed Worker: requires --url; without it only loopback URLs
+                       are accepted, so a production import is always explicit
+  --token <token>      admin token (default: env ADMIN_TOKEN; locally also ADMIN_TOKEN in .dev.vars)
+
+Input:
+  --format <f>         csv | ndjson | text | xml (default: from the file name, else sniffed)
+  --site <origin>      accept only locs on this origin locally (repeatable); by default the
+                       Worker's SITES decide, checked before anything is sent
+  --section <name>     section for records that have none (default: the Worker's DEFAULT_SECTION)
+  --origin <origin>    rewrite every loc to this origin; same-origin hreflang links are rewritten
+                       too. Locally (no --remote, no --site) a loc on a site the Worker does not
+                       serve switches to the Worker's own origin by itself: a local preview
+  --no-fetch           never fetch index shards over the network (only files next to the index)
+
+Behaviour:
+  --dry-run            validate only; send nothing (no token needed)
+  --regenerate / --no-regenerate
+                       POST /sitemap-admin/regenerate after an import that changed something, so
+                       the sitemaps show it at once (default: on locally, off with --remote)
+  --skip-invalid       send the valid records and report the invalid lines (default: if any line
+                       is invalid, report all and send nothing)
+  --no-dedupe          do not track every loc to find duplicates across batches (saves ~125 bytes
+                       of memory per URL on huge inputs; duplicates within a batch are still found)
+  --batch-size <n>     records per request (default 1000; the Worker accepts up to ADMIN_MAX_RECORDS)
+  --retries <n>        retries on network errors, 429 and 5xx (default 5, exponential backoff)
+  --retry-delay <ms>   first backoff delay (default 500)
+  --json               print the summary as JSON on stdout
+  --quiet              no progress on stderr (invalid lines are still reported)
+  -h, --help
+
+Exit status: 0 imported; 1 invalid input (reported with file:line); 2 usage; 3 server or network.`;
+
+export interface Io {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+class UsageError extends Error {}
+
+function isLoopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** ADMIN_TOKEN from .dev.vars in the working directory (the local secret `wrangler dev` reads). */
+function devVarsToken(cwd: string): string | undefined {
+  const path = `${cwd}/.dev.vars`;
+  if (!existsSync(path)) return undefined;
+  for (const line of readFileSync(path, "utf8").split(/\r?\n/)) {
+    const m = /^\s*ADMIN_TOKEN\s*=\s*(.*?)\s*$/.exec(line);
+    if (m) return m[1]!.replace(/^(["'])(.*)\1$/, "$2");
+  }
+  return undefined;
+}
+
+function positiveInt(name: string, raw: string | undefined, fallback: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw new UsageError(`--${name} must be a whole number from 1 to ${max}, got "${raw}"`);
+  return Number(raw);
+}
+
+export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        url: { type: "string" },
+        remote: { type: "boolean" },
+        token: { type: "string" },
+        format: { type: "string" },
+        site: { type: "string", multiple: true },
+        section: { type: "string" },
+        origin: { type: "string" },
+        "no-fetch": { type: "boolean" },
+        "no-dedupe": { type: "boolean" },
+        regenerate: { type: "boolean" },
+        "no-regenerate": { type: "boolean" },
+        "dry-run": { type: "boolean" },
+        "skip-invalid": { type: "boolean" },
+        "batch-size": { type: "string" },
+        retries: { type: "string" },
+        "retry-delay": { type: "string" },
+        "progress-interval": { type: "string" },
+        "max-reported": { type: "string" },
+        json: { type: "boolean" },
+        quiet: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) return "help";
+  if (parsed.positionals.length !== 1) throw new UsageError(parsed.positionals.length === 0 ? "no input file given" : "give exactly one input file or URL");
+  const input = parsed.positionals[0]!;
+
+  const dryRun = v["dry-run"] === true;
+  const remote = v.remote === true;
+  if (remote && v.url === undefined) throw new UsageError("--remote needs --url <your Worker's URL>");
+  const rawUrl = v.url ?? "http://localhost:8787";
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new UsageError(`--url must be an absolute http(s) URL, got "${rawUrl}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--url must be http(s), got "${rawUrl}"`);
+  if (!remote && !isLoopback(url)) throw new UsageError(`${url.origin} is not a local Worker: pass --remote to import into a deployed one`);
+  if (remote && url.protocol === "http:" && !isLoopback(url)) throw new UsageError("--remote needs an https URL: the token must not travel in clear text");
+
+  const token = v.token ?? io.env["ADMIN_TOKEN"] ?? (remote ? undefined : devVarsToken(io.cwd));
+  if (!dryRun && (token === undefined || token === "")) {
+    throw new UsageError(`no admin token: pass --token or set ADMIN_TOKEN${remote ? "" : " (or put ADMIN_TOKEN=… in .dev.vars)"}`);
+  }
+
+  let format: Format | undefined;
+  if (v.format !== undefined) {
+    if (!(FORMATS as readonly string[]).includes(v.format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, got "${v.format}"`);
+    format = v.format as Format;
+  }
+  const sites = v.site?.map((s) => {
+    const origin = originArg(s);
+    if (!origin) throw new UsageError(`--site must be an origin like https://example.com, got "${s}"`);
+    return origin;
+  });
+  let origin: string | undefined;
+  if (v.origin !== undefined) {
+    origin = originArg(v.origin) ?? undefined;
+    if (!origin) throw new UsageError(`--origin must be an origin like http://localhost:8787, got "${v.origin}"`);
+  }
+  if (v.section !== undefined && !SECTION_PATTERN.test(v.section)) throw new UsageError(`--section must be a-z, 0-9, "_" and "-" (≤ 64), got "${v.section}"`);
+
+  const options: ImportOptions = {
+    input,
+    dryRun,
+    skipInvalid: v["skip-invalid"] === true,
+    url: url.href,
+    batchSize: positiveInt("batch-size", v["batch-size"], 1000, 50_000),
+    maxBatchBytes: 4 * 1024 * 1024,
+    retries: v.retries === "0" ? 0 : positiveInt("retries", v.retries, 5, 20),
+    retryBaseMs: positiveInt("retry-delay", v["retry-delay"], 500, 60_000),
+    retryMaxMs: 30_000,
+    noFetch: v["no-fetch"] === true,
+    noDedupe: v["no-dedupe"] === true,
+    autoRehost: !remote && v.origin === undefined && v.site === undefined,
+    regenerate: v["no-regenerate"] === true ? false : v.regenerate === true || !remote,
+    progressMs: positiveInt("progress-interval", v["progress-interval"], 1000, 3_600_000),
+    quiet: v.quiet === true,
+    maxReported: positiveInt("max-reported", v["max-reported"], 1000, 1_000_000_000),
+  };
+  if (format !== undefined) options.format = format;
+  if (token !== undefined) options.token = token;
+  if (sites !== undefined) options.sites = sites;
+  if (v.section !== undefined) options.section = v.section;
+  if (origin !== undefined) options.origin = origin;
+  return options;
+}
+
+function printSummary(io: Io, s: Awaited<ReturnType<typeof runImport>>["summary"]): void {
+  const n = (x: number) => x.toLocaleString("en-US");
+  if (s.mode === "dry-run") {
+    io.stdout.write(`dry run of ${s.input}: ${n(s.records)} valid records, ${n(s.invalid)} invalid; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`);
+    return;
+  }
+  io.stdout.write(
+    `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged; ` +
+      `${n(s.invalid)} invalid; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`,
+  );
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  let options: ImportOptions | "help";
+  try {
+    options = parseCli(argv, io);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.stderr.write(`error: ${err.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (options === "help") {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const json = argv.includes("--json");
+  const { summary, exitCode } = await runImport(options, io.stderr);
+  if (json) io.stdout.write(`${JSON.stringify({ ...summary, exitCode })}\n`);
+  else printSummary(io, summary);
+  return exitCode;
+}

@@ -1,0 +1,194 @@
+/**
+ * Opening inputs: local files or http(s) URLs, gzip detected by its magic bytes (not the name),
+ * decompressed as a stream. Counts the raw bytes read so progress can show a percentage when the
+ * size is known. Also: byte streams → lines (with numbers, strict UTF-8), and resolving the shard
+ * locations listed in a sitemap index.
+ */
+import { createReadStream, existsSync, statSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { Readable, pipeline } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { createGunzip } from "node:zlib";
+
+export class InputError extends Error {
+  override readonly name = "InputError";
+}
+
+export interface Opened {
+  /** What to call it in messages: the path or URL as given. */
+  name: string;
+  /** Where relative shard locations resolve from. */
+  base: { kind: "file"; dir: string } | { kind: "url"; url: URL };
+  /** Raw (possibly compressed) size in bytes, when known. */
+  size: number | undefined;
+  /** Raw bytes read so far. */
+  consumed(): number;
+  gzip: boolean;
+  /** First decompressed bytes (for format sniffing); also the start of `bytes`. */
+  head: Uint8Array;
+  /** The decompressed content, head included. */
+  bytes: AsyncIterable<Uint8Array>;
+}
+
+export function isUrl(spec: string): boolean {
+  return /^https?:\/\//i.test(spec);
+}
+
+async function* counted(source: AsyncIterable<Uint8Array | string>, count: (n: number) => void): AsyncGenerator<Uint8Array> {
+  for await (const chunk of source) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    count(bytes.byteLength);
+    yield bytes;
+  }
+}
+
+/** The first non-empty chunk, and an iterable that replays it before the rest. */
+async function peek(source: AsyncIterable<Uint8Array>): Promise<{ head: Uint8Array; all: AsyncIterable<Uint8Array> }> {
+  const iterator = source[Symbol.asyncIterator]();
+  let head: Uint8Array = new Uint8Array(0);
+  let done = false;
+  while (head.byteLength === 0) {
+    const next = await iterator.next();
+    if (next.done) {
+      done = true;
+      break;
+    }
+    head = next.value;
+  }
+  async function* all(): AsyncGenerator<Uint8Array> {
+    if (head.byteLength > 0) yield head;
+    if (done) return;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  }
+  return { head, all: all() };
+}
+
+export async function openInput(spec: string): Promise<Opened> {
+  let raw: AsyncIterable<Uint8Array | string>;
+  let size: number | undefined;
+  let base: Opened["base"];
+  if (isUrl(spec)) {
+    let response: Response;
+    try {
+      response = await fetch(spec, { headers: { "Accept-Encoding": "identity", "User-Agent": "edge-sitemaps-import" } });
+    } catch (err) {
+      throw new InputError(`cannot fetch ${spec}: ${(err as Error).message}`);
+    }
+    if (!response.ok || response.body === null) throw new InputError(`GET ${spec} answered ${response.status} ${response.statusText}`);
+    const length = response.headers.get("content-length");
+    size = length !== null && response.headers.get("content-encoding") === null ? Number(length) : undefined;
+    raw = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
+    base = { kind: "url", url: new URL(response.url || spec) };
+  } else {
+    const path = spec.startsWith("file:") ? fileURLToPath(spec) : spec;
+    let stat;
+    try {
+      stat = statSync(path);
+    } catch (err) {
+      throw new InputError(`cannot read ${spec}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message}`);
+    }
+    if (!stat.isFile()) throw new InputError(`${spec} is not a file`);
+    size = stat.size;
+    raw = createReadStream(path, { highWaterMark: 256 * 1024 });
+    base = { kind: "file", dir: dirname(resolve(path)) };
+  }
+  let consumed = 0;
+  const first = await peek(counted(raw, (n) => (consumed += n)));
+  const gzip = first.head[0] === 0x1f && first.head[1] === 0x8b;
+  let bytes: AsyncIterable<Uint8Array> = first.all;
+  if (gzip) {
+    const gunzip = createGunzip();
+    pipeline(Readable.from(first.all), gunzip, () => {});
+    bytes = gunzip;
+  }
+  const decompressed = await peek(gzipErrors(bytes, spec, gzip));
+  return { name: spec, base, size, consumed: () => consumed, gzip, head: decompressed.head, bytes: decompressed.all };
+}
+
+async function* gzipErrors(bytes: AsyncIterable<Uint8Array>, name: string, gzip: boolean): AsyncGenerator<Uint8Array> {
+  try {
+    yield* bytes;
+  } catch (err) {
+    if (gzip && (err as NodeJS.ErrnoException).code?.startsWith("Z_")) throw new InputError(`${name}: broken gzip data (${(err as Error).message})`);
+    throw err;
+  }
+}
+
+export interface Line {
+  line: number;
+  text?: string;
+  error?: string;
+}
+
+/** Lines (LF or CRLF) with 1-based numbers; a line that is not valid UTF-8 comes with `error`. */
+export async function* lines(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<Line> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let pending: Buffer = Buffer.alloc(0);
+  let n = 0;
+  const decode = (slice: Buffer): Line => {
+    n += 1;
+    const end = slice.length > 0 && slice[slice.length - 1] === 0x0d ? slice.length - 1 : slice.length;
+    try {
+      let text = decoder.decode(slice.subarray(0, end));
+      if (n === 1 && text.startsWith("\uFEFF")) text = text.slice(1);
+      return { line: n, text };
+    } catch {
+      return { line: n, error: "line is not valid UTF-8" };
+    }
+  };
+  for await (const chunk of bytes) {
+    const buf: Buffer = pending.length > 0 ? Buffer.concat([pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let start = 0;
+    for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, start)) {
+      yield decode(buf.subarray(start, nl));
+      start = nl + 1;
+    }
+    pending = Buffer.from(buf.subarray(start));
+    if (pending.length > 16 * 1024 * 1024) throw new InputError(`line ${n + 1} is longer than 16 MiB`);
+  }
+  if (pending.length > 0) yield decode(pending);
+}
+
+/** Decoded text chunks (strict UTF-8); `where()` names the position for the error. */
+export async function* texts(bytes: AsyncIterable<Uint8Array>, where: () => string): AsyncGenerator<string> {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  try {
+    for await (const chunk of bytes) yield decoder.decode(chunk, { stream: true });
+    yield decoder.decode();
+  } catch (err) {
+    if (err instanceof TypeError) throw new InputError(`${where()}: not valid UTF-8`);
+    throw err;
+  }
+}
+
+function inside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
+}
+
+/**
+ * Where a `<sitemap><loc>` of an index points: relative to the index (URL or directory). For a
+ * local index, an absolute http(s) loc is looked up next to the index first (its path under the
+ * index's directory, then its file name), so a downloaded index with its shards imports offline;
+ * only when no such file exists is the URL fetched (unless `noFetch`). Local paths never leave the
+ * index's directory.
+ */
+export function resolveShard(loc: string, parent: Opened, noFetch: boolean): string {
+  if (parent.base.kind === "url") {
+    const url = new URL(loc, parent.base.url);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new InputError(`shard ${loc} is not an http(s) URL`);
+    return url.href;
+  }
+  const dir = parent.base.dir;
+  if (isUrl(loc)) {
+    const pathname = decodeURIComponent(new URL(loc).pathname);
+    for (const candidate of [join(dir, pathname), join(dir, basename(pathname))]) {
+      if (inside(dir, candidate) && existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+    }
+    if (noFetch) throw new InputError(`shard ${loc} is not next to the index (${dir}) and --no-fetch is set`);
+    return loc;
+  }
+  const path = loc.startsWith("file:") ? fileURLToPath(loc) : resolve(dir, loc);
+  if (!inside(dir, path)) throw new InputError(`shard ${loc} is outside the index's directory ${dir}`);
+  return path;
+}

@@ -1,0 +1,221 @@
+/**
+ * Sitemap XML (urlset or sitemap index) → record inputs, streamed. Each `<url>` (or `<sitemap>`)
+ * is assembled as a small tree from tokenizer events, then mapped to the record shape the core
+ * validator takes (extension fields use its snake_case names). Only one entry is ever in memory.
+ *
+ * Elements the record model has no field for (e.g. `<video:price>`, `<news:keywords>`, unknown
+ * namespaces) are not imported: each is reported through `dropped`, never silently lost.
+ */
+import { XmlError, type XmlEvent, XmlTokenizer } from "./xml.ts";
+
+export const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
+export const IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1";
+export const VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1";
+export const NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9";
+export const XHTML_NS = "http://www.w3.org/1999/xhtml";
+
+const PREFIXES: ReadonlyMap<string, string> = new Map([
+  [IMAGE_NS, "image"],
+  [VIDEO_NS, "video"],
+  [NEWS_NS, "news"],
+  [XHTML_NS, "xhtml"],
+]);
+
+/** A urlset entry, or an index entry pointing at another sitemap. */
+export type SitemapItem =
+  | { kind: "record"; line: number; input: Record<string, unknown>; error?: string }
+  | { kind: "sitemap"; line: number; loc: string; error?: string };
+
+/** Reports an element that is not imported: its display name and line. */
+export type DroppedHandler = (element: string, line: number) => void;
+
+interface Node {
+  ns: string;
+  local: string;
+  attrs: Map<string, string>;
+  line: number;
+  text: string;
+  children: Node[];
+}
+
+/** Largest number of elements in one `<url>` entry (1,000 images × 5 children fit easily). */
+const MAX_NODES_PER_ENTRY = 20_000;
+
+export class SitemapXmlReader {
+  readonly #tokenizer = new XmlTokenizer();
+  readonly #dropped: DroppedHandler;
+  #root: "urlset" | "sitemapindex" | null = null;
+  #rootNs = "";
+  #stack: Node[] = [];
+  #nodes = 0;
+  #error: string | undefined;
+  #items: SitemapItem[] = [];
+
+  constructor(dropped: DroppedHandler) {
+    this.#dropped = dropped;
+  }
+
+  get kind(): "urlset" | "sitemapindex" | null {
+    return this.#root;
+  }
+
+  get line(): number {
+    return this.#tokenizer.line;
+  }
+
+  feed(text: string): SitemapItem[] {
+    this.#handle(this.#tokenizer.feed(text));
+    return this.#take();
+  }
+
+  end(): SitemapItem[] {
+    this.#handle(this.#tokenizer.end());
+    return this.#take();
+  }
+
+  #take(): SitemapItem[] {
+    const items = this.#items;
+    this.#items = [];
+    return items;
+  }
+
+  #handle(events: XmlEvent[]): void {
+    for (const e of events) {
+      if (e.kind === "start") {
+        if (this.#root === null) {
+          this.#startRoot(e.ns, e.local, e.line);
+          continue;
+        }
+        if (e.error !== undefined) this.#error ??= e.error;
+        const node: Node = { ns: e.ns, local: e.local, attrs: e.attrs, line: e.line, text: "", children: [] };
+        if (++this.#nodes > MAX_NODES_PER_ENTRY) throw new XmlError(e.line, `more than ${MAX_NODES_PER_ENTRY} elements in one entry`);
+        this.#stack[this.#stack.length - 1]?.children.push(node);
+        this.#stack.push(node);
+      } else if (e.kind === "text") {
+        const top = this.#stack[this.#stack.length - 1];
+        if (e.error !== undefined) this.#error ??= e.error;
+        if (top) top.text += e.text;
+      } else {
+        const node = this.#stack.pop();
+        if (node === undefined) continue; // the root's end
+        if (this.#stack.length === 0) this.#entry(node);
+      }
+    }
+  }
+
+  #startRoot(ns: string, local: string, line: number): void {
+    if (local !== "urlset" && local !== "sitemapindex") {
+      throw new XmlError(line, `<${local}> is not a sitemap: the root element must be <urlset> or <sitemapindex>`);
+    }
+    this.#root = local;
+    this.#rootNs = ns;
+    if (ns !== SITEMAP_NS) this.#dropped(`xmlns="${ns}" on <${local}> (expected ${SITEMAP_NS}; read anyway)`, line);
+  }
+
+  #entry(node: Node): void {
+    const error = this.#error;
+    this.#error = undefined;
+    this.#nodes = 0;
+    const expected = this.#root === "urlset" ? "url" : "sitemap";
+    if (node.ns !== this.#rootNs || node.local !== expected) {
+      this.#dropped(displayName(node, this.#rootNs), node.line);
+      return;
+    }
+    if (this.#root === "sitemapindex") {
+      const loc = node.children.find((c) => c.ns === this.#rootNs && c.local === "loc");
+      const item: SitemapItem = { kind: "sitemap", line: node.line, loc: loc?.text.trim() ?? "" };
+      const problem = error ?? (loc === undefined || item.loc === "" ? "<sitemap> has no <loc>" : undefined);
+      if (problem !== undefined) item.error = problem;
+      this.#items.push(item);
+      return;
+    }
+    const mapped = mapUrl(node, this.#rootNs, this.#dropped);
+    const item: SitemapItem = { kind: "record", line: node.line, input: mapped.input };
+    const problem = error ?? mapped.error;
+    if (problem !== undefined) item.error = problem;
+    this.#items.push(item);
+  }
+}
+
+function displayName(node: Node, rootNs: string): string {
+  if (node.ns === rootNs) return `<${node.local}>`;
+  const prefix = PREFIXES.get(node.ns);
+  return prefix ? `<${prefix}:${node.local}>` : `<${node.local}> in namespace ${node.ns || "(none)"}`;
+}
+
+const CORE_FIELDS: ReadonlySet<string> = new Set(["loc", "lastmod", "changefreq", "priority"]);
+const IMAGE_FIELDS: ReadonlySet<string> = new Set(["loc", "caption", "geo_location", "title", "license"]);
+const VIDEO_TEXT_FIELDS: ReadonlySet<string> = new Set([
+  "thumbnail_loc", "title", "description", "content_loc", "player_loc", "duration", "expiration_date",
+  "view_count", "publication_date", "family_friendly", "requires_subscription", "live",
+]);
+
+/** A `<url>` tree → record input. `error` when the entry itself is malformed (e.g. two `<loc>`). */
+export function mapUrl(node: Node, rootNs: string, dropped: DroppedHandler): { input: Record<string, unknown>; error?: string } {
+  const input: Record<string, unknown> = {};
+  let error: string | undefined;
+  const images: Record<string, unknown>[] = [];
+  const videos: Record<string, unknown>[] = [];
+  const alternates: Record<string, unknown>[] = [];
+  for (const child of node.children) {
+    if (child.ns === rootNs && CORE_FIELDS.has(child.local)) {
+      if (child.local in input) error ??= `<url> has more than one <${child.local}> (line ${child.line})`;
+      input[child.local] = child.text.trim();
+    } else if (child.ns === IMAGE_NS && child.local === "image") {
+      images.push(mapFields(child, IMAGE_FIELDS, dropped));
+    } else if (child.ns === VIDEO_NS && child.local === "video") {
+      videos.push(mapVideo(child, dropped));
+    } else if (child.ns === NEWS_NS && child.local === "news") {
+      if ("news" in input) error ??= `<url> has more than one <news:news> (line ${child.line})`;
+      input["news"] = mapNews(child, dropped);
+    } else if (child.ns === XHTML_NS && child.local === "link" && child.attrs.get("rel") === "alternate") {
+      alternates.push({ hreflang: child.attrs.get("hreflang") ?? "", href: child.attrs.get("href") ?? "" });
+    } else {
+      dropped(displayName(child, rootNs), child.line);
+    }
+  }
+  if (images.length > 0) input["images"] = images;
+  if (videos.length > 0) input["videos"] = videos;
+  if (alternates.length > 0) input["alternates"] = alternates;
+  return error === undefined ? { input } : { input, error };
+}
+
+function mapFields(node: Node, fields: ReadonlySet<string>, dropped: DroppedHandler): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const child of node.children) {
+    if (child.ns === node.ns && fields.has(child.local)) out[child.local] = child.text.trim();
+    else dropped(displayName(child, ""), child.line);
+  }
+  return out;
+}
+
+function mapVideo(node: Node, dropped: DroppedHandler): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const tags: string[] = [];
+  for (const child of node.children) {
+    const text = child.text.trim();
+    if (child.ns !== VIDEO_NS) dropped(displayName(child, ""), child.line);
+    else if (VIDEO_TEXT_FIELDS.has(child.local)) out[child.local] = text;
+    else if (child.local === "rating") out["rating"] = /^\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+    else if (child.local === "tag") tags.push(text);
+    else if (child.local === "restriction") out["restriction"] = { relationship: child.attrs.get("relationship") ?? "", countries: text };
+    else if (child.local === "platform") out["platform"] = { relationship: child.attrs.get("relationship") ?? "", platforms: text };
+    else if (child.local === "uploader") {
+      const info = child.attrs.get("info");
+      out["uploader"] = info === undefined ? { name: text } : { name: text, info };
+    } else dropped(displayName(child, ""), child.line);
+  }
+  if (tags.length > 0) out["tags"] = tags;
+  return out;
+}
+
+function mapNews(node: Node, dropped: DroppedHandler): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const child of node.children) {
+    if (child.ns !== NEWS_NS) dropped(displayName(child, ""), child.line);
+    else if (child.local === "publication") out["publication"] = mapFields(child, new Set(["name", "language"]), dropped);
+    else if (child.local === "publication_date" || child.local === "title") out[child.local] = child.text.trim();
+    else dropped(displayName(child, ""), child.line);
+  }
+  return out;
+}

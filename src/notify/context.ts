@@ -1,0 +1,44 @@
+/** What one notification run shares between its targets. */
+import type { NotifyConfig } from "./config.ts";
+import type { Fetcher, OutcomeKind } from "./http.ts";
+import type { NotifyStore } from "./store.ts";
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export const consoleLogger: Logger = {
+  info: (m) => console.log(`[notify] ${m}`),
+  warn: (m) => console.warn(`[notify] ${m}`),
+  error: (m) => console.error(`[notify] ${m}`),
+};
+
+export interface RunContext {
+  store: NotifyStore;
+  config: NotifyConfig;
+  fetch: Fetcher;
+  /** Time of the run (ms). */
+  now: number;
+  /** Changes stamped after this are left for the next run (now − settle time). */
+  horizon: number;
+  log: Logger;
+}
+
+/** What happened to one target of one site in a run. */
+export interface TargetReport {
+  target: string;
+  origin: string;
+  /**
+   * sent: acknowledged; idle: nothing to send; waiting: in backoff; baseline: first run, cursor
+   * set; retired: endpoint gone; otherwise the failure kind of the last attempt.
+   */
+  result: "sent" | "idle" | "waiting" | "baseline" | "retired" | Exclude<OutcomeKind, "ok">;
+  /** HTTP requests made. */
+  requests: number;
+  /** URLs acknowledged (IndexNow) or index URLs announced (ping, Search Console). */
+  acknowledged: number;
+  /** HTTP status of the last answer (0 = network error or timeout). */
+  status?: number;
+}

@@ -1,0 +1,73 @@
+/**
+ * Outbound requests of the notifier: one place for the timeout, the classification of answers
+ * and the backoff. `fetch` is injected so tests (and the e2e harness) replace only the network.
+ */
+
+export type Fetcher = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface Attempt {
+  /** HTTP status; 0 for a network error or timeout. */
+  status: number;
+  /** Response body (truncated), or the network error's message. */
+  body: string;
+  /** Retry-After in ms, when the server sent one. */
+  retryAfterMs: number | null;
+}
+
+/**
+ * ok: done. retry: throttled or server/network trouble, try again later (429, 5xx, timeouts).
+ * config: the request itself is refused (400, 401, 403, 422, …): a configuration problem that
+ * retrying soon cannot fix. retired: the endpoint is gone (404/410; only pings use it).
+ */
+export type OutcomeKind = "ok" | "retry" | "config" | "retired";
+
+const MAX_BODY_CHARS = 1000;
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+/** First retry delay after a transient failure; doubles per consecutive failure. */
+export const RETRY_BASE_MS = 5 * MINUTE;
+export const RETRY_MAX_MS = 6 * HOUR;
+/** First delay after a configuration error; doubles per consecutive failure. */
+export const CONFIG_BASE_MS = HOUR;
+export const CONFIG_MAX_MS = 24 * HOUR;
+
+function retryAfter(value: string | null, now: number): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/** Sends one request with a timeout; never throws. */
+export async function attempt(fetcher: Fetcher, url: string, init: RequestInit, timeoutMs: number, now: number): Promise<Attempt> {
+  try {
+    const response = await fetcher(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    let body = "";
+    try {
+      body = (await response.text()).slice(0, MAX_BODY_CHARS);
+    } catch {
+      // the status is what matters; a body cut off by the timeout is not
+    }
+    return { status: response.status, body, retryAfterMs: retryAfter(response.headers.get("Retry-After"), now) };
+  } catch (error) {
+    const name = error instanceof Error ? error.name : "";
+    const message = name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    return { status: 0, body: message, retryAfterMs: null };
+  }
+}
+
+export function classify(status: number, retiresOn404: boolean): OutcomeKind {
+  if (status >= 200 && status < 300) return "ok";
+  if (retiresOn404 && (status === 404 || status === 410)) return "retired";
+  if (status === 0 || status === 408 || status === 429 || status >= 500) return "retry";
+  return "config";
+}
+
+/** When to try again after the n-th consecutive failure (n ≥ 1). */
+export function nextAttemptAt(kind: "retry" | "config", failures: number, now: number, retryAfterMs: number | null): number {
+  const exp = Math.min(failures - 1, 16);
+  const delay =
+    kind === "retry" ? Math.min(RETRY_BASE_MS * 2 ** exp, RETRY_MAX_MS) : Math.min(CONFIG_BASE_MS * 2 ** exp, CONFIG_MAX_MS);
+  return now + Math.min(Math.max(delay, retryAfterMs ?? 0), CONFIG_MAX_MS);
+}

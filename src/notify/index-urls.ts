@@ -1,0 +1,6 @@
+/** The sitemap index URLs of a site: what robots.txt lists and what pings and Search Console announce. */
+import { INDEX_PATH } from "../http/paths.ts";
+
+export function indexUrls(origin: string): string[] {
+  return [origin + INDEX_PATH];
+}

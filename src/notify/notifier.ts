@@ -1,0 +1,229 @@
+/**
+ * The notifier: after each regeneration (the cron's `scheduled`), tell search engines what
+ * changed, per site: IndexNow (changed URLs), ping endpoints and Search Console (the index URL,
+ * when anything changed). Works from the records' change stamps alone, so it does not depend on
+ * what the regeneration did, and from D1 state, so a failed or interrupted run loses nothing.
+ * A target's trouble never stops the others, and the notifier never throws.
+ */
+import { type Config, loadConfig } from "../config.ts";
+import { type Logger, type RunContext, type TargetReport, consoleLogger } from "./context.ts";
+import type { Fetcher } from "./http.ts";
+import { INDEXNOW_TARGET, submitIndexNow } from "./indexnow.ts";
+import { ping, pingTarget } from "./ping.ts";
+import { GSC_TARGET, TokenCache, submitToSearchConsole } from "./search-console.ts";
+import { type Cursor, NotifyStore, type TargetState, cursorAfter } from "./store.ts";
+
+export interface NotifyOptions {
+  /** Time of the run (ms); defaults to Date.now(). */
+  now?: number;
+  /** Outbound fetch; defaults to the global one. */
+  fetch?: Fetcher;
+  log?: Logger;
+}
+
+export interface NotifyReport {
+  ranAt: number;
+  targets: TargetReport[];
+}
+
+type NotifyEnv = Pick<Env, "DB">;
+
+/** How long a run holds a site: longer than a cron run may last (15 min wall), shorter than the schedule. */
+export const LEASE_MS = 20 * 60_000;
+
+const anythingConfigured = (config: Config): boolean =>
+  config.notify.indexNow !== null || config.notify.pingUrls.length > 0 || config.notify.searchConsole !== null;
+
+/**
+ * Runs every configured notification for every site. Call it after the regeneration; it reads
+ * only D1 and makes outbound requests. With nothing configured it does nothing at all.
+ */
+export async function notifyAfterRegeneration(env: NotifyEnv, options: NotifyOptions = {}): Promise<NotifyReport> {
+  const now = options.now ?? Date.now();
+  const log = options.log ?? consoleLogger;
+  const report: NotifyReport = { ranAt: now, targets: [] };
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    log.error(String(error instanceof Error ? error.message : error));
+    return report;
+  }
+  if (!anythingConfigured(config)) return report;
+  if (config.urlSource !== "d1") {
+    // The change stamps this works from are D1's (urls.updated_at); KV records carry no such feed.
+    log.error("configuration error: IndexNow, PING_URLS and GSC_SERVICE_ACCOUNT need URL_SOURCE=d1; nothing was sent");
+    return report;
+  }
+  const n = config.notify;
+  const store = new NotifyStore(env.DB);
+  const ctx: RunContext = {
+    store,
+    config: n,
+    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+    now,
+    horizon: now - n.settleMs,
+    log,
+  };
+  const tokens = new TokenCache();
+  let retired: Map<string, { status: number; retiredAt: number }>;
+  try {
+    retired = n.pingUrls.length > 0 ? await store.retired() : new Map();
+  } catch (error) {
+    log.error(`cannot read notification state: ${String(error)}`);
+    return report;
+  }
+
+  const leaseId = crypto.randomUUID();
+  for (const origin of config.sites) {
+    let claimed = false;
+    try {
+      claimed = await store.claim(origin, leaseId, now, now + LEASE_MS);
+      if (!claimed) {
+        log.warn(`${origin}: another notification run holds the site; skipped`);
+        continue;
+      }
+      // Read under the lease: a run that just finished may have moved the cursors.
+      const states = new Map((await store.states(origin)).map((s) => [s.target, s]));
+      if (n.indexNow) report.targets.push(await submitIndexNow(ctx, n.indexNow, origin, states.get(INDEXNOW_TARGET)));
+      const livePings = n.pingUrls.filter((t) => !retired.has(t));
+      if (livePings.length === 0 && !n.searchConsole) continue;
+      const newest = await store.newestChange(origin, ctx.horizon);
+      for (const template of livePings) {
+        const r = await ping(ctx, template, origin, states.get(pingTarget(template)), newest);
+        report.targets.push(r);
+        if (r.result === "retired") {
+          await store.retire(template, r.status ?? 0, now);
+          retired.set(template, { status: r.status ?? 0, retiredAt: now });
+          log.warn(`ping endpoint ${template} answered HTTP ${r.status}: retired, it will not be called again until PING_URLS changes`);
+        }
+      }
+      if (n.searchConsole) report.targets.push(await submitToSearchConsole(ctx, n.searchConsole, origin, states.get(GSC_TARGET), newest, tokens));
+    } catch (error) {
+      // D1 trouble mid-run: what was acknowledged is saved, the rest stays pending.
+      log.error(`notification for ${origin} stopped: ${String(error)}`);
+    } finally {
+      if (claimed) await store.release(origin, leaseId).catch(() => undefined);
+    }
+  }
+  const sent = report.targets.filter((t) => t.result === "sent");
+  if (sent.length > 0) log.info(sent.map((t) => `${t.target} ${t.origin}: ${t.acknowledged} acknowledged`).join("; "));
+  return report;
+}
+
+function groupStates(states: TargetState[]): Map<string, Map<string, TargetState>> {
+  const bySite = new Map<string, Map<string, TargetState>>();
+  for (const s of states) {
+    let site = bySite.get(s.origin);
+    if (!site) bySite.set(s.origin, (site = new Map()));
+    site.set(s.target, s);
+  }
+  return bySite;
+}
+
+/**
+ * The oldest change stamp some configured notification target of a site still needs: the
+ * regeneration must not purge tombstones with `updated_at >= ` this value, or their deletion would
+ * never be announced. null: no target needs any (nothing configured). Purging
+ * `deleted = 1 AND updated_at < watermark` is always safe.
+ */
+export async function notifyLowWatermark(env: NotifyEnv, origin: string, now = Date.now()): Promise<number | null> {
+  const config = loadConfig(env);
+  if (!anythingConfigured(config)) return null;
+  const n = config.notify;
+  const store = new NotifyStore(env.DB);
+  const states = new Map((await store.states(origin)).map((s) => [s.target, s]));
+  const retired = n.pingUrls.length > 0 ? await store.retired() : new Map();
+  const needed: number[] = [];
+  if (n.indexNow) {
+    // Without a state yet, the first run will start from its horizon.
+    needed.push(states.get(INDEXNOW_TARGET)?.acked.stamp ?? now - n.settleMs);
+  }
+  for (const template of n.pingUrls) {
+    const s = states.get(pingTarget(template));
+    if (s && !retired.has(template)) needed.push(s.acked.stamp);
+  }
+  const gsc = states.get(GSC_TARGET);
+  if (n.searchConsole && gsc) needed.push(gsc.acked.stamp);
+  return needed.length > 0 ? Math.min(...needed) : null;
+}
+
+/** One row of the status endpoint: a configured target of a site. */
+export interface TargetStatus {
+  target: string;
+  origin: string;
+  lastAttemptAt: number | null;
+  lastSuccessAt: number | null;
+  /** HTTP status of the last attempt (0 = network error or timeout). */
+  lastStatus: number | null;
+  lastError: string | null;
+  /** IndexNow: changed URLs not yet acknowledged; ping / Search Console: index URLs to announce. */
+  pending: number;
+  failures: number;
+  nextAttemptAt: number | null;
+  retired: boolean;
+}
+
+/** Per site (all, or one) and configured target: last attempt, last success, HTTP status, pending count. */
+export async function notifyStatus(env: NotifyEnv, only?: string): Promise<TargetStatus[]> {
+  const config = loadConfig(env);
+  if (!anythingConfigured(config)) return [];
+  const n = config.notify;
+  const store = new NotifyStore(env.DB);
+  const statesBySite = groupStates(await store.states(only));
+  const retired = n.pingUrls.length > 0 ? await store.retired() : new Map();
+  const rows: TargetStatus[] = [];
+  for (const origin of config.sites) {
+    if (only !== undefined && origin !== only) continue;
+    const states = statesBySite.get(origin) ?? new Map<string, TargetState>();
+    let newest: Cursor | null | undefined;
+    const indexPending = async (s: TargetState | undefined): Promise<number> => {
+      newest ??= await store.newestChange(origin, Number.MAX_SAFE_INTEGER);
+      return newest && (!s || cursorAfter(newest, s.acked)) ? 1 : 0;
+    };
+    const row = (target: string, s: TargetState | undefined, pending: number, isRetired = false): TargetStatus => ({
+      target,
+      origin,
+      lastAttemptAt: s?.lastAttemptAt ?? null,
+      lastSuccessAt: s?.lastSuccessAt ?? null,
+      lastStatus: s?.lastStatus ?? null,
+      lastError: s?.lastError ?? null,
+      pending,
+      failures: s?.failures ?? 0,
+      nextAttemptAt: isRetired ? null : s?.nextAttemptAt || null,
+      retired: isRetired,
+    });
+    if (n.indexNow) {
+      const s = states.get(INDEXNOW_TARGET);
+      rows.push(row(INDEXNOW_TARGET, s, s ? await store.pendingCount(origin, s.acked) : 0));
+    }
+    for (const template of n.pingUrls) {
+      const s = states.get(pingTarget(template));
+      const isRetired = retired.has(template);
+      rows.push(row(pingTarget(template), s, isRetired ? 0 : await indexPending(s), isRetired));
+    }
+    if (n.searchConsole) {
+      const s = states.get(GSC_TARGET);
+      rows.push(row(GSC_TARGET, s, await indexPending(s)));
+    }
+  }
+  return rows;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** The notification section of GET /sitemap-admin/status for one site (times as ISO 8601). */
+export async function notificationStatus(env: NotifyEnv, origin: string): Promise<Record<string, unknown>[]> {
+  return (await notifyStatus(env, origin)).map((t) => ({
+    target: t.target,
+    lastAttempt: iso(t.lastAttemptAt),
+    lastSuccess: iso(t.lastSuccessAt),
+    httpStatus: t.lastStatus,
+    pending: t.pending,
+    failures: t.failures,
+    nextAttempt: iso(t.nextAttemptAt),
+    retired: t.retired,
+    lastError: t.lastError,
+  }));
+}
+

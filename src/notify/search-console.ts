@@ -1,0 +1,147 @@
+/**
+ * Google Search Console API (optional): Google takes no IndexNow and no pings, but accepts an
+ * authenticated sitemap submission. With a service account's JSON key (secret
+ * GSC_SERVICE_ACCOUNT; the account must be an owner or full user of the property), sign an RS256
+ * JWT with WebCrypto, exchange it for an access token (OAuth 2.0 JWT bearer grant, RFC 7523), and
+ * `PUT {api}/webmasters/v3/sites/{site}/sitemaps/{feedpath}` when the site changed. Errors are
+ * logged and retried with backoff like pings.
+ */
+import { GSC_SCOPE, type SearchConsoleConfig, fillTemplate } from "./config.ts";
+import type { RunContext, TargetReport } from "./context.ts";
+import { type Attempt, attempt, classify, nextAttemptAt } from "./http.ts";
+import { indexUrls } from "./index-urls.ts";
+import { type Cursor, type TargetState, cursorAfter, due, failed, newState, succeeded } from "./store.ts";
+
+export const GSC_TARGET = "gsc";
+/** Lifetime of the signed assertion (Google accepts at most one hour). */
+const JWT_LIFETIME_S = 3600;
+
+const utf8 = new TextEncoder();
+
+export function base64url(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+const base64urlJson = (value: unknown): string => base64url(utf8.encode(JSON.stringify(value)));
+
+/** DER bytes of a PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----"). */
+export function pemToDer(pem: string): Uint8Array<ArrayBuffer> {
+  const body = pem
+    .replace(/-----BEGIN PRIVATE KEY-----/, "")
+    .replace(/-----END PRIVATE KEY-----/, "")
+    .replace(/\\n/g, "")
+    .replace(/\s+/g, "");
+  const binary = atob(body);
+  const der = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) der[i] = binary.charCodeAt(i);
+  return der;
+}
+
+export interface JwtClaims {
+  iss: string;
+  scope: string;
+  aud: string;
+  iat: number;
+  exp: number;
+}
+
+export function serviceAccountClaims(config: SearchConsoleConfig, nowMs: number): JwtClaims {
+  const iat = Math.floor(nowMs / 1000);
+  return { iss: config.clientEmail, scope: GSC_SCOPE, aud: config.tokenUrl, iat, exp: iat + JWT_LIFETIME_S };
+}
+
+/** A compact JWS: base64url(header).base64url(claims).base64url(RSASSA-PKCS1-v1_5 SHA-256 signature). */
+export async function signJwt(claims: JwtClaims, privateKeyPem: string, keyId: string | null): Promise<string> {
+  const key = await crypto.subtle.importKey("pkcs8", pemToDer(privateKeyPem), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
+  const header = keyId ? { alg: "RS256", typ: "JWT", kid: keyId } : { alg: "RS256", typ: "JWT" };
+  const input = `${base64urlJson(header)}.${base64urlJson(claims)}`;
+  const signature = new Uint8Array(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, utf8.encode(input)));
+  return `${input}.${base64url(signature)}`;
+}
+
+export type TokenResult = { ok: true; token: string } | { ok: false; answer: Attempt };
+
+/** Exchanges a freshly signed assertion for an access token. */
+export async function accessToken(ctx: RunContext, config: SearchConsoleConfig): Promise<TokenResult> {
+  let assertion: string;
+  try {
+    assertion = await signJwt(serviceAccountClaims(config, ctx.now), config.privateKey, config.privateKeyId);
+  } catch (error) {
+    // A key WebCrypto cannot import is a configuration error; status 400 classifies it so.
+    return { ok: false, answer: { status: 400, body: `cannot sign with GSC_SERVICE_ACCOUNT's private_key: ${String(error)}`, retryAfterMs: null } };
+  }
+  const body = new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion });
+  const answer = await attempt(
+    ctx.fetch,
+    config.tokenUrl,
+    { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: body.toString() },
+    ctx.config.timeoutMs,
+    ctx.now,
+  );
+  if (answer.status !== 200) return { ok: false, answer };
+  try {
+    const json = JSON.parse(answer.body) as { access_token?: unknown };
+    if (typeof json.access_token === "string" && json.access_token) return { ok: true, token: json.access_token };
+  } catch {
+    // fall through
+  }
+  return { ok: false, answer: { ...answer, status: 502, body: `token endpoint answered 200 without an access_token: ${answer.body}` } };
+}
+
+export function submitUrl(config: SearchConsoleConfig, origin: string, indexUrl: string): string {
+  const site = fillTemplate(config.property, origin);
+  return `${config.apiBase}/webmasters/v3/sites/${encodeURIComponent(site)}/sitemaps/${encodeURIComponent(indexUrl)}`;
+}
+
+const configKey = (c: SearchConsoleConfig): string => `${c.clientEmail} ${c.property} ${c.apiBase}`;
+
+/** Per run: one token for every site (fetched on first need). */
+export class TokenCache {
+  #pending: Promise<TokenResult> | null = null;
+  get(ctx: RunContext, config: SearchConsoleConfig): Promise<TokenResult> {
+    this.#pending ??= accessToken(ctx, config);
+    return this.#pending;
+  }
+}
+
+export async function submitToSearchConsole(
+  ctx: RunContext,
+  config: SearchConsoleConfig,
+  origin: string,
+  current: TargetState | undefined,
+  newest: Cursor | null,
+  tokens: TokenCache,
+): Promise<TargetReport> {
+  const report: TargetReport = { target: GSC_TARGET, origin, result: "idle", requests: 0, acknowledged: 0 };
+  if (!newest || (current && !cursorAfter(newest, current.acked))) return report;
+  let state = due(current ?? newState(GSC_TARGET, origin, { stamp: 0, id: 0 }, configKey(config)), configKey(config), ctx.now);
+  if (!state) return { ...report, result: "waiting" };
+
+  const token = await tokens.get(ctx, config);
+  const urls = indexUrls(origin);
+  let answer: Attempt = token.ok ? { status: 200, body: "", retryAfterMs: null } : token.answer;
+  if (token.ok) {
+    for (const indexUrl of urls) {
+      const put = { method: "PUT", headers: { Authorization: `Bearer ${token.token}` } };
+      answer = await attempt(ctx.fetch, submitUrl(config, origin, indexUrl), put, ctx.config.timeoutMs, ctx.now);
+      report.requests += 1;
+      if (classify(answer.status, false) !== "ok") break;
+    }
+  }
+  report.status = answer.status;
+  const kind = classify(answer.status, false);
+  if (kind === "ok") {
+    state = succeeded(state, ctx.now, answer.status, newest, urls.length);
+    await ctx.store.save(state);
+    return { ...report, result: "sent", acknowledged: urls.length };
+  }
+  const failure = kind === "retired" ? "config" : kind;
+  state = failed(state, ctx.now, answer.status, answer.body, nextAttemptAt(failure, state.failures + 1, ctx.now, answer.retryAfterMs));
+  await ctx.store.save(state);
+  const what = `Search Console ${origin}${token.ok ? "" : " (access token)"}: HTTP ${answer.status || "error"} (retry after ${new Date(state.nextAttemptAt).toISOString()})`;
+  if (failure === "config") ctx.log.error(`configuration error: ${what}: ${answer.body}`);
+  else ctx.log.warn(`${what}: ${answer.body}`);
+  return { ...report, result: failure };
+}

@@ -1,0 +1,122 @@
+/** Bounded body reading (src/admin/body.ts): formats, chunk boundaries, limits, error lines. */
+import { describe, expect, it } from "vitest";
+import { BodyError, bodyFormat, readBatch } from "../../src/admin/body.ts";
+
+const LIMITS = { maxRecords: 100, maxBytes: 64 * 1024 };
+const encoder = new TextEncoder();
+
+/** A request whose body arrives in `size`-byte chunks (1 = byte by byte), with no Content-Length. */
+function chunked(type: string, text: string | Uint8Array, size: number): Request {
+  const bytes = typeof text === "string" ? encoder.encode(text) : text;
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at >= bytes.length) return controller.close();
+      controller.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+  });
+  return new Request("http://x/", { method: "PUT", headers: { "Content-Type": type }, body });
+}
+
+async function failure(promise: Promise<unknown>): Promise<BodyError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof BodyError) return err;
+    throw err;
+  }
+  throw new Error("expected a BodyError");
+}
+
+describe("bodyFormat", () => {
+  it("maps media types and rejects other charsets", () => {
+    expect(bodyFormat("application/json")).toBe("json");
+    expect(bodyFormat("application/json;charset=utf-8")).toBe("json");
+    expect(bodyFormat("application/x-ndjson")).toBe("ndjson");
+    expect(bodyFormat("application/jsonl; charset=UTF8")).toBe("ndjson");
+    for (const bad of ["text/csv", "", null, "application/json; charset=utf-16", "application/jsonx"]) {
+      expect(() => bodyFormat(bad)).toThrow(BodyError);
+    }
+  });
+});
+
+describe("readBatch", () => {
+  // Strings with every structural character, escapes, nesting and non-ASCII text, over several lines.
+  const tricky = [
+    { loc: "http://a.example/1", note: 'brackets ] } [ { and "quotes" and \\ backslash \\", comma,' },
+    { loc: "http://a.example/2", nested: { a: [1, [2, { b: "]" }]], c: "\\\\" } },
+    "a plain string",
+    42,
+    null,
+    { loc: "http://a.example/ünïcødé/€/😀" },
+  ];
+  const jsonText = `[\n${tricky.map((t) => `  ${JSON.stringify(t)}`).join(",\n")}\n]\n`;
+
+  it("splits a JSON array exactly as JSON.parse reads it, at any chunk size, with each element's line", async () => {
+    for (const size of [1, 2, 3, 7, 64, 1 << 16]) {
+      const parsed = await readBatch(chunked("application/json", jsonText, size), LIMITS);
+      expect(parsed.items).toEqual(JSON.parse(jsonText));
+      expect(parsed.lines).toEqual([2, 3, 4, 5, 6, 7]);
+    }
+    const compact = await readBatch(chunked("application/json", JSON.stringify(tricky), 5), LIMITS);
+    expect(compact.items).toEqual(tricky);
+    expect(compact.lines).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+
+  it("reads NDJSON line by line at any chunk size (LF, CRLF, blank lines, multi-byte characters split)", async () => {
+    const text = tricky.map((t) => JSON.stringify(t)).join("\r\n\n") + "\n\n";
+    for (const size of [1, 2, 5, 1 << 16]) {
+      const parsed = await readBatch(chunked("application/x-ndjson", text, size), LIMITS);
+      expect(parsed.items).toEqual(tricky);
+      expect(parsed.lines).toEqual([1, 3, 5, 7, 9, 11]);
+    }
+    // No final newline: the last line still counts.
+    expect((await readBatch(chunked("application/x-ndjson", '"a"\n"b"', 3), LIMITS)).items).toEqual(["a", "b"]);
+  });
+
+  it("names the line of a syntax error inside a multi-line element", async () => {
+    const text = '[\n  {"loc": "http://a.example/1"},\n  {\n    "loc": "http://a.example/2",\n    "lastmod": 2024-01-01\n  }\n]';
+    const err = await failure(readBatch(chunked("application/json", text, 4), LIMITS));
+    expect(err.status).toBe(400);
+    expect(err.body).toMatchObject({ error: "invalid_body", line: 5 });
+    expect(err.body.message).toMatch(/^line 5: record 1 is not valid JSON/);
+  });
+
+  it("rejects unterminated strings and structures", async () => {
+    for (const [text, line] of [
+      ['[\n"abc', 2],
+      ['[{"a": [1, 2}', 1],
+      ["[1, 2", 1],
+      ["[1 2]", 1],
+    ] as const) {
+      const err = await failure(readBatch(chunked("application/json", text, 3), LIMITS));
+      expect(err.status, text).toBe(400);
+      expect(err.body.line, text).toBe(line);
+    }
+  });
+
+  it("stops at the record limit while streaming NDJSON, and at the byte limit", async () => {
+    const lines = Array.from({ length: 101 }, (_, i) => JSON.stringify({ loc: `http://a.example/${i}` })).join("\n");
+    const records = await failure(readBatch(chunked("application/x-ndjson", lines, 256), LIMITS));
+    expect(records.status).toBe(413);
+    expect(records.body.limits).toEqual(LIMITS);
+
+    const big = `[${'"x",'.repeat(20_000)}"x"]`;
+    const bytes = await failure(readBatch(chunked("application/json", big, 4096), LIMITS));
+    expect(bytes.status).toBe(413);
+    const declared = new Request("http://x/", { method: "PUT", headers: { "Content-Type": "application/json", "Content-Length": String(big.length) }, body: big });
+    expect((await failure(readBatch(declared, LIMITS))).status).toBe(413);
+  });
+
+  it("names the line of invalid UTF-8 in JSON and NDJSON", async () => {
+    const bytes = new Uint8Array([...encoder.encode('[\n"a",\n"b'), 0xc3, 0x28, ...encoder.encode('"\n]')]);
+    const json = await failure(readBatch(chunked("application/json", bytes, 1 << 16), LIMITS));
+    expect(json.body).toMatchObject({ error: "invalid_body", line: 3 });
+    const nd = new Uint8Array([...encoder.encode('"a"\n"b"\n"'), 0xff, ...encoder.encode('"\n')]);
+    for (const size of [1, 4, 1 << 16]) {
+      const err = await failure(readBatch(chunked("application/x-ndjson", nd, size), LIMITS));
+      expect(err.body, String(size)).toMatchObject({ error: "invalid_body", line: 3 });
+    }
+  });
+});

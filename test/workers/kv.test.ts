@@ -1,0 +1,392 @@
+/**
+ * KV as the record source: the writer's contract (stable keys, change stamps, tombstones, moves,
+ * overflow, interrupted batches), the layout's reads (sparse ranges, bad data), the manifest in KV,
+ * config, and KV operation counts per request (counted through a proxy on the real binding).
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { demoSection } from "../../src/demo/demo-data.ts";
+import { KvManifestStore } from "../../src/manifest/kv-store.ts";
+import { regenerateSite } from "../../src/regen/regenerate.ts";
+import { D1RegenStore } from "../../src/regen/store.ts";
+import { KvSnapshotStore } from "../../src/snapshots/store.ts";
+import { services } from "../../src/services.ts";
+import { rebuildManifest } from "../../src/sitemaps.ts";
+import { KvUrlSource } from "../../src/sources/kv.ts";
+import {
+  type BlockEntry,
+  blockName,
+  counterName,
+  idOfHash,
+  indexName,
+  bucketOfHash,
+  listBlockNames,
+  locHash,
+  overflowName,
+  sitePrefix,
+} from "../../src/sources/kv-layout.ts";
+import { KvUrlWriter, kvBulkEntries } from "../../src/sources/kv-writer.ts";
+import type { KeyRow } from "../../src/sources/source.ts";
+import { countingKv, failingKv, totalOps } from "./fixtures/kv-ops.ts";
+import { call, freshOrigin, locsOf, range, validRecords } from "./support.ts";
+
+const T0 = Date.UTC(2026, 0, 1);
+const T1 = Date.UTC(2026, 1, 1);
+const T2 = Date.UTC(2026, 2, 1);
+
+function kvEnv(origin: string, vars: Record<string, string> = {}, urls: KVNamespace = env.URLS): Env {
+  return { ...env, SITES: origin, URL_SOURCE: "kv", MANIFEST_STORE: "kv", URLS: urls, ...vars } as Env;
+}
+
+async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+async function keyRows(origin: string): Promise<KeyRow[]> {
+  return all(new KvUrlSource(env.URLS).keyRows(origin));
+}
+
+async function liveLocs(origin: string, section: string, firstKey = 0, lastKey = 1e12 - 1): Promise<string[]> {
+  return (await all(new KvUrlSource(env.URLS).records({ origin, section, firstKey, lastKey }))).map((r) => r.loc);
+}
+
+describe("KvUrlWriter", () => {
+  it("assigns keys once per loc, in input order, and moves change stamps only on real change", async () => {
+    const origin = freshOrigin("kvw");
+    const e = kvEnv(origin);
+    const writer = new KvUrlWriter(env.URLS);
+    const records = validRecords(e, range(5).map((i) => ({ loc: `${origin}/p/${i}`, lastmod: "2025-01-01" })));
+    expect(await writer.upsert(records, T0)).toMatchObject({ inserted: 5, updated: 0, unchanged: 0, changed: 5 });
+    expect((await keyRows(origin)).map((r) => [r.key, r.updatedAt])).toEqual(range(5, 1).map((k) => [k, T0]));
+
+    // Same batch again: nothing written, nothing stamped.
+    const again = await writer.upsert(records, T1);
+    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 5, changed: 0, rowsWritten: 0 });
+
+    // One real change: only its stamp moves; its key stays.
+    const changed = validRecords(e, [{ loc: `${origin}/p/3`, lastmod: "2025-06-01" }, { loc: `${origin}/p/4`, lastmod: "2025-01-01" }]);
+    expect(await writer.upsert(changed, T1)).toMatchObject({ inserted: 0, updated: 1, unchanged: 1 });
+    expect((await keyRows(origin)).map((r) => r.updatedAt)).toEqual([T0, T0, T0, T1, T0]);
+    expect(await writer.find(`${origin}/p/3`)).toMatchObject({ id: 4, section: "pages", lastmod: "2025-06-01", updated_at: T1, deleted: 0 });
+
+    // New locs get larger keys than every existing one.
+    await writer.upsert(validRecords(e, [{ loc: `${origin}/new` }]), T1);
+    expect((await writer.find(`${origin}/new`))?.id).toBe(6);
+    expect(await env.URLS.get(counterName(origin))).toBe("7");
+  });
+
+  it("stays within the per-invocation operation budget for a batch, counting its own operations", async () => {
+    const origin = freshOrigin("kvops");
+    const e = kvEnv(origin);
+    const counted = countingKv(env.URLS);
+    const writer = new KvUrlWriter(counted.kv);
+    const first = await writer.upsert(validRecords(e, demoSection(origin, "pages", 1_000)), T0);
+    expect(first.operations).toBe(totalOps(counted.counts));
+    expect(first.operations).toBeLessThanOrEqual(280);
+    counted.reset();
+    const changed = demoSection(origin, "pages", 10, 500).map((r) => ({ ...r, lastmod: "2026-01-01" }));
+    const second = await writer.upsert(validRecords(e, changed), T1);
+    expect(second).toMatchObject({ updated: 10 });
+    expect(second.operations).toBe(totalOps(counted.counts));
+    expect(second.operations).toBeLessThanOrEqual(16);
+
+    // A batch that would pass the budget is refused before its first write.
+    const other = freshOrigin("kvbudget");
+    const tooBig = validRecords(kvEnv(other), demoSection(other, "pages", 1_000));
+    await expect(new KvUrlWriter(env.URLS, { maxOperations: 100 }).upsert(tooBig, T0)).rejects.toThrow(
+      /^this batch needs \d+ KV operations, more than the 100 one Worker invocation may use; nothing was written/,
+    );
+    expect((await env.URLS.list({ prefix: sitePrefix(other) })).keys).toEqual([]);
+    expect(await env.URLS.get(counterName(other))).toBeNull();
+  });
+
+  it("tombstones deletions, counts them like D1, and brings a loc back under its old key", async () => {
+    const origin = freshOrigin("kvd");
+    const e = kvEnv(origin);
+    const writer = new KvUrlWriter(env.URLS);
+    await writer.upsert(validRecords(e, range(4).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
+
+    const del = await writer.delete([`${origin}/p/1`, `${origin}/p/1`, `${origin}/nope`, "not a url"], T1);
+    expect(del).toMatchObject({ deleted: 1, alreadyDeleted: 0, notFound: 2, changed: 1 });
+    expect(await writer.delete([`${origin}/p/1`], T2)).toMatchObject({ deleted: 0, alreadyDeleted: 1, changed: 0, rowsWritten: 0 });
+
+    expect(await liveLocs(origin, "pages")).toEqual([0, 2, 3].map((i) => `${origin}/p/${i}`));
+    // The walk still sees the tombstone, with the deletion time (a removal changes its shard).
+    expect((await keyRows(origin))[1]).toMatchObject({ key: 2, deleted: true, updatedAt: T1 });
+
+    const back = await writer.upsert(validRecords(e, [{ loc: `${origin}/p/1` }]), T2);
+    expect(back).toMatchObject({ inserted: 1, updated: 0, unchanged: 0 });
+    expect(await writer.find(`${origin}/p/1`)).toMatchObject({ id: 2, deleted: 0, updated_at: T2 });
+  });
+
+  it("moves a record to another section under the same key, never listing it twice", async () => {
+    const origin = freshOrigin("kvm");
+    const e = kvEnv(origin);
+    const writer = new KvUrlWriter(env.URLS);
+    await writer.upsert(validRecords(e, range(3).map((i) => ({ loc: `${origin}/a/${i}`, section: "blog" }))), T0);
+    const moved = await writer.upsert(validRecords(e, [{ loc: `${origin}/a/1`, section: "pages" }]), T1);
+    expect(moved).toMatchObject({ updated: 1 });
+    expect(await liveLocs(origin, "blog")).toEqual([`${origin}/a/0`, `${origin}/a/2`]);
+    expect(await liveLocs(origin, "pages")).toEqual([`${origin}/a/1`]);
+    expect(await writer.find(`${origin}/a/1`)).toMatchObject({ id: 2, section: "pages", updated_at: T1 });
+    // (section, key) order, as D1 gives it: "blog" before "pages".
+    expect((await keyRows(origin)).map((r) => `${r.section}:${r.key}`)).toEqual(["blog:1", "blog:3", "pages:2"]);
+  });
+
+  it("keeps records with big extension data in overflow keys and renders them whole", async () => {
+    const origin = freshOrigin("kvo");
+    const e = kvEnv(origin);
+    const images = range(40).map((i) => ({ loc: `https://cdn.example/${"img".repeat(30)}/${i}.jpg` }));
+    const records = validRecords(e, [{ loc: `${origin}/gallery`, images }, { loc: `${origin}/plain` }]);
+    await new KvUrlWriter(env.URLS).upsert(records, T0);
+
+    const block = JSON.parse((await env.URLS.get(blockName(origin, "pages", 0)))!) as BlockEntry[];
+    expect(block[0]).toMatchObject({ k: 1, v: 1, x: 1, loc: `${origin}/gallery` });
+    expect(block[0]).not.toHaveProperty("ext");
+    expect(JSON.parse((await env.URLS.get(overflowName(origin, "pages", 1)))!).ext.images).toHaveLength(40);
+
+    await rebuildManifest(services(e), origin);
+    const res = await call(e, `${origin}/sitemap-pages-1.xml`);
+    const xml = await res.text();
+    expect(res.status).toBe(200);
+    expect(xml).toContain('xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"');
+    expect(xml.match(/<image:image>/g)).toHaveLength(40);
+    expect(locsOf(xml).filter((l) => l.startsWith(origin))).toEqual([`${origin}/gallery`, `${origin}/plain`]);
+
+    // Shrinking it back inline removes the overflow key.
+    await new KvUrlWriter(env.URLS).upsert(validRecords(e, [{ loc: `${origin}/gallery` }]), T1);
+    expect(await env.URLS.get(overflowName(origin, "pages", 1))).toBeNull();
+    expect((JSON.parse((await env.URLS.get(blockName(origin, "pages", 0)))!) as BlockEntry[])[0]).not.toHaveProperty("v");
+  });
+
+  it("converges to the same state when a batch is interrupted after any number of writes and retried", async () => {
+    const seed = async (origin: string): Promise<void> => {
+      const records = validRecords(kvEnv(origin), range(6).map((i) => ({ loc: `${origin}/p/${i}`, section: i < 3 ? "blog" : "pages" })));
+      await new KvUrlWriter(env.URLS).upsert(records, T0);
+    };
+    // The batch: 2 moves, 1 change, 2 new locs. Count its writes once on a clean run.
+    const batch = (origin: string) =>
+      validRecords(kvEnv(origin), [
+        { loc: `${origin}/p/0`, section: "pages" },
+        { loc: `${origin}/p/4`, section: "blog" },
+        { loc: `${origin}/p/5`, section: "pages", lastmod: "2025-05-05" },
+        { loc: `${origin}/n/1`, section: "blog" },
+        { loc: `${origin}/n/2`, section: "pages" },
+      ]);
+    const clean = freshOrigin("kvc");
+    await seed(clean);
+    const { rowsWritten } = await new KvUrlWriter(env.URLS).upsert(batch(clean), T1);
+    /** Every live record as loc → key, section, stamp; new locs' keys only checked to be new. */
+    const state = async (origin: string) => {
+      const records = [
+        ...(await all(new KvUrlSource(env.URLS).records({ origin, section: "blog", firstKey: 0, lastKey: 1e6 }))),
+        ...(await all(new KvUrlSource(env.URLS).records({ origin, section: "pages", firstKey: 0, lastKey: 1e6 }))),
+      ];
+      expect(records.filter((r) => r.loc.includes("/n/")).every((r) => r.key > 6)).toBe(true);
+      expect(await keyRows(origin)).toHaveLength(8);
+      return records
+        .map((r) => ({ loc: r.loc.slice(origin.length), key: r.loc.includes("/n/") ? "new" : r.key, section: r.section, updatedAt: r.updatedAt }))
+        .sort((a, b) => (a.loc < b.loc ? -1 : 1));
+    };
+    const expected = await state(clean);
+    expect(expected.map((r) => r.loc)).toEqual(["/n/1", "/n/2", "/p/0", "/p/1", "/p/2", "/p/3", "/p/4", "/p/5"]);
+    expect(rowsWritten).toBeGreaterThan(4);
+
+    for (let allowed = 0; allowed < rowsWritten; allowed++) {
+      const origin = freshOrigin("kvi");
+      await seed(origin);
+      await expect(new KvUrlWriter(failingKv(env.URLS, allowed), { concurrency: 1 }).upsert(batch(origin), T1)).rejects.toThrow(/injected/);
+      await new KvUrlWriter(env.URLS).upsert(batch(origin), T1);
+      // Every loc live exactly once, with the keys, sections and stamps of the uninterrupted run
+      // (a new loc whose reserved key was lost before its index entry gets the next key: a gap).
+      expect(await state(origin), `interrupted after ${allowed} writes`).toEqual(expected);
+    }
+  });
+
+  it("derives the counter from the blocks when it is missing, and survives a 64-bit hash-id collision", async () => {
+    const origin = freshOrigin("kvx");
+    const e = kvEnv(origin);
+    const writer = new KvUrlWriter(env.URLS);
+    await writer.upsert(validRecords(e, range(3).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
+    await env.URLS.delete(counterName(origin));
+    await writer.upsert(validRecords(e, [{ loc: `${origin}/after` }]), T0);
+    expect((await writer.find(`${origin}/after`))?.id).toBe(4);
+
+    // Point another loc's index entry at key 1 (as if its hash id equalled /p/0's).
+    const other = `${origin}/collides`;
+    const hash = locHash(other);
+    const name = indexName(origin, bucketOfHash(hash));
+    const bucket = JSON.parse((await env.URLS.get(name)) ?? "{}") as Record<string, unknown[]>;
+    bucket[idOfHash(hash)] = [1, "pages"];
+    await env.URLS.put(name, JSON.stringify(bucket));
+    expect(await writer.upsert(validRecords(e, [{ loc: other }]), T1)).toMatchObject({ inserted: 1 });
+    expect((await writer.find(other))?.id).toBe(5);
+    expect(await writer.find(`${origin}/p/0`)).toMatchObject({ id: 1, updated_at: T0 });
+    expect(JSON.parse((await env.URLS.get(name))!)[idOfHash(hash)]).toEqual([5, "pages", 1, "pages"]);
+  });
+
+  it("kvBulkEntries builds exactly what the writer writes, so `wrangler kv bulk put` data stays writable", async () => {
+    const origin = freshOrigin("kvb");
+    const e = kvEnv(origin);
+    const records = validRecords(e, [...demoSection(origin, "pages", 1_500), ...demoSection(origin, "blog", 700)]);
+    const entries = await kvBulkEntries(records, { stampOf: (i) => T0 + i });
+    for (const entry of entries) await env.URLS.put(entry.key, entry.value, entry.metadata ? { metadata: entry.metadata } : {});
+    // Keys 1–1,500 (pages) and 1,501–2,200 (blog): pages blocks 0 and 1, blog blocks 1 and 2.
+    expect(entries.filter((x) => x.key.startsWith(sitePrefix(origin))).map((x) => x.key.slice(sitePrefix(origin).length))).toEqual([
+      "pages#000000000",
+      "pages#000000001",
+      "blog#000000001",
+      "blog#000000002",
+    ]);
+
+    const writer = new KvUrlWriter(env.URLS);
+    const again = await writer.upsert(records, T1);
+    expect(again).toMatchObject({ unchanged: 2_200, inserted: 0, updated: 0, rowsWritten: 0 });
+    expect((await writer.find(records[1_600]!.loc))).toMatchObject({ id: 1_601, section: "blog", updated_at: T0 + 1_600 });
+  });
+});
+
+describe("KvUrlSource", () => {
+  it("lists only the blocks of a sparse range, without listing the blocks before it", async () => {
+    const origin = freshOrigin("kvs");
+    const blocks = [3, 120, 4_567, 99_999, 100_000, 1_234_567, 7_000_000];
+    for (const b of blocks) {
+      await env.URLS.put(blockName(origin, "pages", b), JSON.stringify([{ k: b * 1000 + 7, u: T0, loc: `${origin}/b/${b}` }]));
+    }
+    const counted = countingKv(env.URLS);
+    const names = async (first: number, last: number): Promise<number[]> =>
+      (await all(listBlockNames(counted.kv, origin, "pages", first, last))).flat().map((n) => Number(n.name.slice(-9)));
+    expect(await names(100, 5_000_000)).toEqual([120, 4_567, 99_999, 100_000, 1_234_567]);
+    // 9 digit positions × at most 9 aligned groups each, whatever the gaps.
+    expect(counted.counts.list).toBeLessThanOrEqual(81);
+    expect(await names(0, 1e9 - 1)).toEqual(blocks);
+    expect(await names(4_568, 99_998)).toEqual([]);
+
+    // Through the source, a range of 7,000,000 blocks (7 billion keys): listed, then fetched.
+    counted.reset();
+    const source = new KvUrlSource(counted.kv);
+    const locs = (await all(source.records({ origin, section: "pages", firstKey: 3_008, lastKey: 7_000_000_006 }))).map((r) => r.loc);
+    expect(locs).toEqual([120, 4_567, 99_999, 100_000, 1_234_567].map((b) => `${origin}/b/${b}`));
+    expect(totalOps(counted.counts)).toBeLessThan(100);
+  });
+
+  it("rejects hand-made data that breaks the layout, naming the KV key", async () => {
+    const origin = freshOrigin("kvl");
+    const source = new KvUrlSource(env.URLS);
+    const range0 = { origin, section: "pages", firstKey: 1, lastKey: 999 };
+    const name = blockName(origin, "pages", 0);
+    await env.URLS.put(name, "not json");
+    await expect(all(source.records(range0))).rejects.toThrow(`KV layout error in "${name}": value is not JSON`);
+    await env.URLS.put(name, JSON.stringify([{ k: 5, u: T0, loc: `${origin}/a` }, { k: 4, u: T0, loc: `${origin}/b` }]));
+    await expect(all(source.records(range0))).rejects.toThrow(/entry 1: keys must be strictly ascending/);
+    await env.URLS.put(name, JSON.stringify([{ k: 1500, u: T0, loc: `${origin}/a` }]));
+    await expect(all(source.keyRows(origin))).rejects.toThrow(/key 1500 is outside this block \(0–999\)/);
+    await env.URLS.put(name, JSON.stringify([{ k: 1, u: T0, loc: `${origin}/a`, changefreq: "Weekly" }]));
+    await expect(all(source.records(range0))).rejects.toThrow(/"changefreq" must be one of/);
+  });
+
+  it("renders a full 50,000-URL shard in a handful of KV operations (counted on the binding)", async () => {
+    const origin = freshOrigin("kvn");
+    const base = kvEnv(origin);
+    await new KvUrlWriter(env.URLS).upsert(validRecords(base, demoSection(origin, "products", 50_000)), T0);
+
+    const counted = countingKv(env.URLS);
+    // Per-location caches off: every request below reads KV (the worst case).
+    const e = kvEnv(origin, { EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" }, counted.kv);
+    const manifest = await rebuildManifest(services(e), origin);
+    expect(manifest.shards.map((s) => s.urlCount)).toEqual([50_000]);
+    const buildOps = totalOps(counted.counts);
+
+    counted.reset();
+    const res = await call(e, `${origin}/sitemap-products-1.xml`);
+    const xml = await res.text();
+    expect(res.status).toBe(200);
+    expect(xml.match(/<url>/g)).toHaveLength(50_000);
+    const shardOps = totalOps(counted.counts);
+    // 1 manifest read + 51 blocks in bulk gets of 4: 14. The platform allows 1,000 per invocation.
+    expect(shardOps).toBeLessThanOrEqual(15);
+    expect(counted.counts.put + counted.counts.delete).toBe(0);
+    // The manifest walk: 1 list + bulk gets sized by block metadata (≤ 8 MB each), 1 manifest read and write.
+    expect(buildOps).toBeLessThanOrEqual(10);
+
+    counted.reset();
+    expect((await call(e, `${origin}/sitemap.xml`)).status).toBe(200);
+    // The manifest read (none at all when the location's cached copy is fresh).
+    expect(totalOps(counted.counts)).toBe(1);
+
+    // KV records with the manifest in D1: no KV read for the manifest at all.
+    const withD1 = kvEnv(origin, { MANIFEST_STORE: "d1", EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" }, counted.kv);
+    await rebuildManifest(services(withD1), origin);
+    counted.reset();
+    expect((await (await call(withD1, `${origin}/sitemap-products-1.xml`)).text()).length).toBe(xml.length);
+    expect(totalOps(counted.counts)).toBe(shardOps - 1);
+  });
+});
+
+describe("regeneration over KV records", () => {
+  it("pre-renders snapshots equal to live bytes from one scan, and re-renders only a changed shard", async () => {
+    const origin = freshOrigin("kvregen");
+    const vars = { MAX_URLS_PER_SHARD: "100", EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" };
+    const e = kvEnv(origin, vars);
+    const writer = new KvUrlWriter(env.URLS);
+    await writer.upsert(validRecords(e, demoSection(origin, "products", 500)), T0);
+    const s = services(e);
+    const deps = { config: s.config, source: s.source, manifests: s.manifests, snapshots: new KvSnapshotStore(env.SNAPSHOTS), state: new D1RegenStore(env.DB) };
+
+    const first = await regenerateSite(deps, origin, { trigger: "test" });
+    expect(first).toMatchObject({ shardsRendered: 5, indexRendered: true, converged: true });
+    // Without snapshots (no SNAPSHOTS binding) the same documents render live from KV.
+    const liveEnv = { ...e, SNAPSHOTS: undefined } as unknown as Env;
+    for (const path of ["/sitemap.xml", ...[1, 2, 3, 4, 5].map((n) => `/sitemap-products-${n}.xml`)]) {
+      const stored = await call(e, origin + path);
+      const live = await call(liveEnv, origin + path);
+      expect(stored.headers.get("x-sitemap-source"), path).toBe("snapshot");
+      expect(live.headers.get("x-sitemap-source"), path).toBe("live");
+      expect(await stored.text(), path).toBe(await live.text());
+    }
+
+    await writer.upsert(validRecords(e, demoSection(origin, "products", 1, 250).map((r) => ({ ...r, lastmod: "2026-02-02" }))), T1);
+    const second = await regenerateSite(deps, origin, { trigger: "test" });
+    expect(second.changed).toEqual(["products-3"]);
+    expect(second.shardsRendered).toBe(1);
+    expect(await (await call(e, `${origin}/sitemap-products-3.xml`)).text()).toContain("<lastmod>2026-02-02</lastmod>");
+  });
+});
+
+describe("KV configuration and manifests", () => {
+  it("validates URL_SOURCE and MANIFEST_STORE and names a missing binding", async () => {
+    const origin = freshOrigin("kvcfg");
+    const bad = await call({ ...env, SITES: origin, URL_SOURCE: "sqlite" } as Env, `${origin}/sitemap.xml`);
+    expect(bad.status).toBe(500);
+    expect(await bad.text()).toBe('configuration error: URL_SOURCE must be one of "d1", "kv", got "sqlite"\n');
+    const store = await call({ ...env, SITES: origin, MANIFEST_STORE: "r2" } as Env, `${origin}/sitemap.xml`);
+    expect(await store.text()).toBe('configuration error: MANIFEST_STORE must be one of "d1", "kv", got "r2"\n');
+    const unbound = await call({ ...env, SITES: origin, URL_SOURCE: "kv", URLS: undefined } as unknown as Env, `${origin}/sitemap.xml`);
+    expect(unbound.status).toBe(500);
+    expect(await unbound.text()).toMatch(/^configuration error: URLS binding is missing: URL_SOURCE=kv reads records/);
+    // Without D1 at all: records and manifests in KV.
+    const noD1 = { ...kvEnv(origin), DB: undefined } as unknown as Env;
+    await new KvUrlWriter(env.URLS).upsert(validRecords(noD1, [{ loc: `${origin}/only-kv` }]), T0);
+    const res = await call(noD1, `${origin}/sitemap-pages-1.xml`);
+    expect(res.status).toBe(200);
+    expect(locsOf(await res.text())).toContain(`${origin}/only-kv`);
+  });
+
+  it("stores the manifest as one KV value and ignores a value it cannot read", async () => {
+    const origin = freshOrigin("kvman");
+    const e = kvEnv(origin);
+    await new KvUrlWriter(env.URLS).upsert(validRecords(e, range(30).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
+    const built = await rebuildManifest(services(kvEnv(origin, { MAX_URLS_PER_SHARD: "10" })), origin);
+    const store = new KvManifestStore(env.URLS);
+    expect(await store.load(origin)).toEqual(built);
+    expect(built.shards.map((s) => [s.n, s.firstKey, s.lastKey, s.urlCount])).toEqual([
+      [1, 0, 10],
+      [2, 11, 20],
+      [3, 21, 30],
+    ].map(([n, f, l]) => [n, f, l, 10]));
+    await env.URLS.put(`m#${origin}`, JSON.stringify({ format: 99 }));
+    expect(await store.load(origin)).toBeNull();
+  });
+});

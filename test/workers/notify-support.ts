@@ -1,0 +1,73 @@
+/** Helpers for notifier tests: a fake search engine at the fetch boundary, seeding, runs. */
+import { env } from "cloudflare:workers";
+import type { Logger } from "../../src/notify/context.ts";
+import { type NotifyReport, notifyAfterRegeneration } from "../../src/notify/notifier.ts";
+import { D1UrlWriter } from "../../src/sources/d1-writer.ts";
+import { validRecords } from "./support.ts";
+
+export interface Call {
+  method: string;
+  url: string;
+  headers: Headers;
+  body: string;
+  /** The caller's abort signal (timeouts): a fake that hangs must honour it, as fetch does. */
+  signal: AbortSignal | null;
+}
+
+export type Responder = (call: Call, index: number) => Response | Promise<Response>;
+
+/** Records every outbound request and answers with `respond` (changeable between runs). */
+export class FakeEngine {
+  readonly calls: Call[] = [];
+  respond: Responder;
+
+  constructor(respond: Responder = () => new Response(null, { status: 200 })) {
+    this.respond = respond;
+  }
+
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const body = new TextDecoder().decode(await request.arrayBuffer());
+    const call: Call = { method: request.method, url: request.url, headers: request.headers, body, signal: init?.signal ?? null };
+    this.calls.push(call);
+    return this.respond(call, this.calls.length - 1);
+  };
+
+  json<T>(i: number): T {
+    return JSON.parse(this.calls[i]!.body) as T;
+  }
+}
+
+/** An answer that never comes: rejects like fetch when the caller's signal aborts. */
+export function hang(call: Call): Promise<Response> {
+  return new Promise((_, reject) => call.signal?.addEventListener("abort", () => reject(call.signal!.reason)));
+}
+
+export class MemoryLog implements Logger {
+  readonly lines: string[] = [];
+  info = (m: string): void => void this.lines.push(`info ${m}`);
+  warn = (m: string): void => void this.lines.push(`warn ${m}`);
+  error = (m: string): void => void this.lines.push(`error ${m}`);
+}
+
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+
+export function siteEnv(origin: string, vars: Record<string, string> = {}): Env {
+  return { ...env, SITES: origin, ...vars } as Env;
+}
+
+export async function upsert(e: Env, inputs: readonly unknown[], now: number): Promise<void> {
+  await new D1UrlWriter(e.DB).upsert(validRecords(e, inputs), now);
+}
+
+export async function remove(e: Env, locs: readonly string[], now: number): Promise<void> {
+  await new D1UrlWriter(e.DB).delete(locs, now);
+}
+
+export function run(e: Env, engine: FakeEngine, now: number, log: Logger = new MemoryLog()): Promise<NotifyReport> {
+  return notifyAfterRegeneration(e, { now, fetch: engine.fetch, log });
+}
+
+export const pages = (origin: string, n: number, from = 0): { loc: string }[] =>
+  Array.from({ length: n }, (_, i) => ({ loc: `${origin}/page/${from + i}` }));

@@ -1,0 +1,103 @@
+/** Helpers for the regeneration tests: a site, observed D1 reads, snapshot bytes, HTTP fetches. */
+import { env as baseEnv } from "cloudflare:workers";
+import type { ShardEntry, ShardManifest } from "../../src/manifest/manifest.ts";
+import type { RegenDeps } from "../../src/regen/regenerate.ts";
+import { D1RegenStore } from "../../src/regen/store.ts";
+import { services } from "../../src/services.ts";
+import { renderShard } from "../../src/sitemaps.ts";
+import { KvSnapshotStore, readAll } from "../../src/snapshots/store.ts";
+import { D1UrlSource } from "../../src/sources/d1.ts";
+import { D1UrlWriter } from "../../src/sources/d1-writer.ts";
+import { call, freshOrigin, gunzip, validRecords } from "./support.ts";
+
+export interface Site {
+  origin: string;
+  env: Env;
+  writer: D1UrlWriter;
+}
+
+/** A new site (own origin) with the given vars; the regeneration's settle window is the default. */
+export function newSite(label: string, vars: Record<string, string> = {}): Site {
+  const origin = freshOrigin(label);
+  const env = { ...baseEnv, SITES: origin, ...vars } as Env;
+  return { origin, env, writer: new D1UrlWriter(env.DB) };
+}
+
+export async function write(site: Site, inputs: unknown[], now?: number): Promise<void> {
+  await site.writer.upsert(validRecords(site.env, inputs), now);
+}
+
+export interface Observed {
+  deps: RegenDeps;
+  /** D1 rows read by the record source (scans, change feed) since the last reset. */
+  rows(): number;
+  queries(): number;
+  reset(): void;
+}
+
+/** Regeneration deps whose record source reports every statement's rows_read. */
+export function observedDeps(site: Site, overrides: Partial<RegenDeps> = {}): Observed {
+  let rows = 0;
+  let queries = 0;
+  const s = services(site.env);
+  const source = new D1UrlSource(site.env.DB, {
+    observe: (meta) => {
+      rows += meta.rows_read ?? 0;
+      queries++;
+    },
+  });
+  const deps: RegenDeps = {
+    config: s.config,
+    source,
+    manifests: s.manifests,
+    snapshots: new KvSnapshotStore(site.env.SNAPSHOTS),
+    state: new D1RegenStore(site.env.DB),
+    ...overrides,
+  };
+  return {
+    deps,
+    rows: () => rows,
+    queries: () => queries,
+    reset: () => {
+      rows = 0;
+      queries = 0;
+    },
+  };
+}
+
+export async function manifestOf(site: Site): Promise<ShardManifest> {
+  const manifest = await services(site.env).manifests.load(site.origin);
+  if (!manifest) throw new Error(`no manifest for ${site.origin}`);
+  return manifest;
+}
+
+export function listed(manifest: ShardManifest): ShardEntry[] {
+  return manifest.shards.filter((s) => s.urlCount > 0);
+}
+
+/** Uncompressed bytes of a stored snapshot. */
+export async function snapshotXml(site: Site, key: string): Promise<Uint8Array> {
+  const gz = await site.env.SNAPSHOTS.get(key, "arrayBuffer");
+  if (!gz) throw new Error(`no snapshot ${key}`);
+  return gunzip(new Uint8Array(gz));
+}
+
+/** A shard rendered live from the records (identity bytes). */
+export async function liveXml(site: Site, shard: ShardEntry): Promise<Uint8Array> {
+  return readAll(renderShard(services(site.env), site.origin, shard));
+}
+
+export interface Fetched {
+  status: number;
+  etag: string | null;
+  source: string | null;
+  body: string;
+}
+
+/** GET a path of the site with `vars` on top of its env (e.g. EDGE_CACHE_TTL=0 to skip the edge cache). */
+export async function fetchPath(site: Site, path: string, init: RequestInit = {}, env: Env = site.env): Promise<Fetched> {
+  const res = await call(env, `${site.origin}${path}`, init);
+  return { status: res.status, etag: res.headers.get("etag"), source: res.headers.get("x-sitemap-source"), body: await res.text() };
+}
+
+export const shardName = (s: ShardEntry): string => `${s.section}-${s.n}`;
