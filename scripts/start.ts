@@ -3,7 +3,22 @@
  * cron test route. The site served is http://localhost:PORT.
  */
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { applyMigrations, seedIfEmpty } from "./local-db.ts";
+
+/**
+ * Local secrets: a fresh clone has no .dev.vars (git-ignored), so the admin API (and with it
+ * `npm run import`) would be off. Create one with a random ADMIN_TOKEN, from the example file.
+ */
+function ensureDevVars(): string {
+  if (!existsSync(".dev.vars")) {
+    const example = existsSync(".dev.vars.example") ? readFileSync(".dev.vars.example", "utf8") : "";
+    writeFileSync(".dev.vars", `${example.replace(/^# ADMIN_TOKEN=.*$/m, "").trimEnd()}\nADMIN_TOKEN=${randomBytes(24).toString("hex")}\n`, { mode: 0o600 });
+    return "created .dev.vars with a random ADMIN_TOKEN (local only, git-ignored)";
+  }
+  return /^ADMIN_TOKEN=\S+/m.test(readFileSync(".dev.vars", "utf8")) ? "ADMIN_TOKEN from .dev.vars" : "no ADMIN_TOKEN in .dev.vars: the admin API is off";
+}
 
 const args = process.argv.slice(2);
 const portFlag = args.indexOf("--port");
@@ -19,6 +34,7 @@ const storeVars: Record<string, string> = {};
 for (const name of ["URL_SOURCE", "MANIFEST_STORE"] as const) if (process.env[name]) storeVars[name] = process.env[name];
 const store = storeVars["URL_SOURCE"] === "kv" ? "KV" : "D1";
 
+const devVars = ensureDevVars();
 applyMigrations();
 const started = Date.now();
 const seed = await seedIfEmpty(origin, { vars: { SITES: origin, ...storeVars } });
@@ -33,6 +49,9 @@ console.log(`
     index:      ${origin}/sitemap.xml
     a shard:    ${origin}/sitemap-products-1.xml   (.xml.gz for the gzip file)
     cron:       ${origin}/__scheduled?cron=17+*+*+*+*
+    robots.txt: ${origin}/robots.txt
+    admin API:  ${origin}/sitemap-admin/status   (${devVars})
+    import:     npm run import -- my-sitemap.xml.gz
 `);
 
 const child = spawn(
