@@ -3,6 +3,7 @@
  * renderer can write without further checks. Every issue of every record is collected, so a
  * client fixes a rejected batch in one round trip.
  */
+import { echo, echoKey, isAbsent, isPlainObject } from "./input.ts";
 import { normalizeW3cDatetime } from "./datetime.ts";
 import { RecordValidationError, type ValidationIssue, type ValidationRule } from "./errors.ts";
 import type { RecordExtensions } from "./extensions/types.ts";
@@ -36,30 +37,8 @@ const ALLOWED_FIELDS_TEXT = [...KNOWN_FIELDS, ...EXTENSION_FIELDS].join(", ");
 const CHANGEFREQ_SET: ReadonlySet<string> = new Set(CHANGEFREQS);
 /** Same shape as a JSON decimal in 0.0–1.0; the numeric range check follows. */
 const PRIORITY_STRING = /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/;
-/** Echoed values are cut so one hostile record cannot bloat the error response. */
-const MAX_ECHO = 100;
 /** Long enough to show any loc that could be valid, plus a margin to see why it was not. */
 const MAX_ISSUE_LOC = MAX_LOC_LENGTH + 64;
-
-/** JSON-quoted and truncated, so control characters in the value stay visible but harmless. */
-function echo(value: unknown): string {
-  if (typeof value === "string") {
-    return JSON.stringify(value.length > MAX_ECHO ? `${value.slice(0, MAX_ECHO)}…` : value);
-  }
-  if (typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
-  return Array.isArray(value) ? "an array" : `a value of type ${typeof value}`;
-}
-
-/** CSV and form imports give "" for an empty column: treat it like an absent field. */
-function isAbsent(value: unknown): value is undefined | null | "" {
-  return value === undefined || value === null || value === "";
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 /** Accumulates issues of one record; allocates nothing for a valid record. */
 class IssueSink {
@@ -185,7 +164,7 @@ function checkFields(sink: IssueSink, obj: Record<string, unknown>): Record<stri
       if (value !== undefined) (ext ??= {})[key] = value;
       continue;
     }
-    const field = key.length > MAX_ECHO ? `${key.slice(0, MAX_ECHO)}…` : key;
+    const field = echoKey(key);
     sink.add(field, "unknown-field", `unknown field ${echo(key)} (allowed: ${ALLOWED_FIELDS_TEXT})`);
   }
   return ext;

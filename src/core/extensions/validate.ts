@@ -4,6 +4,7 @@
  * Every issue is reported (field paths like `images[3].loc`, `news.publication.language`), so a
  * client fixes a rejected batch in one round trip.
  */
+import { echo, echoKey, isAbsent, isPlainObject } from "../input.ts";
 import { normalizeW3cDatetime } from "../datetime.ts";
 import type { ValidationIssue, ValidationRule } from "../errors.ts";
 import { normalizeLoc } from "../url.ts";
@@ -34,7 +35,6 @@ export interface IssueReporter {
 
 export const EXTENSION_FIELDS: ReadonlySet<string> = new Set(["images", "videos", "news", "alternates"]);
 
-const MAX_ECHO = 100;
 /** ISO 639-1/2 codes, or the two Chinese variants Google News wants (sitemap-news.xsd pattern). */
 const NEWS_LANGUAGE = /^(?:zh-cn|zh-tw|[a-z]{2,3})$/;
 /** BCP 47 language[-script][-region] as search engines take it in hreflang, or x-default. */
@@ -44,22 +44,6 @@ const PLATFORMS: readonly VideoPlatform[] = ["web", "mobile", "tv"];
 const RELATIONSHIPS: readonly Relationship[] = ["allow", "deny"];
 const YES = new Set(["yes", "Yes", "YES"]);
 const NO = new Set(["no", "No", "NO"]);
-
-function echo(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > MAX_ECHO ? `${value.slice(0, MAX_ECHO)}…` : value);
-  if (typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
-  return Array.isArray(value) ? "an array" : `a value of type ${typeof value}`;
-}
-
-function isAbsent(value: unknown): value is undefined | null | "" {
-  return value === undefined || value === null || value === "";
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 /** Characters as XSD `maxLength` counts them (code points, not UTF-16 units). */
 function charLength(s: string): number {
@@ -91,7 +75,7 @@ class Checker {
     }
     for (const key of Object.keys(value)) {
       if (!allowed.includes(key)) {
-        const name = key.length > MAX_ECHO ? `${key.slice(0, MAX_ECHO)}…` : key;
+        const name = echoKey(key);
         this.add(`${field}.${name}`, "unknown-field", `unknown field ${echo(key)} in ${field} (allowed: ${allowed.join(", ")})`);
       }
     }
