@@ -3,13 +3,17 @@
  * storage, seeds it, and stops everything it started — also when a test fails or the process
  * is interrupted.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { applyMigrations, seedIfEmpty } from "../../../scripts/local-db.ts";
 import type { DemoInput } from "../../../src/demo/demo-data.ts";
+import { send } from "./http.ts";
+import { templatePrefix } from "./run.ts";
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -26,11 +30,19 @@ export interface DevServer {
   port: number;
   origin: string;
   persistTo: string;
-  /** The local D1, as `wrangler d1 execute` sees it. */
-  query<T = Record<string, unknown>>(sql: string): T[];
+  /** The vars the Worker runs with now. */
+  vars: Record<string, string>;
+  /** The local D1, as `wrangler d1 execute` sees it (a separate process: ~2–3 s per call). */
+  query<T = Record<string, unknown>>(sql: string): Promise<T[]>;
   stop(): Promise<void>;
-  /** Stops the Worker (SIGKILL when `hard`) and starts it again on the same port and storage. */
-  restart(hard?: boolean): Promise<void>;
+  /**
+   * Stops the Worker (SIGKILL when `hard`) and starts it again on the same port and storage
+   * (D1, KV, Cache API), optionally with other vars (SITES stays).
+   */
+  restart(options?: { hard?: boolean; vars?: Record<string, string> }): Promise<void>;
+  /** Runs the cron trigger (`GET /__scheduled`); resolves when the scheduled handler finished. */
+  scheduled(cron?: string): Promise<{ status: number; body: string }>;
+  /** Everything wrangler and the Worker printed so far (console.log lines included). */
   logs(): string;
 }
 
@@ -52,13 +64,53 @@ export interface DevServerOptions {
   seed?: ((origin: string) => DemoInput[]) | false;
 }
 
+/** Vars that only change how the running Worker behaves, not what seeding writes (records, manifest). */
+const RUNTIME_ONLY = /^(ADMIN_TOKEN|FAULT_.+|REGEN_.+|NOTIFY_.+|INDEXNOW_.+|PING_URLS|SNAPSHOT_GRACE_SECONDS|MANIFEST_CACHE_TTL|EDGE_CACHE_TTL|CACHE_.+)$/;
+
+/**
+ * Seeding (migrations, 126,000 rows, the manifest) takes ~15 s. Within one run, the files that seed
+ * the same data set share it: the first seeds fresh storage and keeps a copy; the others start from
+ * a copy of that (fresh storage all the same: nothing of a previous server is in it). The records'
+ * locs carry the origin, so a copy is served on the port it was seeded for; if that port is taken
+ * by then, the server seeds afresh on another.
+ */
+function templateFor(options: DevServerOptions): string | null {
+  const runId = process.env.E2E_RUN_ID;
+  if (!runId || options.seed !== undefined) return null;
+  const seedVars = Object.entries(options.vars ?? {}).filter(([name]) => !RUNTIME_ONLY.test(name)).sort();
+  return templatePrefix(runId) + createHash("sha256").update(JSON.stringify(seedVars)).digest("hex").slice(0, 12);
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
+}
+
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
-  const port = await freePort();
-  const origin = `http://localhost:${port}`;
+  const template = templateFor(options);
   const persistTo = mkdtempSync(join(tmpdir(), "edge-sitemaps-e2e-"));
-  const vars = { SITES: origin, ...options.vars };
-  applyMigrations(persistTo, true);
-  if (options.seed !== false) await seedIfEmpty(origin, { vars, persistTo, ...(options.seed ? { records: options.seed } : {}) });
+  let port: number;
+  if (template && existsSync(join(template, "port")) && (await portIsFree(Number(readFileSync(join(template, "port"), "utf8"))))) {
+    port = Number(readFileSync(join(template, "port"), "utf8"));
+    cpSync(join(template, "storage"), persistTo, { recursive: true });
+  } else {
+    port = await freePort();
+    const seedVars = { SITES: `http://localhost:${port}`, ...options.vars };
+    applyMigrations(persistTo, true);
+    if (options.seed !== false) await seedIfEmpty(seedVars.SITES, { vars: seedVars, persistTo, ...(options.seed ? { records: options.seed } : {}) });
+    if (template) {
+      const staging = `${template}.${process.pid}`;
+      cpSync(persistTo, join(staging, "storage"), { recursive: true });
+      writeFileSync(join(staging, "port"), String(port));
+      rmSync(template, { recursive: true, force: true });
+      renameSync(staging, template);
+    }
+  }
+  const origin = `http://localhost:${port}`;
+  let vars: Record<string, string> = { SITES: origin, ...options.vars };
 
   let child: ChildProcess | undefined;
   let output = "";
@@ -75,13 +127,10 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     const deadline = Date.now() + 90_000;
     while (Date.now() < deadline) {
       if (proc.exitCode !== null) throw new Error(`wrangler dev exited (${proc.exitCode}):\n${output}`);
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/sitemap-health-probe`, { headers: { Host: `localhost:${port}` } });
-        await res.body?.cancel();
-        return;
-      } catch {
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      // Ready when the Worker itself answers (its plain-text 404), not a dev-server error page.
+      const res = await send(port, { path: "/sitemap-health-probe", timeoutMs: 5_000 });
+      if (res.status === 404 && res.body.toString().startsWith("404 Not Found")) return;
+      await new Promise((r) => setTimeout(r, 250));
     }
     throw new Error(`wrangler dev did not start within 90 s:\n${output}`);
   };
@@ -105,33 +154,50 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     }
   };
 
-  await launch();
+  try {
+    await launch();
+  } catch (error) {
+    await halt("SIGKILL");
+    rmSync(persistTo, { recursive: true, force: true });
+    throw error;
+  }
   return {
     port,
     origin,
     persistTo,
-    query<T>(sql: string): T[] {
+    get vars() {
+      return vars;
+    },
+    query<T>(sql: string): Promise<T[]> {
       return d1Query<T>(sql, persistTo);
     },
     async stop() {
       await halt("SIGTERM");
       rmSync(persistTo, { recursive: true, force: true });
     },
-    async restart(hard = false) {
+    async restart({ hard = false, vars: next }: { hard?: boolean; vars?: Record<string, string> } = {}) {
       await halt(hard ? "SIGKILL" : "SIGTERM");
+      if (next) vars = { ...next, SITES: origin };
       await launch();
+    },
+    async scheduled(cron = "17 * * * *") {
+      const res = await send(port, { path: `/__scheduled?cron=${encodeURIComponent(cron)}`, timeoutMs: 170_000 });
+      return { status: res.status, body: res.body.toString() };
     },
     logs: () => output,
   };
 }
 
 
-function d1Query<T>(sql: string, persistTo: string): T[] {
-  const out = execFileSync("npx", ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", persistTo, "--json", "--command", sql], {
+const execFileAsync = promisify(execFile);
+
+/** Asynchronous, so pollers and load generators in this process keep running meanwhile. */
+async function d1Query<T>(sql: string, persistTo: string): Promise<T[]> {
+  const { stdout } = await execFileAsync("npx", ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", persistTo, "--json", "--command", sql], {
     encoding: "utf8",
     maxBuffer: 512 * 1024 * 1024,
     env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
   });
-  const parsed = JSON.parse(out) as { results: T[] }[];
+  const parsed = JSON.parse(stdout) as { results: T[] }[];
   return parsed.flatMap((r) => r.results);
 }

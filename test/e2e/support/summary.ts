@@ -10,6 +10,8 @@ export interface Totals {
   urlsCompared?: number;
   faultsInjected?: number;
   recordsLost?: number;
+  /** p99 latency of the load scenario (ms); the run reports the largest. */
+  loadP99Ms?: number;
 }
 
 export const SUMMARY_FILE = join(tmpdir(), `edge-sitemaps-e2e-summary-${process.env.E2E_RUN_ID ?? "run"}.jsonl`);

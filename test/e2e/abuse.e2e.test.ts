@@ -1,0 +1,288 @@
+/**
+ * Hostile clients and heavy load against the real Worker under `wrangler dev` (126,000 URLs): every
+ * hostile request gets its documented answer and changes nothing; 20 s of concurrent crawling
+ * while a site owner imports serve nothing broken.
+ */
+import autocannon from "autocannon";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, putUrls, regenerateNow } from "./support/admin.ts";
+import { Validator, crawl, sha256 } from "./support/crawler.ts";
+import { DbMirror, recordsChecksum } from "./support/db.ts";
+import { type DevServer, startDevServer } from "./support/dev-server.ts";
+import { type SendOptions, type WireResponse, documentBytes, get, header, send, traffic } from "./support/http.ts";
+import { summary } from "./support/summary.ts";
+
+let server: DevServer;
+let db: DbMirror;
+const validator = new Validator();
+const check = (ok: boolean, message: string): void => expect(ok, message).toBe(true);
+const totals = { requests: 0, errors: 0, documentsValidated: 0, urlsCompared: 0, recordsLost: 0, loadP99Ms: 0 };
+
+beforeAll(async () => {
+  server = await startDevServer({ vars: { ADMIN_TOKEN, REGEN_SETTLE_SECONDS: "0" } });
+  db = new DbMirror(server);
+});
+afterAll(async () => {
+  await server?.stop();
+  summary.add({ ...totals, requests: totals.requests + traffic.requests });
+});
+
+interface Hostile {
+  name: string;
+  request: SendOptions;
+  /** The documented answer (README "What it serves", docs/ingest.md, docs/caching.md). */
+  status: number;
+  /** For answers from the HTTP layer in front of the Worker (URL and header size limits): any of these. */
+  statusIn?: number[];
+  /** `error` code of the admin API's JSON error body. */
+  error?: string;
+  body?: RegExp;
+}
+
+const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const json = { ...auth, "content-type": "application/json" };
+
+function corpus(origin: string, port: number): Hostile[] {
+  const put = (name: string, body: string | Buffer, status: number, error: string, headers: Record<string, string> = json, extra: Partial<SendOptions> = {}): Hostile => ({
+    name,
+    request: { method: "PUT", path: "/sitemap-admin/urls", headers, body, ...extra },
+    status,
+    error,
+  });
+  const ten = 10 * 1024 * 1024;
+  return [
+    // Path traversal and odd paths: "anything else … 404" (README), never a file of the project.
+    ...["/../../etc/passwd", "/sitemap-..%2f..%2fwrangler.jsonc", "/sitemap-%2e%2e/%2e%2e/wrangler.jsonc", "/sitemap.xsl/../../wrangler.jsonc",
+      "/sitemap-pages-1.xml%00.txt", "//sitemap.xml", "/sitemap-pages-0.xml", "/sitemap-PAGES-1.xml", "/sitemap-pages-999999999.xml",
+      "/sitemap-pages-1.xml/..%2f..%2fpackage.json", "/.dev.vars", "/src/index.ts"].map(
+      (path): Hostile => ({ name: `path ${path}`, request: { path }, status: 404, body: /^404 Not Found: / }),
+    ),
+    { name: "traversal inside the admin API, no token", request: { path: "/sitemap-admin/..%2f../sitemap-admin/status" }, status: 401, error: "unauthorized" },
+    { name: "admin path via dot segments, no token", request: { path: "/x/../sitemap-admin/status" }, status: 401, error: "unauthorized" },
+    // Huge query strings: ignored by the Worker (never part of a cache key) up to the URL limit of the
+    // HTTP layer in front of it, which refuses longer ones (414 URI Too Long / 431).
+    { name: "query string of 8 KB", request: { path: `/sitemap.xml?${"a=1&".repeat(2_000)}` }, status: 200 },
+    { name: "query string of 100 KB", request: { path: `/sitemap.xml?${"a".repeat(100_000)}` }, status: 414, statusIn: [400, 414, 431] },
+    { name: "query string of 1 MB", request: { path: `/sitemap.xml?${"a".repeat(1_000_000)}` }, status: 431, statusIn: [400, 414, 431] },
+    // Unknown hosts: 404 before any cache or store is touched; forwarding headers are never consulted.
+    { name: "unknown host", request: { path: "/sitemap.xml", host: "evil.example" }, status: 404, body: /unknown site/ },
+    { name: "IP literal as host", request: { path: "/sitemap.xml", host: `127.0.0.1:${port}` }, status: 404, body: /unknown site/ },
+    { name: "site host, other port", request: { path: "/sitemap.xml", host: "localhost:1" }, status: 404, body: /unknown site/ },
+    { name: "unknown host + X-Forwarded-Host of the site", request: { path: "/sitemap.xml", host: "evil.example", headers: { "x-forwarded-host": `localhost:${port}` } }, status: 404 },
+    { name: "empty host", request: { path: "/sitemap.xml", host: "" }, status: 404 },
+    { name: "admin API on an unknown host, right token", request: { method: "PUT", path: "/sitemap-admin/urls", host: "evil.example", headers: json, body: JSON.stringify([{ loc: "https://evil.example/x" }]) }, status: 404 },
+    // Invalid If-None-Match / If-Modified-Since: malformed members match nothing → the full 200.
+    ...["garbage", '"unterminated', "W/", `${'"x",'.repeat(2_000)}"y"`, "\u00ff\u00fe"].map(
+      (value): Hostile => ({ name: `If-None-Match ${JSON.stringify(value.slice(0, 20))}`, request: { path: "/sitemap-pages-1.xml", headers: { "if-none-match": value, "accept-encoding": "gzip" } }, status: 200 }),
+    ),
+    { name: "If-Modified-Since: yesterday", request: { path: "/sitemap.xml", headers: { "if-modified-since": "yesterday" } }, status: 200 },
+    { name: "If-None-Match: * (matches any current representation)", request: { path: "/sitemap.xml", headers: { "if-none-match": "*" } }, status: 304 },
+    // Wrong tokens: 401 with nothing more.
+    { name: "admin, no Authorization", request: { method: "PUT", path: "/sitemap-admin/urls", headers: { "content-type": "application/json" }, body: "[]" }, status: 401, error: "unauthorized" },
+    { name: "admin, wrong token", request: { method: "PUT", path: "/sitemap-admin/urls", headers: { "content-type": "application/json", authorization: "Bearer wrong" }, body: "[]" }, status: 401, error: "unauthorized" },
+    { name: "admin, token + suffix", request: { path: "/sitemap-admin/status", headers: { authorization: `Bearer ${ADMIN_TOKEN}x` } }, status: 401, error: "unauthorized" },
+    { name: "admin, token prefix", request: { path: "/sitemap-admin/status", headers: { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}` } }, status: 401, error: "unauthorized" },
+    { name: "admin, Basic scheme", request: { path: "/sitemap-admin/status", headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString("base64")}` } }, status: 401, error: "unauthorized" },
+    { name: "admin, token in the query", request: { path: `/sitemap-admin/status?token=${ADMIN_TOKEN}` }, status: 401, error: "unauthorized" },
+    { name: "admin, wrong token, DELETE", request: { method: "DELETE", path: "/sitemap-admin/urls", headers: { "content-type": "application/json", authorization: "Bearer nope" }, body: JSON.stringify([`${origin}/pages/x/1`]) }, status: 401, error: "unauthorized" },
+    // Oversized bodies: 413, nothing read beyond the limit, nothing written.
+    // A declared Content-Length over the limit is refused before the body is read: only its first
+    // bytes are sent, and the answer comes anyway.
+    put("admin, Content-Length over 10 MiB", "[", 413, "payload_too_large", json, { declaredLength: ten + 1 }),
+    put("admin, chunked body over 10 MiB", `[${" ".repeat(ten)}]`, 413, "payload_too_large", json, { chunked: true }),
+    put("admin, 10,001 records", JSON.stringify(Array.from({ length: 10_001 }, (_, i) => ({ loc: `${origin}/pages/flood/${i}` }))), 413, "payload_too_large"),
+    // Malformed bodies: 400 / 415 / 422, nothing written.
+    put("admin, JSON cut short", `[{"loc": "${origin}/pages/a"`, 400, "invalid_body"),
+    put("admin, not an array", `{"loc": "${origin}/pages/a"}`, 400, "invalid_body"),
+    put("admin, empty body", "", 400, "invalid_body"),
+    put("admin, invalid UTF-8", Buffer.concat([Buffer.from(`[{"loc": "${origin}/pages/`), Buffer.from([0xff, 0xfe]), Buffer.from('"}]')]), 400, "invalid_body"),
+    put("admin, NDJSON with a broken line", `{"loc":"${origin}/pages/n1"}\n{nope\n`, 400, "invalid_body", { ...auth, "content-type": "application/x-ndjson" }),
+    put("admin, text/plain", "[]", 415, "unsupported_media_type", { ...auth, "content-type": "text/plain" }),
+    put("admin, no Content-Type", "[]", 415, "unsupported_media_type", auth),
+    put("admin, charset latin1", "[]", 415, "unsupported_media_type", { ...auth, "content-type": "application/json; charset=iso-8859-1" }),
+    put("admin, 100,000 nested arrays", `[${"[".repeat(100_000)}${"]".repeat(100_000)}]`, 422, "validation_failed"),
+    put("admin, 100,000 nested objects", `[${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}]`, 422, "validation_failed"),
+    put(
+      "admin, one good record among hostile ones",
+      JSON.stringify([
+        { loc: `${origin}/pages/fine/1` },
+        { loc: "javascript:alert(1)" },
+        { loc: "https://evil.example/elsewhere" },
+        { loc: `${origin}/pages/x`, priority: 7 },
+        { loc: `${origin}/pages/ctl\u0001` },
+        { loc: `${origin}/pages/fine/1` },
+        { loc: `${origin}/pages/proto`, ["__proto__"]: { admin: true } },
+        { loc: `${origin}/pages/lastmod`, lastmod: "2024-13-45" },
+        { loc: `${origin}/${"a".repeat(5_000)}` },
+        { loc: `${origin}/pages/<script>`, section: "../../etc" },
+      ]),
+      422,
+      "validation_failed",
+    ),
+    { name: "admin DELETE of non-strings", request: { method: "DELETE", path: "/sitemap-admin/urls", headers: json, body: JSON.stringify([`${origin}/pages/x/1`, 42, null]) }, status: 422, error: "validation_failed" },
+    { name: "admin GET without loc", request: { path: "/sitemap-admin/urls", headers: auth }, status: 400, error: "invalid_query" },
+    { name: "admin GET of a foreign loc", request: { path: "/sitemap-admin/urls?loc=https%3A%2F%2Fevil.example%2F", headers: auth }, status: 422, error: "validation_failed" },
+    // Bad methods: no such route → "anything else … 404" (README); an unknown method is refused by
+    // the HTTP layer (501).
+    ...[["POST", "/sitemap.xml"], ["PUT", "/sitemap-pages-1.xml"], ["DELETE", "/sitemap-pages-1.xml"], ["PATCH", "/sitemap-products-1.xml.gz"], ["OPTIONS", "/sitemap.xml"],
+      ["TRACE", "/sitemap.xml"], ["POST", "/robots.txt"], ["POST", "/sitemap-admin/urls"], ["PATCH", "/sitemap-admin/urls"], ["GET", "/sitemap-admin/regenerate"], ["DELETE", "/sitemap-admin/status"]].map(
+      ([method, path]): Hostile => ({ name: `${method} ${path}`, request: { method: method!, path: path!, headers: json, body: "[]" }, status: 404 }),
+    ),
+    { name: "unknown method", request: { method: "FOO", path: "/sitemap.xml" }, status: 501, statusIn: [400, 405, 501] },
+  ];
+}
+
+describe("hostile requests", () => {
+  it("each get their documented answer; the Worker stays up and the data set is unchanged", async () => {
+    // A cron run first, so snapshots and the cache are in play as well.
+    expect((await server.scheduled()).status).toBe(200);
+    const before = await recordsChecksum(server);
+    expect(before.rows).toBeGreaterThanOrEqual(120_000);
+    const indexBefore = await get(server.port, "/sitemap.xml", { "accept-encoding": "gzip" });
+
+    const answers: { name: string; got: number; want: number | number[] }[] = [];
+    for (const hostile of corpus(server.origin, server.port)) {
+      const res: WireResponse = await send(server.port, hostile.request);
+      const ok = hostile.statusIn ? hostile.statusIn.includes(res.status) : res.status === hostile.status;
+      answers.push({ name: hostile.name, got: res.status, want: hostile.statusIn ?? hostile.status });
+      expect(ok, `${hostile.name}: ${res.status} ${res.body.subarray(0, 200).toString()}`).toBe(true);
+      expect(res.complete, `${hostile.name}: broken transfer`).toBe(true);
+      const text = res.body.toString();
+      if (hostile.error) expect((JSON.parse(text) as { error: string }).error, hostile.name).toBe(hostile.error);
+      if (hostile.body) expect(text, hostile.name).toMatch(hostile.body);
+      if (res.status === 401) expect(header(res, "www-authenticate"), hostile.name).toBe('Bearer realm="sitemap-admin"');
+      // Nothing of the project's files or internals ever comes back.
+      expect(text, hostile.name).not.toMatch(/d1_databases|"devDependencies"|ADMIN_TOKEN=|\bat .+\.ts:\d+|root:x:0:0/);
+      if (res.status === 200) {
+        const xml = documentBytes(res);
+        const kind = hostile.request.path.startsWith("/sitemap.xml") ? "siteindex" : "urlset";
+        expect(await validator.check(xml, kind), hostile.name).toEqual([]);
+        totals.documentsValidated++;
+      }
+    }
+    console.log(`hostile requests: ${answers.map((a) => `${a.got}`).join(" ")}`);
+
+    // Still up, still the same documents, and not one record changed.
+    const indexAfter = await get(server.port, "/sitemap.xml", { "accept-encoding": "gzip" });
+    expect([indexAfter.status, header(indexAfter, "etag")]).toEqual([200, header(indexBefore, "etag")]);
+    expect(documentBytes(indexAfter).equals(documentBytes(indexBefore))).toBe(true);
+    const after = await recordsChecksum(server);
+    expect(after).toEqual(before);
+    expect(server.logs()).not.toMatch(/unhandled error/);
+    totals.urlsCompared += after.rows;
+  });
+});
+
+describe("load", () => {
+  it("20 s of concurrent crawling while a batch is imported: 0 errors, 0 invalid documents", async () => {
+    const origin = server.origin;
+    // The cached shard: read once, served from the edge cache from then on.
+    await get(server.port, "/sitemap-products-1.xml", { "accept-encoding": "gzip" });
+    const warm = await get(server.port, "/sitemap-products-1.xml", { "accept-encoding": "gzip" });
+    expect(header(warm, "x-sitemap-source")).toBe("cache");
+
+    const host = `localhost:${server.port}`;
+    const gz = { host, "accept-encoding": "gzip" };
+    let running = true;
+
+    // A site owner imports a batch of 5,000 records meanwhile, the way the import CLI sends it (requests
+    // of 500), and publishes it halfway and at the end: the shards it lands in get new versions, so
+    // their next reads are cold again (snapshot, then cache).
+    const imported: string[] = [];
+    const sections = ["pages", "products", "blog"];
+    const importer = (async () => {
+      await new Promise((r) => setTimeout(r, 2_000));
+      for (let batch = 0; batch < 10 && running; batch++) {
+        const records = Array.from({ length: 500 }, (_, i) => ({
+          loc: `${origin}/${sections[batch % 3]}/load-${batch}/${i}?a=1&b=${i}`,
+          section: sections[batch % 3],
+          lastmod: "2026-11-22T08:00:00Z",
+        }));
+        const put = await putUrls(server.port, records);
+        expect(put.status, JSON.stringify(put.json)).toBe(200);
+        imported.push(...records.map((r) => r.loc));
+        if (batch % 5 === 4) {
+          const regen = await regenerateNow(server.port);
+          expect(regen.status, JSON.stringify(regen.json)).toBe(200);
+          expect(regen.json).toMatchObject({ published: true });
+        }
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+      return imported.length;
+    })();
+
+    // A crawler samples what is served during the load: every document is kept and judged afterwards.
+    const samples = new Map<string, { path: string; kind: "urlset" | "siteindex"; body: Buffer }>();
+    let sampled = 0;
+    const sampleTargets: { path: string; headers: Record<string, string> }[] = [
+      { path: "/sitemap.xml", headers: { "accept-encoding": "gzip" } },
+      { path: "/sitemap-products-1.xml", headers: { "accept-encoding": "gzip" } },
+      { path: "/sitemap-products-2.xml", headers: { "accept-encoding": "identity" } },
+      { path: "/sitemap-pages-1.xml.gz", headers: {} },
+      { path: "/sitemap-blog-1.xml", headers: { "accept-encoding": "gzip" } },
+      { path: "/sitemap-news.xml", headers: { "accept-encoding": "gzip" } },
+    ];
+    const sources = new Map<string, number>();
+    const sampler = (async () => {
+      for (let i = 0; running; i++) {
+        const target = sampleTargets[i % sampleTargets.length]!;
+        const res = await get(server.port, target.path, target.headers);
+        sampled++;
+        const source = header(res, "x-sitemap-source") ?? "?";
+        sources.set(source, (sources.get(source) ?? 0) + 1);
+        expect(res.status === 200 && res.complete, `${target.path} during the load: ${res.status} ${res.error ?? ""}`).toBe(true);
+        const body = documentBytes(res);
+        samples.set(sha256(body), { path: target.path, kind: target.path === "/sitemap.xml" ? "siteindex" : "urlset", body });
+      }
+    })();
+
+    let result: Awaited<ReturnType<typeof autocannon>>;
+    let importedCount: number;
+    try {
+      result = await autocannon({
+        url: `http://127.0.0.1:${server.port}`,
+        connections: 8,
+        duration: 20,
+        timeout: 30,
+        requests: [
+          { path: "/sitemap.xml", headers: gz },
+          { path: "/sitemap-products-1.xml", headers: gz }, // cached
+          { path: "/sitemap-products-2.xml", headers: { host, "accept-encoding": "identity" } }, // cold after each publish
+          { path: "/sitemap-pages-1.xml.gz", headers: { host } }, // cold after each publish
+          { path: "/sitemap-blog-1.xml", headers: gz }, // cold after each publish
+          { path: "/sitemap-news.xml", headers: gz },
+        ],
+      });
+    } finally {
+      running = false;
+      importedCount = await importer;
+      await sampler;
+    }
+
+    const p99 = result.latency.p99;
+    console.log(
+      `load: ${result.requests.total} requests in ${result.duration} s (${Math.round(result.requests.average)} req/s), latency p50 ${result.latency.p50} ms, ` +
+        `p99 ${p99} ms, max ${result.latency.max} ms; errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx}; ` +
+        `${sampled} documents sampled (${samples.size} distinct; from ${[...sources].map(([k, v]) => `${k} ${v}`).join(", ")}), ${importedCount} records imported and published`,
+    );
+    totals.requests += result.requests.total;
+    totals.errors += result.errors + result.timeouts + result.non2xx;
+    totals.loadP99Ms = p99;
+    expect({ errors: result.errors, timeouts: result.timeouts, non2xx: result.non2xx }).toEqual({ errors: 0, timeouts: 0, non2xx: 0 });
+    expect(result.requests.total).toBeGreaterThan(0);
+    expect(importedCount).toBe(5_000);
+    for (const { path, kind, body } of samples.values()) expect(await validator.check(body, kind), path).toEqual([]);
+    totals.documentsValidated += sampled;
+
+    // Nothing imported during the load is lost: after the last publish, a crawler finds every record.
+    const [crawled, records] = await Promise.all([crawl(server.port, origin, check, validator), db.records()]);
+    const served = new Set(crawled.shardUrls);
+    expect(crawled.shardUrls.length).toBe(served.size);
+    const lost = records.filter((r) => !served.has(r.loc)).length + imported.filter((loc) => !served.has(loc)).length;
+    totals.recordsLost += lost;
+    expect(lost).toBe(0);
+    expect(served.size).toBe(records.length);
+    totals.documentsValidated += crawled.documentsValidated;
+    totals.urlsCompared += records.length;
+  });
+});
