@@ -1,0 +1,77 @@
+/**
+ * `npm run bench [-- options]`: prints one markdown table per section. Never asserts: a missed
+ * target is printed as "❌ missed" and the run still exits 0 (it exits 1 only if a benchmark
+ * itself breaks, so CI notices a broken bench).
+ *
+ *   --quick              smoke mode: small data sets, 2 runs, 2 s load (seconds in total)
+ *   --scale 100k|1m|all  end-to-end data sets (default all = 100,000 and 1,000,000 records)
+ *   --only a,b           sections: renderer, memory, workerd, load (default all)
+ *   --runs N             timed repetitions per case (default 5)
+ *   --load-seconds N     load duration per target (default 20)
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
+import { memoryBench } from "./memory.ts";
+import { rendererBench } from "./renderer.ts";
+import { workerdBench } from "./workerd.ts";
+
+const options = parseArgs(process.argv.slice(2));
+const wants = (name: string): boolean => options.only === null || options.only.has(name);
+
+function version(cmd: string, args: string[]): string {
+  try {
+    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0]!;
+  } catch {
+    return "?";
+  }
+}
+
+function packageVersion(name: string): string {
+  try {
+    return (JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), "utf8")) as { version: string }).version;
+  } catch {
+    return "?";
+  }
+}
+
+const started = Date.now();
+console.log(`## edge-sitemaps benchmarks${options.quick ? " (quick smoke mode)" : ""}\n`);
+console.log(
+  [
+    `- machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
+    `- node ${process.version}, workerd ${version("npx", ["workerd", "--version"]).replace(/^workerd\s+/, "")}, wrangler ${packageVersion("wrangler")}, ` +
+      `miniflare ${packageVersion("miniflare")}, sitemap (sitemap.js) ${packageVersion("sitemap")}, autocannon ${packageVersion("autocannon")}`,
+    `- options: scales ${options.scales.join(", ")}, runs ${options.runs}, load ${options.loadSeconds} s`,
+    "",
+  ].join("\n"),
+);
+
+let failed = false;
+async function section(name: string, fn: () => Promise<string>): Promise<void> {
+  if (!wants(name)) return;
+  const t = Date.now();
+  const load = (): string => loadavg()[0]!.toFixed(2);
+  const loadBefore = load();
+  try {
+    console.log(await fn());
+    // Other processes on the machine skew timings: say how busy it was.
+    console.log(`_${name}: ${((Date.now() - t) / 1000).toFixed(0)} s; 1-min load average ${loadBefore} before, ${load()} after._\n`);
+  } catch (err) {
+    failed = true;
+    console.log(`### ${name}: failed\n\n\`\`\`\n${(err as Error)?.stack ?? err}\n\`\`\`\n`);
+  }
+  console.error(`[bench] ${name} took ${((Date.now() - t) / 1000).toFixed(0)} s`);
+}
+
+await section("renderer", async () => markdownTable((await rendererBench(options)).section));
+await section("memory", async () => markdownTable(await memoryBench(options)));
+if (wants("workerd") || wants("load")) {
+  await section(wants("workerd") ? "workerd" : "load", async () => {
+    const { e2e, load } = await workerdBench(options, wants("load"));
+    return [wants("workerd") ? scaledTable(e2e) : "", load ? markdownTable(load) : ""].join("\n");
+  });
+}
+console.log(`_Total ${((Date.now() - started) / 1000).toFixed(0)} s._`);
+process.exit(failed ? 1 : 0);

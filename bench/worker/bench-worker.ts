@@ -1,0 +1,337 @@
+/**
+ * Bench-only Worker entry (bundled by bench/workerd.ts, never deployed): the real Worker for every
+ * request, plus a few `/__bench/*` routes that seed data and count D1 rows read.
+ *
+ * Rows read are counted by wrapping the D1 binding (CountingD1): every statement's `meta.rows_read`
+ * is summed, for the real request path (`/__bench/count?path=…` runs the app itself with the
+ * wrapped binding) and for service calls (`/__bench/rebuild`).
+ */
+import worker from "../../src/index.ts";
+import { validateBatch } from "../../src/core/validate.ts";
+import { demoSection } from "../../src/demo/demo-data.ts";
+import { D1ManifestStore } from "../../src/manifest/d1-store.ts";
+import { services } from "../../src/services.ts";
+import { rebuildManifest } from "../../src/sitemaps.ts";
+import { D1UrlWriter, extJson } from "../../src/sources/d1-writer.ts";
+import { urlElementBytes } from "../../src/core/writers.ts";
+import { D1UrlSource } from "../../src/sources/d1.ts";
+import { gzip, renderUrlset } from "../../src/core/render.ts";
+import type { UrlRecord } from "../../src/core/types.ts";
+import { findShard } from "../../src/manifest/manifest.ts";
+import { regenerateSite } from "../../src/regen/regenerate.ts";
+import { regenDeps } from "../../src/regen/scheduled.ts";
+
+/** Rows read, rows written and statements of one measured operation. */
+export interface D1Counter {
+  rowsRead: number;
+  rowsWritten: number;
+  queries: number;
+  /** Rows read per statement text (whitespace collapsed), to see where the rows go. */
+  bySql: Record<string, { rowsRead: number; queries: number }>;
+}
+
+type Meta = { rows_read?: number; rows_written?: number } | undefined;
+
+function count(counter: D1Counter, meta: Meta, sql: string): void {
+  counter.queries++;
+  counter.rowsRead += meta?.rows_read ?? 0;
+  counter.rowsWritten += meta?.rows_written ?? 0;
+  const key = sql.replace(/\s+/g, " ").trim().slice(0, 160);
+  const entry = (counter.bySql[key] ??= { rowsRead: 0, queries: 0 });
+  entry.rowsRead += meta?.rows_read ?? 0;
+  entry.queries++;
+}
+
+const REAL = Symbol("real statement");
+const SQL = Symbol("statement text");
+type Wrapped = D1PreparedStatement & { [REAL]: D1PreparedStatement; [SQL]: string };
+
+/** A prepared statement whose results are counted. `first`/`raw` go through `all` to see the meta. */
+function wrapStatement(real: D1PreparedStatement, counter: D1Counter, sql: string): Wrapped {
+  const wrapped = {
+    [REAL]: real,
+    [SQL]: sql,
+    bind: (...values: unknown[]) => wrapStatement(real.bind(...values), counter, sql),
+    async all<T>() {
+      const result = await real.all<T>();
+      count(counter, result.meta, sql);
+      return result;
+    },
+    async run<T>() {
+      const result = await real.run<T>();
+      count(counter, result.meta, sql);
+      return result;
+    },
+    async first<T>(column?: string) {
+      const result = await real.all<Record<string, unknown>>();
+      count(counter, result.meta, sql);
+      const row = result.results[0];
+      if (row === undefined) return null;
+      return (column === undefined ? row : (row[column] ?? null)) as T;
+    },
+    async raw<T>(options?: { columnNames?: boolean }) {
+      const result = await real.all<Record<string, unknown>>();
+      count(counter, result.meta, sql);
+      const rows = result.results.map((r) => Object.values(r));
+      const out = options?.columnNames ? [Object.keys(result.results[0] ?? {}), ...rows] : rows;
+      return out as T[];
+    },
+  };
+  return wrapped as unknown as Wrapped;
+}
+
+/** The D1 binding with every statement's rows read counted. */
+export function countingD1(db: D1Database, counter: D1Counter): D1Database {
+  const wrapped = {
+    prepare: (sql: string) => wrapStatement(db.prepare(sql), counter, sql),
+    async batch<T>(statements: D1PreparedStatement[]) {
+      const results = await db.batch<T>(statements.map((s) => (s as Wrapped)[REAL] ?? s));
+      results.forEach((r, i) => count(counter, r.meta, (statements[i] as Wrapped)[SQL] ?? "?"));
+      return results;
+    },
+    exec: (sql: string) => db.exec(sql),
+    dump: () => (db as unknown as { dump(): Promise<ArrayBuffer> }).dump(),
+    withSession: () => {
+      throw new Error("countingD1: withSession is not counted");
+    },
+  };
+  return wrapped as unknown as D1Database;
+}
+
+const newCounter = (): D1Counter => ({ rowsRead: 0, rowsWritten: 0, queries: 0, bySql: {} });
+
+/** `vars` (JSON object of string vars) over env; one env object per distinct vars, so services() caches stay warm. */
+const overridden = new WeakMap<object, Map<string, Env>>();
+function withVars(env: Env, url: URL): Env {
+  const raw = url.searchParams.get("vars");
+  if (!raw) return env;
+  let byVars = overridden.get(env);
+  if (!byVars) overridden.set(env, (byVars = new Map()));
+  let out = byVars.get(raw);
+  if (!out) byVars.set(raw, (out = { ...env, ...(JSON.parse(raw) as Record<string, string>) } as Env));
+  return out;
+}
+
+/** The real app on `path`, with `vars` overriding the configuration (e.g. EDGE_CACHE_TTL=0), streamed back as is. */
+async function passThrough(env: Env, ctx: ExecutionContext, url: URL, request: Request): Promise<Response> {
+  const target = new URL(url.searchParams.get("path")!, url.origin);
+  return worker.fetch(new Request(target, { headers: request.headers }), withVars(env, url), ctx);
+}
+
+function json(value: unknown, status = 200): Response {
+  return new Response(JSON.stringify(value), { status, headers: { "Content-Type": "application/json" } });
+}
+
+/** Rows per literal INSERT, as scripts/local-db.ts `insertSql` (~300 × ~200 bytes ≪ 100 KB). */
+const ROWS_PER_INSERT = 300;
+
+const sqlValue = (v: unknown): string =>
+  v === null || v === undefined ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replaceAll("'", "''")}'`;
+
+/**
+ * Generates `count` demo records of `section` from index `start`, validates them and inserts them
+ * with multi-row literal INSERTs in one D1 batch: the SQL of scripts/local-db.ts `insertSql` (which
+ * imports Node modules, so it cannot be bundled here). Stamps: `stamp`, `stamp + 1`, …
+ */
+async function seed(env: Env, url: URL): Promise<Response> {
+  const origin = url.searchParams.get("origin")!;
+  const section = url.searchParams.get("section")!;
+  const start = Number(url.searchParams.get("start"));
+  const count = Number(url.searchParams.get("count"));
+  const stamp = Number(url.searchParams.get("stamp") ?? Date.now());
+  const records = validateBatch(demoSection(origin, section, count, start), { sites: new Set([origin]), defaultSection: "pages" });
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
+    const rows = records.slice(i, i + ROWS_PER_INSERT).map((r, j) =>
+      `(${[r.origin, r.section, r.loc, r.lastmod, r.changefreq, r.priority, extJson(r), urlElementBytes(r), stamp + i + j].map(sqlValue).join(",")})`,
+    );
+    statements.push(env.DB.prepare(`INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at) VALUES ${rows.join(",")}`));
+  }
+  const results = await env.DB.batch(statements);
+  return json({ seeded: records.length, rowsWritten: results.reduce((n, r) => n + (r.meta.rows_written ?? 0), 0) });
+}
+
+/**
+ * Changes `count` records of a section (new lastmod) through D1UrlWriter, the way the ingest API
+ * does: records start, start + step, start + 2·step, …
+ */
+async function touch(env: Env, url: URL): Promise<Response> {
+  const origin = url.searchParams.get("origin")!;
+  const section = url.searchParams.get("section")!;
+  const start = Number(url.searchParams.get("start"));
+  const count = Number(url.searchParams.get("count"));
+  const step = Number(url.searchParams.get("step") ?? 1);
+  const lastmod = url.searchParams.get("lastmod")!;
+  const inputs = Array.from({ length: count }, (_, i) => ({ ...demoSection(origin, section, 1, start + i * step)[0]!, lastmod }));
+  const records = validateBatch(inputs, { sites: new Set([origin]), defaultSection: "pages" });
+  const counter = newCounter();
+  const summary = await new D1UrlWriter(countingD1(env.DB, counter)).upsert(records);
+  return json({ ...summary, ...counter });
+}
+
+/** Runs the real app on `path` with a counting D1 binding; reads the whole body. */
+async function countRequest(env: Env, ctx: ExecutionContext, url: URL, request: Request): Promise<Response> {
+  const counter = newCounter();
+  const target = new URL(url.searchParams.get("path")!, url.origin);
+  const headers = new Headers(request.headers);
+  const base = withVars(env, url);
+  const counted = { ...base, DB: countingD1(env.DB, counter) } as Env;
+  const started = Date.now();
+  const response = await worker.fetch(new Request(target, { headers }), counted, ctx);
+  let bytes = 0;
+  if (response.body) for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
+  return json({
+    status: response.status,
+    bytes,
+    ms: Date.now() - started,
+    source: response.headers.get("X-Sitemap-Source"),
+    ...counter,
+  });
+}
+
+/** Full manifest rebuild (one keyset walk of the site's key rows), counted. */
+async function rebuild(env: Env, url: URL): Promise<Response> {
+  const origin = url.searchParams.get("origin")!;
+  const counter = newCounter();
+  const db = countingD1(env.DB, counter);
+  const config = services(env).config;
+  const started = Date.now();
+  const manifest = await rebuildManifest({ config, source: new D1UrlSource(db), manifests: new D1ManifestStore(db) }, origin);
+  const listed = manifest.shards.filter((s) => s.urlCount > 0);
+  return json({
+    ms: Date.now() - started,
+    shards: listed.length,
+    urls: listed.reduce((n, s) => n + s.urlCount, 0),
+    ...counter,
+  });
+}
+
+/** One regeneration run of the site (`full=1`: a site pass), with every D1 statement counted. */
+async function regen(env: Env, ctx: ExecutionContext, url: URL): Promise<Response> {
+  const origin = url.searchParams.get("origin")!;
+  const counter = newCounter();
+  const counted = { ...withVars(env, url), DB: countingD1(env.DB, counter) } as Env;
+  const deps = regenDeps(services(counted));
+  if (!deps) return json({ error: "regeneration needs DB and SNAPSHOTS" }, 500);
+  const summary = await regenerateSite(deps, origin, { trigger: "bench", full: url.searchParams.get("full") === "1" });
+  void ctx;
+  return json({ summary, ...counter });
+}
+
+/** Breakdown of a live render: only the D1 reads of a shard (records discarded). */
+async function readShard(env: Env, url: URL): Promise<Response> {
+  const origin = url.searchParams.get("origin")!;
+  const section = url.searchParams.get("section")!;
+  const n = Number(url.searchParams.get("n"));
+  const manifest = await new D1ManifestStore(env.DB).load(origin);
+  const shard = manifest && findShard(manifest, section, n);
+  if (!shard) return json({ error: "no such shard" }, 404);
+  let rows = 0;
+  const pageRows = Number(url.searchParams.get("pageRows") ?? 0) || undefined;
+  const source = new D1UrlSource(env.DB, pageRows ? { pageRows } : {});
+  for await (const _ of source.records({ origin, section, firstKey: shard.firstKey, lastKey: shard.lastKey })) rows++;
+  return json({ rows });
+}
+
+/**
+ * What-if for the live render: the shard's records read with the next D1 page requested while
+ * the current one is rendered (`prefetch=1`), or as D1UrlSource reads them; rendered and gzipped.
+ */
+async function renderFromD1(env: Env, url: URL): Promise<Response> {
+  const origin = url.searchParams.get("origin")!;
+  const section = url.searchParams.get("section")!;
+  const n = Number(url.searchParams.get("n"));
+  const pageRows = Number(url.searchParams.get("pageRows") ?? 2_500);
+  const manifest = await new D1ManifestStore(env.DB).load(origin);
+  const shard = manifest && findShard(manifest, section, n);
+  if (!shard) return json({ error: "no such shard" }, 404);
+  const range = { origin, section, firstKey: shard.firstKey, lastKey: shard.lastKey };
+  let records: AsyncIterable<UrlRecordLike>;
+  if (url.searchParams.get("prefetch") === "1") {
+    const stmt = env.DB.prepare(
+      `SELECT id, loc, lastmod, changefreq, priority FROM urls
+       WHERE origin = ?1 AND section = ?2 AND id > ?3 AND id <= ?4 AND deleted = 0 ORDER BY id LIMIT ?5`,
+    );
+    const page = (after: number) => stmt.bind(origin, section, after, range.lastKey, pageRows).all<UrlRecordLike & { id: number }>();
+    records = (async function* () {
+      let pending = page(range.firstKey - 1);
+      for (;;) {
+        const { results } = await pending;
+        const full = results.length === pageRows;
+        if (full) pending = page(results[results.length - 1]!.id); // next page in flight while this one renders
+        yield* results;
+        if (!full) return;
+      }
+    })();
+  } else {
+    records = new D1UrlSource(env.DB, { pageRows }).records(range);
+  }
+  let bytes = 0;
+  for await (const chunk of gzip(renderUrlset(records)) as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
+  return json({ bytes });
+}
+
+type UrlRecordLike = UrlRecord;
+
+/** Pre-generated records, kept per isolate for the render-only breakdown. */
+let memoryRecords: { count: number; records: ReturnType<typeof validateBatch> } | null = null;
+
+/** Breakdown of a live render: render (+ gzip) of in-memory records, no D1. `prepare=1` only builds them. */
+async function renderMemory(url: URL): Promise<Response> {
+  const origin = url.searchParams.get("origin")!;
+  const count = Number(url.searchParams.get("count"));
+  if (memoryRecords?.count !== count) {
+    memoryRecords = { count, records: validateBatch(demoSection(origin, "products", count), { sites: new Set([origin]), defaultSection: "pages" }) };
+  }
+  if (url.searchParams.get("prepare") === "1") return json({ prepared: count });
+  async function* records() {
+    yield* memoryRecords!.records; // async, like the D1 source
+  }
+  const xml = renderUrlset(url.searchParams.get("sync") === "1" ? memoryRecords.records : records());
+  const body = url.searchParams.get("gzip") === "1" ? gzip(xml) : xml;
+  let bytes = 0;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
+  return json({ bytes });
+}
+
+export default {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    const url = new URL(request.url);
+    if (!url.pathname.startsWith("/__bench/")) return worker.fetch(request, env, ctx);
+    if (url.pathname === "/__bench/ping") return new Response("ok"); // the request floor: no app, no I/O
+    if (url.pathname === "/__bench/blob") {
+      // The request floor plus a body of `bytes` from memory: what moving a cached shard's bytes costs.
+      const bytes = Number(url.searchParams.get("bytes") ?? 0);
+      return new Response(new Uint8Array(bytes), { encodeBody: "manual", headers: { "Content-Encoding": "gzip" } });
+    }
+    try {
+      switch (url.pathname) {
+        case "/__bench/seed":
+          return await seed(env, url);
+        case "/__bench/touch":
+          return await touch(env, url);
+        case "/__bench/count":
+          return await countRequest(env, ctx, url, request);
+        case "/__bench/rebuild":
+          return await rebuild(env, url);
+        case "/__bench/as":
+          return await passThrough(env, ctx, url, request);
+        case "/__bench/regen":
+          return await regen(env, ctx, url);
+        case "/__bench/read":
+          return await readShard(env, url);
+        case "/__bench/render-d1":
+          return await renderFromD1(env, url);
+        case "/__bench/render":
+          return await renderMemory(url);
+        default:
+          return json({ error: "no such bench route" }, 404);
+      }
+    } catch (err) {
+      return json({ error: String((err as Error)?.stack ?? err) }, 500);
+    }
+  },
+  async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
+    await (worker as ExportedHandler<Env>).scheduled?.(controller, env, ctx);
+  },
+} satisfies ExportedHandler<Env>;

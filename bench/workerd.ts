@@ -1,0 +1,280 @@
+/**
+ * End to end in workerd (Miniflare 5, local D1 seeded per scale): live render, index, manifest
+ * rebuild, and — once their code exists — snapshot serve, Cache API hit, 304 and the cron
+ * regeneration. Each scale runs in a fresh workerd with a fresh database, so the first request of
+ * a scale is a cold isolate.
+ *
+ * Rows read are D1's own `meta.rows_read`, summed over every statement by the bench Worker's
+ * counting D1 wrapper (bench/worker/bench-worker.ts) while it runs the real request path.
+ */
+import { type Harness, type HttpResult, startHarness, withPeak } from "./harness.ts";
+import { type BenchOptions, NOT_BUILT, type ScaledRow, type ScaledSection, type Section, int, median, mib, ms, now } from "./lib.ts";
+import { loadBench } from "./load.ts";
+
+/** How a scale's records are spread over sections (the first one gets the full shard measured). */
+const MIX = [
+  { section: "products", share: 0.8 },
+  { section: "pages", share: 0.1 },
+  { section: "blog", share: 0.1 },
+] as const;
+const SEED_BATCH = 50_000;
+const SHARD = "/sitemap-products-1.xml";
+const GZIP = { "accept-encoding": "gzip" };
+
+interface Count {
+  status: number;
+  bytes: number;
+  ms: number;
+  source: string | null;
+  rowsRead: number;
+  rowsWritten: number;
+  queries: number;
+}
+
+/** One measured value of one scale: formatted text and whether it met its target. */
+interface Cell {
+  text: string;
+  met?: boolean | undefined;
+}
+
+type ScaleResult = Map<string, Cell>;
+
+interface RowSpec {
+  key: string;
+  name: string;
+  target?: string;
+}
+
+/** Row order and targets of the end-to-end table. Rows not measured at a scale print NOT_BUILT. */
+const ROWS: RowSpec[] = [
+  { key: "seed", name: "seed: demo records, multi-row INSERTs in D1 batches inside the Worker" },
+  { key: "rebuild", name: "full manifest rebuild (rebuildManifest, one keyset walk): wall" },
+  { key: "rebuildRows", name: "full manifest rebuild: D1 rows read" },
+  { key: "firstRender", name: "first request after start (cold isolate): shard, live render, gzip" },
+  { key: "liveRender", name: "cold live render of a full shard (50,000 URLs), gzip: wall (median)", target: "≤ 400 ms" },
+  { key: "liveRenderIdentity", name: "cold live render, identity (no gzip): wall (median)" },
+  { key: "liveRows", name: "cold live render: D1 rows read (whole request)", target: "≤ 50,500" },
+  { key: "liveRss", name: "cold live render: workerd RSS growth" },
+  { key: "breakdownRead", name: "  breakdown: D1 reads only (keyset pages of 2,500 rows, records discarded)" },
+  { key: "breakdownRender", name: "  breakdown: render only, in-memory records → gzip, in workerd" },
+  { key: "index", name: "index /sitemap.xml, edge cache off (manifest copy cached at the location): wall (median)" },
+  { key: "indexRows", name: "index, edge cache off: D1 rows read" },
+  { key: "floor", name: "request floor: loopback HTTP to workerd, Worker answers at once (no app, no I/O): wall (median)" },
+  { key: "floorBody", name: "request floor + the cached shard's gzip body from memory (no app, no cache read): wall (median)" },
+  { key: "regenFull", name: "full regeneration (site pass, every shard rendered + stored): wall" },
+  { key: "regenFullRows", name: "full regeneration: D1 rows read (all statements)", target: "≤ 1.02 × records" },
+  { key: "regenFullMem", name: "full regeneration: workerd peak RSS growth" },
+  { key: "snapshot", name: "snapshot serve (pre-rendered shard from KV, edge cache off): wall (median)", target: "≤ 20 ms" },
+  { key: "cacheHit", name: "Cache API hit (shard, gzip): wall (median)", target: "≤ 5 ms" },
+  { key: "notModified", name: "304 (If-None-Match): wall (median)" },
+  { key: "regenIncrOne", name: "incremental regeneration, 100 changed records in one shard: rows read, shards rendered" },
+  { key: "regenIncrSpread", name: "incremental regeneration, 100 changed records spread over every products shard: rows read, shards rendered" },
+];
+
+function scaleName(total: number): string {
+  return total >= 1_000_000 ? `${total / 1_000_000}M records` : `${total / 1_000}k records`;
+}
+
+/** Seeds the mix with change stamps a month back (older than any settle window), ascending. */
+async function seed(h: Harness, total: number): Promise<void> {
+  let stamp = Date.now() - 30 * 86_400_000;
+  for (const { section, share } of MIX) {
+    const count = Math.round(total * share);
+    for (let start = 0; start < count; start += SEED_BATCH) {
+      const n = Math.min(SEED_BATCH, count - start);
+      await h.bench("seed", { origin: h.origin, section, start, count: n, stamp });
+      stamp += n;
+    }
+  }
+}
+
+async function timesOf(runs: number, fn: () => Promise<{ ms: number; status: number }>, expect = 200): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const r = await fn();
+    if (r.status !== expect) throw new Error(`expected ${expect}, got ${r.status}`);
+    times.push(r.ms);
+  }
+  return times;
+}
+
+const spread = (times: readonly number[]): string => `${ms(median(times))} (${times.length} runs, ${ms(Math.min(...times))}–${ms(Math.max(...times))})`;
+
+/** The real request path with the Cache API layer off (every request renders or reads a snapshot). */
+const NO_EDGE_CACHE = JSON.stringify({ EDGE_CACHE_TTL: "0" });
+const uncached = (path: string): string => `/__bench/as?path=${encodeURIComponent(path)}&vars=${encodeURIComponent(NO_EDGE_CACHE)}`;
+
+function sourceOf(r: HttpResult): string {
+  const v = r.headers["x-sitemap-source"];
+  return typeof v === "string" ? v : "live";
+}
+
+/** Times `path`, checking every answer came from `source` (X-Sitemap-Source; absent = live). */
+async function timedSource(h: Harness, runs: number, path: string, source: string, headers: Record<string, string> = GZIP, status = 200): Promise<number[]> {
+  return timesOf(
+    runs,
+    async () => {
+      const r = await h.get(path, headers);
+      if (r.status === status && sourceOf(r) !== source) throw new Error(`${path}: expected source ${source}, got ${sourceOf(r)}`);
+      return r;
+    },
+    status,
+  );
+}
+
+interface Regen extends Count {
+  summary: { mode: string; rowsRead: number; shardsChecked: number; shardsRendered: number; changesRead: number; published: boolean; error?: string };
+}
+
+async function regenerate(h: Harness, full: boolean): Promise<{ ms: number; regen: Regen; rss: number; rssBefore: number }> {
+  const t = now();
+  const measured = await withPeak(h.workerdRss, () => h.bench<Regen>("regen", { origin: h.origin, full: full ? 1 : 0 }), 20);
+  return { ms: now() - t, regen: measured.value, rss: measured.peak - measured.before, rssBefore: measured.before };
+}
+
+/** Millisecond-scale rows are cheap: more runs, so their medians shrug off a busy moment. */
+const cheapRuns = (options: BenchOptions): number => (options.quick ? options.runs : Math.max(15, options.runs * 3));
+
+/** Snapshot, cache, 304 and regeneration rows (src/regen, src/cache): after the live-render rows. */
+async function cachingRows(h: Harness, total: number, options: BenchOptions, result: ScaleResult): Promise<void> {
+  const runs = cheapRuns(options);
+  const full = await regenerate(h, true);
+  const r = full.regen;
+  result.set("regenFull", { text: `${ms(full.ms)} (${r.summary.mode}, ${r.summary.shardsRendered} shards rendered, ${r.queries} D1 statements)` });
+  result.set("regenFullRows", {
+    text: `${int(r.rowsRead)} (${(r.rowsRead / total).toFixed(3)} × records; the run counts ${int(r.summary.rowsRead)} record rows)`,
+    met: r.rowsRead <= 1.02 * total,
+  });
+  result.set("regenFullMem", { text: `+${mib(full.rss)} (of ${mib(full.rssBefore)})` });
+
+  await new Promise((resolve) => setTimeout(resolve, 1_000)); // let the run's after-work settle
+  const snapshot = await timedSource(h, runs, uncached(SHARD), "snapshot");
+  result.set("snapshot", { text: spread(snapshot), met: median(snapshot) <= 20 });
+
+  // Fill the edge cache (stored in waitUntil after the body completed), then hit it.
+  let filled = false;
+  for (let i = 0; i < 50 && !filled; i++) {
+    filled = sourceOf(await h.get(SHARD, GZIP)) === "cache";
+    if (!filled) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (!filled) throw new Error(`${SHARD} never came from the edge cache`);
+  const hits = await timedSource(h, runs, SHARD, "cache");
+  result.set("cacheHit", { text: spread(hits), met: median(hits) <= 5 });
+  // What moving those bytes costs by itself: the same size from the Worker's memory, no app.
+  const size = (await h.get(SHARD, GZIP)).bytes;
+  const body = await timesOf(runs, () => h.get(`/__bench/blob?bytes=${size}`, GZIP));
+  result.set("floorBody", { text: `${spread(body)}, ${mib(size)}` });
+
+  const etag = (await h.get(SHARD, GZIP)).headers["etag"];
+  if (typeof etag !== "string") throw new Error("no ETag on the shard");
+  const conditional = await timedSource(h, runs, SHARD, "not-modified", { ...GZIP, "if-none-match": etag }, 304);
+  result.set("notModified", { text: spread(conditional) });
+
+  // Incremental: 100 changed records (new lastmod through D1UrlWriter), then one regeneration run.
+  const products = Math.round(total * MIX[0].share);
+  const incremental = async (key: string, start: number, step: number, what: string): Promise<void> => {
+    await h.bench("touch", { origin: h.origin, section: MIX[0].section, start, count: 100, step, lastmod: new Date().toISOString().slice(0, 19) + "Z" });
+    const run = await regenerate(h, false);
+    const s = run.regen.summary;
+    result.set(key, {
+      text: `${int(run.regen.rowsRead)} rows read, ${s.shardsRendered} of ${Math.ceil(products / 50_000)} products shards rendered (${what}; ${ms(run.ms)}, ${s.mode}, ${int(s.changesRead)} changes read)`,
+    });
+  };
+  await incremental("regenIncrOne", 1_000, 1, "records 1,000–1,099");
+  await incremental("regenIncrSpread", 17, Math.floor(products / 100), `every ${int(Math.floor(products / 100))}th record`);
+}
+
+async function measureScale(total: number, options: BenchOptions, withLoad: boolean): Promise<{ result: ScaleResult; load?: Section }> {
+  const result: ScaleResult = new Map();
+  const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" });
+  try {
+    const seeded = await (async () => {
+      const t = now();
+      await seed(h, total);
+      return now() - t;
+    })();
+    result.set("seed", { text: `${ms(seeded)} (${int(total / (seeded / 1000))} rows/s)` });
+
+    const t = now();
+    const rebuilt = await h.bench<Count & { shards: number; urls: number }>("rebuild", { origin: h.origin });
+    const rebuildMs = now() - t;
+    result.set("rebuild", { text: `${ms(rebuildMs)} (${rebuilt.shards} shards)` });
+    result.set("rebuildRows", { text: `${int(rebuilt.rowsRead)} (${(rebuilt.rowsRead / total).toFixed(2)} × records)` });
+
+    // Live renders (no snapshot exists yet; edge cache off): the first meets a cold isolate.
+    const shardUrls = Math.min(50_000, Math.round(total * MIX[0].share));
+    const runs = options.runs;
+    const first = await h.get(uncached(SHARD), GZIP);
+    if (first.status !== 200 || sourceOf(first) !== "live") throw new Error(`GET ${SHARD} → ${first.status} from ${sourceOf(first)}`);
+    result.set("firstRender", { text: `${ms(first.ms)} (${mib(first.bytes)} gz)` });
+    const live = await timedSource(h, runs, uncached(SHARD), "live");
+    result.set("liveRender", { text: spread(live), met: shardUrls === 50_000 ? median(live) <= 400 : undefined });
+    const identity = await timedSource(h, Math.max(3, runs - 2), uncached(SHARD), "live", {});
+    result.set("liveRenderIdentity", { text: spread(identity) });
+    const counted = await h.bench<Count>("count", { path: SHARD, vars: NO_EDGE_CACHE }, "GET");
+    result.set("liveRows", {
+      text: `${int(counted.rowsRead)} (${counted.queries} queries, ${int(shardUrls)} URLs)`,
+      met: shardUrls === 50_000 ? counted.rowsRead <= 50_500 : undefined,
+    });
+    const rss = await withPeak(h.workerdRss, () => h.get(uncached(SHARD), GZIP), 5);
+    result.set("liveRss", { text: `+${mib(rss.peak - rss.before)} (of ${mib(rss.before)})` });
+
+    // Where the live render's time goes: the D1 reads alone, and the render alone (same workerd).
+    const reads = await timesOf(runs, async () => {
+      const t0 = now();
+      await h.bench("read", { origin: h.origin, section: MIX[0].section, n: 1 }, "GET");
+      return { ms: now() - t0, status: 200 };
+    });
+    result.set("breakdownRead", { text: spread(reads) });
+    await h.bench("render", { origin: h.origin, count: shardUrls, prepare: 1 }, "GET");
+    const renders = await timesOf(runs, async () => {
+      const t0 = now();
+      await h.bench("render", { origin: h.origin, count: shardUrls, gzip: 1 }, "GET");
+      return { ms: now() - t0, status: 200 };
+    });
+    result.set("breakdownRender", { text: spread(renders) });
+
+    const index = await timesOf(cheapRuns(options), () => h.get(uncached("/sitemap.xml"), GZIP));
+    result.set("index", { text: spread(index) });
+    const indexCount = await h.bench<Count>("count", { path: "/sitemap.xml", vars: NO_EDGE_CACHE }, "GET");
+    result.set("indexRows", { text: `${int(indexCount.rowsRead)} (${indexCount.queries} queries)` });
+
+    // What any request costs here before the app does anything: context for the small timings below.
+    const floor = await timesOf(cheapRuns(options), () => h.get("/__bench/ping"));
+    result.set("floor", { text: spread(floor) });
+
+    await cachingRows(h, total, options, result);
+
+    const load = withLoad ? await loadBench(h, options, { shard: SHARD, records: total }) : undefined;
+    return load ? { result, load } : { result };
+  } finally {
+    await h.dispose();
+  }
+}
+
+export async function workerdBench(options: BenchOptions, withLoad: boolean): Promise<{ e2e: ScaledSection; load?: Section }> {
+  const results: ScaleResult[] = [];
+  let load: Section | undefined;
+  for (let i = 0; i < options.scales.length; i++) {
+    const last = i === options.scales.length - 1;
+    const measured = await measureScale(options.scales[i]!, options, withLoad && last);
+    results.push(measured.result);
+    if (measured.load) load = measured.load;
+  }
+  const rows: ScaledRow[] = ROWS.map((spec) => {
+    const cells = results.map((r) => r.get(spec.key));
+    const row: ScaledRow = { name: spec.name, values: cells.map((c) => c?.text ?? NOT_BUILT), met: cells.map((c) => c?.met) };
+    if (spec.target) row.target = spec.target;
+    return row;
+  });
+  const e2e: ScaledSection = {
+    title: "End to end in workerd (Miniflare 5, local D1)",
+    note:
+      `Fresh workerd and database per scale; records ${MIX.map((m) => `${m.share * 100}% ${m.section}`).join(", ")}; ` +
+      `the measured shard is ${SHARD} (the first 50,000 products). Wall = loopback HTTP request to the last body byte, measured from Node; ` +
+      `rows read = D1 \`meta.rows_read\` summed over every statement of the request. "${NOT_BUILT}": the feature's code does not exist yet.`,
+    columns: options.scales.map(scaleName),
+    rows,
+  };
+  return load ? { e2e, load } : { e2e };
+}
