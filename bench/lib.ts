@@ -79,7 +79,7 @@ export const ms = (v: number): string =>
   !Number.isFinite(v) ? "—" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : v >= 100 ? `${v.toFixed(0)} ms` : v >= 10 ? `${v.toFixed(1)} ms` : `${v.toFixed(2)} ms`;
 export const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
 export const int = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "—");
-export const ratio = (v: number): string => (Number.isFinite(v) ? `${v >= 10 ? v.toFixed(0) : v.toFixed(2)}×` : "—");
+export const ratio = (v: number): string => (Number.isFinite(v) ? `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)}×` : "—");
 
 export const NOT_BUILT = "n/a (not built yet)";
 
