@@ -83,8 +83,18 @@ function rssOf(pid: number | null): number {
   }
 }
 
+/** Temporary directories of running harnesses: removed on Ctrl-C too, not only on dispose. */
+const liveDirs = new Set<string>();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
+
 export async function startHarness(vars: Record<string, string> = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-bench-"));
+  liveDirs.add(dir);
   try {
     const scriptPath = await bundle(dir);
     // Bindings (D1, KV, …) as wrangler.jsonc declares them; vars exactly from wrangler.jsonc (not
@@ -167,10 +177,12 @@ export async function startHarness(vars: Record<string, string> = {}): Promise<H
         agent.destroy();
         await mf.dispose();
         rmSync(dir, { recursive: true, force: true });
+        liveDirs.delete(dir);
       },
     };
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
     throw err;
   }
 }
