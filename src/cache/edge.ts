@@ -9,6 +9,7 @@
  * put in `waitUntil` only once the body ended without error. (The Cache API itself would keep a
  * partial body: a stream that errors midway is stored truncated.)
  */
+import { concatBytes } from "../core/bytes.ts";
 import type { Representation } from "../http/respond.ts";
 
 /** Larger bodies are served but not copied into the cache (the copy is held in memory). */
@@ -60,7 +61,7 @@ export function storeWhenComplete(
     },
     flush() {
       if (!chunks) return;
-      const bytes = concat(chunks, size);
+      const bytes = concatBytes(chunks, size);
       chunks = null;
       waitUntil(
         cache
@@ -72,15 +73,6 @@ export function storeWhenComplete(
   return body.pipeThrough(tap);
 }
 
-function concat(chunks: readonly Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
-}
 
 /** Removes one entry from this location's cache (best effort). */
 export async function edgeDelete(key: string): Promise<void> {

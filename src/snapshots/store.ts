@@ -7,6 +7,7 @@
  * gets exactly the bytes of the version its manifest names, or nothing yet (then it renders live,
  * the same bytes). The manifest in D1, written after every piece is stored, is the switch.
  */
+import { concatBytes } from "../core/bytes.ts";
 
 /** Bumped when the stored form changes (compression, framing): old keys are then simply unused. */
 export const SNAPSHOT_FORMAT = "s1";
@@ -103,11 +104,5 @@ export async function readAll(stream: ReadableStream<Uint8Array>, maxBytes = Num
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }

@@ -10,7 +10,7 @@ import { EXT_IMAGE, EXT_NEWS, EXT_VIDEO, EXT_XHTML } from "../../src/core/extens
 import { services } from "../../src/services.ts";
 import { currentManifest, rebuildManifest } from "../../src/sitemaps.ts";
 import { d1Fixture, sourceFixtures } from "./fixtures/sources.ts";
-import { call, freshOrigin, locsOf, range, validRecords } from "./support.ts";
+import { call, document, freshOrigin, locsOf, range, seedSite, validRecords } from "./support.ts";
 
 const NS = {
   image: 'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"',
@@ -45,19 +45,7 @@ function article(origin: string, i: number, publishedAt: number, extra: Record<s
 }
 
 describe.each(sourceFixtures)("extensions from $name", (fixture) => {
-  async function site(inputs: (origin: string) => unknown[], vars: Record<string, string> = {}) {
-    const origin = freshOrigin(`ext-${fixture.name}`);
-    const env = fixture.env({ SITES: origin, ...vars });
-    await fixture.upsert(env, validRecords(env, inputs(origin)), Date.UTC(2026, 0, 1));
-    await rebuildManifest(services(env), origin);
-    return { origin, env };
-  }
-
-  async function document(env: Env, url: string): Promise<string> {
-    const res = await call(env, url);
-    expect(res.status, url).toBe(200);
-    return res.text();
-  }
+  const site = (inputs: (origin: string) => unknown[], vars: Record<string, string> = {}) => seedSite(fixture, `ext-${fixture.name}`, inputs, vars);
 
   it("declares on each shard exactly the namespaces its records use", async () => {
     const { origin, env } = await site(

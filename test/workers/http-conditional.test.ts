@@ -12,6 +12,14 @@ import { call } from "./support.ts";
 
 const PAST = Date.UTC(2026, 0, 1, 12, 30, 45, 678);
 
+/** Every representation of a shard, and the index. */
+const REPRESENTATIONS = [
+  ["/sitemap-pages-1.xml", {}],
+  ["/sitemap-pages-1.xml", { "Accept-Encoding": "gzip" }],
+  ["/sitemap-pages-1.xml.gz", {}],
+  ["/sitemap.xml", {}],
+] as const;
+
 describe("If-None-Match parsing", () => {
   it("reads lists, *, weak tags, and ignores malformed members", () => {
     expect(parseEntityTags("*")).toBe("*");
@@ -40,12 +48,7 @@ describe("conditional GET and HEAD", () => {
 
   it("answers 304 with the validators and no body for a matching If-None-Match", async () => {
     const s = await site();
-    for (const [path, headers] of [
-      ["/sitemap-pages-1.xml", {}],
-      ["/sitemap-pages-1.xml", { "Accept-Encoding": "gzip" }],
-      ["/sitemap-pages-1.xml.gz", {}],
-      ["/sitemap.xml", {}],
-    ] as const) {
+    for (const [path, headers] of REPRESENTATIONS) {
       const full = await call(s.env, s.origin + path, { headers });
       await full.arrayBuffer();
       const etag = full.headers.get("etag")!;
@@ -99,12 +102,7 @@ describe("conditional GET and HEAD", () => {
 
   it("answers HEAD with the same headers as GET and no body", async () => {
     const s = await site();
-    for (const [path, headers] of [
-      ["/sitemap-pages-1.xml", {}],
-      ["/sitemap-pages-1.xml", { "Accept-Encoding": "gzip" }],
-      ["/sitemap-pages-1.xml.gz", {}],
-      ["/sitemap.xml", {}],
-    ] as const) {
+    for (const [path, headers] of REPRESENTATIONS) {
       const head = await call(s.env, s.origin + path, { method: "HEAD", headers });
       const get = await call(s.env, s.origin + path, { headers });
       expect(head.status).toBe(200);

@@ -8,23 +8,12 @@ import { demoSection } from "../../src/demo/demo-data.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { sourceFixtures } from "./fixtures/sources.ts";
-import { bytesOf, call, freshOrigin, gunzip, locsOf, range, text, validRecords } from "./support.ts";
+import { bytesOf, call, document, gunzip, locsOf, range, seedSite, text, validRecords } from "./support.ts";
 
 describe.each(sourceFixtures)("sitemaps from $name", (fixture) => {
   /** A new site with the given records, manifest built as after a write. */
-  async function site(inputs: (origin: string) => unknown[], vars: Record<string, string> = {}, now = Date.UTC(2026, 0, 1)) {
-    const origin = freshOrigin(fixture.name);
-    const env = fixture.env({ SITES: `${origin} https://other.example`, ...vars });
-    await fixture.upsert(env, validRecords(env, inputs(origin)), now);
-    await rebuildManifest(services(env), origin);
-    return { origin, env };
-  }
-
-  async function document(env: Env, url: string): Promise<string> {
-    const res = await call(env, url);
-    expect(res.status, url).toBe(200);
-    return res.text();
-  }
+  const site = (inputs: (origin: string) => unknown[], vars: Record<string, string> = {}, now = Date.UTC(2026, 0, 1)) =>
+    seedSite(fixture, fixture.name, inputs, vars, now, "https://other.example");
 
   it("serves an index whose every shard resolves, with every record exactly once", async () => {
     const { origin, env } = await site(

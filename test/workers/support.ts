@@ -1,8 +1,12 @@
 /** Helpers for workerd tests: call the real Worker entry with a chosen env, read bodies raw. */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { expect } from "vitest";
 import worker from "../../src/index.ts";
 import { parseConfig } from "../../src/config.ts";
 import { type ValidRecord, validateBatch } from "../../src/core/validate.ts";
+import { services } from "../../src/services.ts";
+import { rebuildManifest } from "../../src/sitemaps.ts";
+import type { SourceFixture } from "./fixtures/sources.ts";
 
 let siteCounter = 0;
 
@@ -44,4 +48,27 @@ export function locsOf(xml: string): string[] {
 
 export function range(n: number, from = 0): number[] {
   return Array.from({ length: n }, (_, i) => from + i);
+}
+
+/** A new site on `fixture` with the given records, its manifest built as after a write. */
+export async function seedSite(
+  fixture: SourceFixture,
+  label: string,
+  inputs: (origin: string) => unknown[],
+  vars: Record<string, string> = {},
+  now = Date.UTC(2026, 0, 1),
+  extraSites = "",
+): Promise<{ origin: string; env: Env }> {
+  const origin = freshOrigin(label);
+  const env = fixture.env({ SITES: `${origin} ${extraSites}`.trim(), ...vars });
+  await fixture.upsert(env, validRecords(env, inputs(origin)), now);
+  await rebuildManifest(services(env), origin);
+  return { origin, env };
+}
+
+/** GET that must answer 200; the body as text. */
+export async function document(env: Env, url: string): Promise<string> {
+  const res = await call(env, url);
+  expect(res.status, url).toBe(200);
+  return res.text();
 }
