@@ -1,0 +1,18 @@
+/**
+ * The Hono environment every route and middleware shares, and the factory that types them. Its
+ * own module so that routers (src/admin, the document routes) import it without importing the app.
+ */
+import { createFactory } from "hono/factory";
+import type { Services } from "../services.ts";
+
+export type AppEnv = {
+  Bindings: Env;
+  Variables: {
+    /** Config and adapters for this env (src/services.ts). */
+    services: Services;
+    /** The configured site this request is for (its URL's origin). */
+    origin: string;
+  };
+};
+
+export const factory = createFactory<AppEnv>();

@@ -1,0 +1,175 @@
+/**
+ * The record-store port: everything the rest of the Worker asks of the place where URL records
+ * live. D1 and KV are adapters of it (src/adapters/d1, src/adapters/kv); src/services.ts alone
+ * chooses and wires one. Capabilities a store may lack are members that are `null` when absent:
+ * callers test `store.news === null`, never whether a method exists.
+ *
+ * Nothing here imports an adapter, Hono or Cloudflare types.
+ */
+import type { StoredRecord } from "../core/types.ts";
+import type { ValidRecord } from "../core/validate.ts";
+
+/** A contiguous range of stable keys within one site section (bounds inclusive). */
+export interface ShardRange {
+  origin: string;
+  section: string;
+  firstKey: number;
+  lastKey: number;
+}
+
+/** What planning a manifest needs of every record, tombstones included. */
+export interface KeyRow {
+  section: string;
+  key: number;
+  /** Change stamp (ms) of the last real change, deletion included. */
+  updatedAt: number;
+  deleted: boolean;
+  /** UTF-8 bytes of the record's `<url>` element. */
+  size: number;
+  /** Extension kinds (EXT_* bits) of the record: the namespaces its shard must declare. */
+  extKinds: number;
+}
+
+/** A record read back by loc, tombstone or not. */
+export interface FoundRecord extends StoredRecord {
+  origin: string;
+  deleted: boolean;
+}
+
+export interface RecordReader {
+  /** Live records of one range, ascending by key; paged by key, never by offset. */
+  records(range: ShardRange): AsyncIterable<StoredRecord>;
+  /** Every record of a site, tombstones too, in (section, key) order. */
+  keyRows(origin: string): AsyncIterable<KeyRow>;
+  /** The record stored under a normalised loc, tombstone or not; null when never stored. */
+  find(loc: string): Promise<FoundRecord | null>;
+}
+
+/** What every write answers. */
+export interface WriteResult {
+  /**
+   * true: the whole batch was applied in one transaction (D1 `batch()`), or nothing was. false: the
+   * store applies a batch in steps (KV), so a failure may leave part of it written; retrying the
+   * same batch completes it.
+   */
+  atomic: boolean;
+  /** Store writes made (D1 rows written, KV puts and deletes). */
+  writes: number;
+}
+
+/** inserted + updated + unchanged = records given. */
+export interface UpsertResult extends WriteResult {
+  /** New locs, and tombstoned locs brought back. */
+  inserted: number;
+  /** Live records whose content changed (their change stamp moved). */
+  updated: number;
+  /** Live records sent with identical content: nothing written, change stamp kept. */
+  unchanged: number;
+}
+
+/** deleted + alreadyDeleted + notFound = distinct locs given. */
+export interface DeleteResult extends WriteResult {
+  deleted: number;
+  alreadyDeleted: number;
+  notFound: number;
+}
+
+export interface RecordWriter {
+  /** Insert or update by loc (distinct locs, as validateBatch guarantees). A loc's key never changes. */
+  upsert(records: readonly ValidRecord[], now?: number): Promise<UpsertResult>;
+  /** Tombstones: deleted records stay, marked, so regeneration and notification see the removal. */
+  delete(locs: readonly string[], now?: number): Promise<DeleteResult>;
+}
+
+/** A position in a site's change order: (change stamp, key), plus the sequence of section moves. */
+export interface ChangeCursor {
+  stamp: number;
+  key: number;
+  /** Section moves with a larger sequence number are after the cursor (0 when a store has none). */
+  moveSeq: number;
+}
+
+/** One change of a record. */
+export interface Change extends KeyRow {
+  loc: string;
+  /**
+   * true: this row says the record left `section` (it now lives in another section, where it
+   * appears as a change of its own). Regeneration re-renders the section it left; notification
+   * skips it (the URL itself is announced through its own row).
+   */
+  moved: boolean;
+}
+
+export interface ChangePage {
+  /** Changes after the cursor, in change order; a record appears once per page at most. */
+  rows: Change[];
+  /** The cursor after the rows returned. */
+  cursor: ChangeCursor;
+  /** No more changes after `cursor` right now. */
+  done: boolean;
+}
+
+/**
+ * The change feed: regeneration and notification both read it, each with its own cursor.
+ * `after = null` returns no rows and the cursor of the current head.
+ * `until` (ms, inclusive) leaves younger changes for a later read (the settle window).
+ */
+export interface ChangeFeed {
+  changes(origin: string, after: ChangeCursor | null, limit: number, until?: number): Promise<ChangePage>;
+}
+
+/** A site's news articles in a window (news sitemaps). */
+export interface NewsStats {
+  /** Live articles published in the window. */
+  count: number;
+  /** Newest change stamp (ms) of an article in the window, tombstones included; 0 when none. */
+  lastUpdated: number;
+  /** Publication time (ms) of the newest live article in the window; 0 when none. */
+  newestPublication: number;
+  /** Publication time (ms) of the newest live article that already left the window; 0 when none. */
+  lastExpiredPublication: number;
+}
+
+export interface NewsIndex {
+  stats(origin: string, sinceMs: number, untilMs: number): Promise<NewsStats>;
+  /** Articles of [sinceMs, untilMs], newest first, `limit` from `offset`. */
+  records(origin: string, sinceMs: number, untilMs: number, offset: number, limit: number): Promise<StoredRecord[]>;
+}
+
+export interface RecentIndex {
+  /** The `limit` most recently changed live records of a site, newest change first. */
+  records(origin: string, limit: number): Promise<StoredRecord[]>;
+}
+
+/** A point in (section, key) order. */
+export interface ScanPosition {
+  section: string;
+  key: number;
+}
+
+/** A record as the one-pass regeneration reads it: content for rendering plus what planning needs. */
+export type ScannedRecord = StoredRecord & KeyRow;
+
+export interface RangeScan {
+  /**
+   * Every record of a site (tombstones too) from `from` to `until` (inclusive; null = the end of
+   * the site) in (section, key) order, content included: regeneration plans and renders from the
+   * same pass, one read per row.
+   */
+  scan(origin: string, from: ScanPosition, until: ScanPosition | null): AsyncIterable<ScannedRecord>;
+}
+
+/** The port. */
+export interface RecordStore {
+  /** "d1" or "kv": for status and logs. */
+  readonly kind: string;
+  readonly reader: RecordReader;
+  readonly writer: RecordWriter;
+  readonly changes: ChangeFeed;
+  /** News sitemaps; null: the store keeps no news index (news sitemaps 404, none listed). */
+  readonly news: NewsIndex | null;
+  /** The Atom feed of recent changes; null: no feed. */
+  readonly recent: RecentIndex | null;
+  /** One-pass regeneration; null: regeneration reads key rows, then records per shard. */
+  readonly scan: RangeScan | null;
+}
