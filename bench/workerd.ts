@@ -170,7 +170,7 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
   const conditional = await timedSource(h, runs, SHARD, "not-modified", { ...GZIP, "if-none-match": etag }, 304);
   result.set("notModified", { text: spread(conditional) });
 
-  // Incremental: 100 changed records (new lastmod through D1UrlWriter), then one regeneration run.
+  // Incremental: 100 changed records (new lastmod through D1RecordWriter), then one regeneration run.
   const products = Math.round(total * MIX[0].share);
   const incremental = async (key: string, start: number, step: number, what: string): Promise<void> => {
     await h.bench("touch", { origin: h.origin, section: MIX[0].section, start, count: 100, step, lastmod: new Date().toISOString().slice(0, 19) + "Z" });

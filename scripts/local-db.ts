@@ -15,11 +15,11 @@ import { type Config, parseConfig } from "../src/config.ts";
 import { type ValidRecord, validateBatch } from "../src/core/validate.ts";
 import { urlElementBytes } from "../src/core/writers.ts";
 import { type DemoInput, demoRecords } from "../src/demo/demo-data.ts";
-import { extJson } from "../src/sources/d1-writer.ts";
-import { D1ManifestStore } from "../src/manifest/d1-store.ts";
-import { D1UrlSource } from "../src/sources/d1.ts";
-import { sitePrefix } from "../src/sources/kv-layout.ts";
-import { kvBulkEntries } from "../src/sources/kv-writer.ts";
+import { D1ManifestStore } from "../src/adapters/d1/manifest-store.ts";
+import { d1RecordStore } from "../src/adapters/d1/record-store.ts";
+import { extJson } from "../src/adapters/d1/writer.ts";
+import { sitePrefix } from "../src/adapters/kv/layout.ts";
+import { kvBulkEntries } from "../src/adapters/kv/writer.ts";
 import { services } from "../src/services.ts";
 import { rebuildManifest } from "../src/sitemaps.ts";
 
@@ -101,7 +101,7 @@ export async function seedIfEmpty(origin: string, options: SeedOptions): Promise
   }
 
   const manifest = await withLocalEnv(vars, persistTo, (env, cfg) =>
-    rebuildManifest({ config: cfg, source: new D1UrlSource(env.DB), manifests: new D1ManifestStore(env.DB) }, origin),
+    rebuildManifest({ config: cfg, store: d1RecordStore(env.DB), manifests: new D1ManifestStore(env.DB) }, origin),
   );
   return { seeded: records.length, shards: manifest.shards.filter((s) => s.urlCount > 0).length };
 }

@@ -1,30 +1,31 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
-import { type Config, ConfigError, loadConfig } from "./config.ts";
-import { D1ManifestStore } from "./manifest/d1-store.ts";
-import { KvManifestStore } from "./manifest/kv-store.ts";
-import type { ManifestStore } from "./manifest/manifest.ts";
-import { D1UrlSource } from "./sources/d1.ts";
-import { D1UrlWriter } from "./sources/d1-writer.ts";
-import { FaultyUrlSource } from "./sources/faulty.ts";
-import { KvUrlSource } from "./sources/kv.ts";
-import { KvUrlWriter } from "./sources/kv-writer.ts";
-import type { UrlSource } from "./sources/source.ts";
+import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
+import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
+import { d1RecordStore } from "./adapters/d1/record-store.ts";
+import { D1RegenStore } from "./adapters/d1/regen-store.ts";
+import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
+import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
+import { kvRecordStore } from "./adapters/kv/record-store.ts";
+import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { InvalidatingManifestStore } from "./cache/manifest-cache.ts";
-import { D1RegenStore, type RegenStore } from "./regen/store.ts";
-import { KvSnapshotStore, type SnapshotStore } from "./snapshots/store.ts";
-
-/** Writes records into the configured source (D1UrlWriter or KvUrlWriter: same methods and summaries). */
-export type UrlWriter = Pick<D1UrlWriter, "upsert" | "delete" | "find">;
+import { type Config, ConfigError, loadConfig } from "./config.ts";
+import type { ManifestStore } from "./manifest/manifest.ts";
+import type { NotifyStateStore } from "./notify/store.ts";
+import type { RegenStore } from "./regen/store.ts";
+import type { SnapshotStore } from "./snapshots/store.ts";
+import type { RecordStore } from "./store/port.ts";
 
 export interface Services {
   config: Config;
-  source: UrlSource;
+  /** The URL records (URL_SOURCE: D1 or KV). */
+  store: RecordStore;
   manifests: ManifestStore;
-  writer: UrlWriter;
   /** Pre-rendered documents (KV namespace SNAPSHOTS); null without that binding (always live). */
   snapshots: SnapshotStore | null;
   /** Regeneration state, lease and run log (D1); null without a DB binding (no regeneration). */
   regen: RegenStore | null;
+  /** Notification state (D1); null without a DB binding (nothing is sent). */
+  notify: NotifyStateStore | null;
 }
 
 /** A binding the configuration needs, or a ConfigError naming it. */
@@ -41,24 +42,26 @@ export function services(env: Env): Services {
   let s = cache.get(env);
   if (!s) {
     const config = loadConfig(env);
-    const kv = config.urlSource === "kv" ? binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS") : null;
-    const db = config.urlSource === "d1" ? binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB") : null;
-    let source: UrlSource = kv ? new KvUrlSource(kv) : new D1UrlSource(db!);
-    if (config.faultAfterRecords !== null) source = new FaultyUrlSource(source, config.faultAfterRecords);
+    let store =
+      config.urlSource === "kv"
+        ? kvRecordStore(binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"))
+        : d1RecordStore(binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB"));
+    const fault = faultAfterRecords(env);
+    if (fault !== null) store = faultyRecordStore(store, fault);
     const manifests: ManifestStore =
       config.manifestStore === "kv"
         ? new KvManifestStore(binding<KVNamespace>(env, "URLS", "MANIFEST_STORE=kv keeps manifests in the KV namespace bound as URLS"))
         : new D1ManifestStore(binding<D1Database>(env, "DB", "MANIFEST_STORE=d1 keeps manifests in the D1 database bound as DB"));
     const snapshotKv = (env as unknown as Record<string, unknown>)["SNAPSHOTS"] as KVNamespace | undefined;
-    const regenDb = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
+    const db = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
     s = {
       config,
-      source,
+      store,
       // Saving a manifest also drops the location's cached copy of it (src/cache/manifest-cache.ts).
       manifests: new InvalidatingManifestStore(manifests),
-      writer: kv ? new KvUrlWriter(kv) : new D1UrlWriter(db!),
       snapshots: snapshotKv ? new KvSnapshotStore(snapshotKv) : null,
-      regen: regenDb ? new D1RegenStore(regenDb) : null,
+      regen: db ? new D1RegenStore(db) : null,
+      notify: db ? new D1NotifyStateStore(db) : null,
     };
     cache.set(env, s);
   }

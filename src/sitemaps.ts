@@ -1,5 +1,5 @@
 /**
- * The sitemap service: manifest → source → render. Knows nothing of HTTP; returns Web Streams.
+ * The sitemap service: manifest → record store → render. Knows nothing of HTTP; returns Web Streams.
  */
 import type { Config } from "./config.ts";
 import { w3cSeconds } from "./core/datetime-format.ts";
@@ -9,15 +9,14 @@ import { renderSitemapIndex, renderUrlset } from "./core/render.ts";
 import type { SitemapRef, UrlRecord } from "./core/types.ts";
 import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
 import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
-import { isNewsSource, isRecentSource } from "./formats/sources.ts";
 import { type BuildOptions, buildManifest } from "./manifest/build.ts";
 import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
 import { FEED_PATH, newsPath, shardPath } from "./http/paths.ts";
-import type { UrlSource } from "./sources/source.ts";
+import type { RecordStore } from "./store/port.ts";
 
 export interface SitemapDeps {
   config: Config;
-  source: UrlSource;
+  store: RecordStore;
   manifests: ManifestStore;
 }
 
@@ -42,7 +41,7 @@ export function manifestBuildOptions(config: Config, origin: string): BuildOptio
 /** Rebuilds a site's manifest from its records (one keyset walk) and stores it atomically. */
 export async function rebuildManifest(deps: SitemapDeps, origin: string, previous?: ShardManifest | null): Promise<ShardManifest> {
   const before = previous === undefined ? await deps.manifests.load(origin) : previous;
-  const manifest = await buildManifest(deps.source, origin, before, manifestBuildOptions(deps.config, origin));
+  const manifest = await buildManifest(deps.store.reader, origin, before, manifestBuildOptions(deps.config, origin));
   await deps.manifests.save(manifest);
   return manifest;
 }
@@ -68,11 +67,12 @@ export interface IndexExtras {
  * the manifest says the site has records with news data; none otherwise.
  */
 export async function indexExtras(deps: SitemapDeps, manifest: ShardManifest, now = Date.now()): Promise<IndexExtras> {
-  const feed = deps.config.feedInIndex && deps.config.feedSize > 0 && isRecentSource(deps.source);
+  const feed = deps.config.feedInIndex && deps.config.feedSize > 0 && deps.store.recent !== null;
   const hasNews = manifest.shards.some((s) => (s.extKinds ?? 0) & EXT_NEWS);
-  if (!hasNews || !isNewsSource(deps.source)) return { news: null, feed };
+  const newsIndex = deps.store.news;
+  if (!hasNews || newsIndex === null) return { news: null, feed };
   const { since, until } = newsWindow(now);
-  const news = summarizeNews(await deps.source.newsStats(manifest.origin, since, until));
+  const news = summarizeNews(await newsIndex.stats(manifest.origin, since, until));
   return { news: news.files > 0 ? news : null, feed };
 }
 
@@ -111,7 +111,7 @@ export function renderIndex(config: Config, manifest: ShardManifest, extras?: In
 }
 
 /**
- * One shard, rendered live from the source. Protocol limits (not the configured shard size) apply:
+ * One shard, rendered live from the record store. Protocol limits (not the configured shard size) apply:
  * records added since the manifest was built must not break a document that is still valid.
  * `records`: the shard's live records when the caller already reads them (the cron's one pass
  * renders snapshots through here, so snapshot and live bytes cannot diverge).
@@ -120,7 +120,7 @@ export function renderShard(
   deps: SitemapDeps,
   origin: string,
   shard: ShardEntry,
-  records: AsyncIterable<UrlRecord> = deps.source.records({ origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey }),
+  records: AsyncIterable<UrlRecord> = deps.store.reader.records({ origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey }),
 ): ReadableStream<Uint8Array> {
   return renderUrlset(records, {
     ...renderOptions(deps.config, origin),

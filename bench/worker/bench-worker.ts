@@ -9,12 +9,13 @@
 import worker from "../../src/index.ts";
 import { validateBatch } from "../../src/core/validate.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
-import { D1ManifestStore } from "../../src/manifest/d1-store.ts";
+import { D1ManifestStore } from "../../src/adapters/d1/manifest-store.ts";
+import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
+import { D1RecordReader } from "../../src/adapters/d1/reader.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
-import { D1UrlWriter, extJson } from "../../src/sources/d1-writer.ts";
+import { D1RecordWriter, extJson } from "../../src/adapters/d1/writer.ts";
 import { urlElementBytes } from "../../src/core/writers.ts";
-import { D1UrlSource } from "../../src/sources/d1.ts";
 import { gzip, renderUrlset } from "../../src/core/render.ts";
 import type { UrlRecord } from "../../src/core/types.ts";
 import { findShard } from "../../src/manifest/manifest.ts";
@@ -152,7 +153,7 @@ async function seed(env: Env, url: URL): Promise<Response> {
 }
 
 /**
- * Changes `count` records of a section (new lastmod) through D1UrlWriter, the way the ingest API
+ * Changes `count` records of a section (new lastmod) through D1RecordWriter, the way the ingest API
  * does: records start, start + step, start + 2·step, …
  */
 async function touch(env: Env, url: URL): Promise<Response> {
@@ -165,7 +166,7 @@ async function touch(env: Env, url: URL): Promise<Response> {
   const inputs = Array.from({ length: count }, (_, i) => ({ ...demoSection(origin, section, 1, start + i * step)[0]!, lastmod }));
   const records = validateBatch(inputs, { sites: new Set([origin]), defaultSection: "pages" });
   const counter = newCounter();
-  const summary = await new D1UrlWriter(countingD1(env.DB, counter)).upsert(records);
+  const summary = await new D1RecordWriter(countingD1(env.DB, counter)).upsert(records);
   return json({ ...summary, ...counter });
 }
 
@@ -196,7 +197,7 @@ async function rebuild(env: Env, url: URL): Promise<Response> {
   const db = countingD1(env.DB, counter);
   const config = services(env).config;
   const started = Date.now();
-  const manifest = await rebuildManifest({ config, source: new D1UrlSource(db), manifests: new D1ManifestStore(db) }, origin);
+  const manifest = await rebuildManifest({ config, store: d1RecordStore(db), manifests: new D1ManifestStore(db) }, origin);
   const listed = manifest.shards.filter((s) => s.urlCount > 0);
   return json({
     ms: Date.now() - started,
@@ -228,14 +229,14 @@ async function readShard(env: Env, url: URL): Promise<Response> {
   if (!shard) return json({ error: "no such shard" }, 404);
   let rows = 0;
   const pageRows = Number(url.searchParams.get("pageRows") ?? 0) || undefined;
-  const source = new D1UrlSource(env.DB, pageRows ? { pageRows } : {});
+  const source = new D1RecordReader(env.DB, pageRows ? { pageRows } : {});
   for await (const _ of source.records({ origin, section, firstKey: shard.firstKey, lastKey: shard.lastKey })) rows++;
   return json({ rows });
 }
 
 /**
  * What-if for the live render: the shard's records read with the next D1 page requested while
- * the current one is rendered (`prefetch=1`), or as D1UrlSource reads them; rendered and gzipped.
+ * the current one is rendered (`prefetch=1`), or as D1RecordReader reads them; rendered and gzipped.
  */
 async function renderFromD1(env: Env, url: URL): Promise<Response> {
   const origin = url.searchParams.get("origin")!;
@@ -264,7 +265,7 @@ async function renderFromD1(env: Env, url: URL): Promise<Response> {
       }
     })();
   } else {
-    records = new D1UrlSource(env.DB, { pageRows }).records(range);
+    records = new D1RecordReader(env.DB, { pageRows }).records(range);
   }
   let bytes = 0;
   for await (const chunk of gzip(renderUrlset(records)) as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;

@@ -56,6 +56,6 @@ export async function status(c: Context<AppEnv>): Promise<Response> {
     },
     runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),
     // Search-engine notification per target: last attempt / success, HTTP status, pending (docs/notify.md).
-    notifications: await notificationStatus(c.env, origin),
+    notifications: await notificationStatus(s, origin),
   });
 }

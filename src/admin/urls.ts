@@ -10,8 +10,7 @@ import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app.ts";
 import { RecordValidationError } from "../core/errors.ts";
 import { type ValidationContext, type ValidRecord, validateBatch, validateRecord } from "../core/validate.ts";
-import type { UrlWriter } from "../services.ts";
-import type { UrlRow } from "../sources/d1-writer.ts";
+import type { FoundRecord, RecordWriter } from "../store/port.ts";
 import { BodyError, type ParsedBody, readBatch } from "./body.ts";
 import {
   type DeleteResult,
@@ -38,8 +37,8 @@ function limits(c: Ctx): Limits {
 }
 
 /** The record writer of the configured source (D1 or KV, wired in src/services.ts). */
-function writer(c: Ctx): UrlWriter {
-  return c.var.services.writer;
+function writer(c: Ctx): RecordWriter {
+  return c.var.services.store.writer;
 }
 
 async function readBody(c: Ctx): Promise<ParsedBody | Response> {
@@ -103,18 +102,18 @@ urlsApi.delete("/", async (c) => {
   }
 });
 
-function storedRecord(row: UrlRow): StoredRecordBody {
+function storedRecord(row: FoundRecord): StoredRecordBody {
   const out: StoredRecordBody = {
-    key: row.id,
+    key: row.key,
     loc: row.loc,
     origin: row.origin,
     section: row.section,
-    lastmod: row.lastmod,
+    lastmod: row.lastmod ?? null,
     changefreq: row.changefreq as StoredRecordBody["changefreq"],
-    priority: row.priority,
-    updatedAt: new Date(row.updated_at).toISOString(),
+    priority: row.priority ?? null,
+    updatedAt: new Date(row.updatedAt).toISOString(),
   };
-  if (row.ext !== null) out.ext = JSON.parse(row.ext) as Record<string, unknown>;
+  if (row.ext) out.ext = row.ext as Record<string, unknown>;
   return out;
 }
 
@@ -122,12 +121,12 @@ urlsApi.get("/", urlQuery, async (c) => {
   const { loc } = c.req.valid("query");
   const checked = validateRecord({ loc }, validationContext(c));
   if (!checked.ok) return validationFailed(checked.issues, "no record can exist for it");
-  const row = await writer(c).find(checked.record.loc);
+  const row = await c.var.services.store.reader.find(checked.record.loc);
   if (row === null) return errorResponse(404, { error: "not_found", message: `no record for ${checked.record.loc}` });
   if (row.deleted) {
     return errorResponse(404, {
       error: "not_found",
-      message: `${row.loc} was deleted at ${new Date(row.updated_at).toISOString()}`,
+      message: `${row.loc} was deleted at ${new Date(row.updatedAt).toISOString()}`,
     });
   }
   return jsonResponse(storedRecord(row));

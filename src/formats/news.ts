@@ -7,7 +7,7 @@
 import { MAX_NEWS_PER_SITEMAP, NEWS_MAX_AGE_MS } from "../core/extensions/types.ts";
 import { Fingerprint } from "../core/fingerprint.ts";
 import type { StoredRecord } from "../core/types.ts";
-import type { NewsStats } from "./sources.ts";
+import type { NewsStats } from "../store/port.ts";
 
 export interface NewsWindow {
   /** Oldest publication time included (ms). */

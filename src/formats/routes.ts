@@ -18,7 +18,6 @@ import { findShard } from "../manifest/manifest.ts";
 import { renderOptions } from "../sitemaps.ts";
 import { feedVersion, renderAtomFeed } from "./atom.ts";
 import { newsFileVersion, newsWindow, summarizeNews } from "./news.ts";
-import { isNewsSource, isRecentSource } from "./sources.ts";
 import { renderTextSitemap } from "./text.ts";
 import { SITEMAP_XSL, SITEMAP_XSL_VERSION } from "./xsl.ts";
 
@@ -46,11 +45,12 @@ const stringStream = (text: string): ReadableStream<Uint8Array> => new Blob([tex
 async function newsFile(c: Ctx, n: number, file: "xml" | "xml.gz"): Promise<Response> {
   const s = c.var.services;
   const origin = c.var.origin;
-  if (!isNewsSource(s.source)) return notFound("no news sitemap: the record source has no news index");
+  const news = s.store.news;
+  if (news === null) return notFound("no news sitemap: the record source has no news index");
   const { since, until } = newsWindow(Date.now());
-  const records = await s.source.newsRecords(origin, since, until, (n - 1) * MAX_NEWS_PER_SITEMAP, MAX_NEWS_PER_SITEMAP);
+  const records = await news.records(origin, since, until, (n - 1) * MAX_NEWS_PER_SITEMAP, MAX_NEWS_PER_SITEMAP);
   if (records.length === 0) return notFound(n === 1 ? "no news articles from the last 2 days" : `no news sitemap ${n}`);
-  const stats = await s.source.newsStats(origin, since, until);
+  const stats = await news.stats(origin, since, until);
   const options = { ...renderOptions(s.config, origin), namespaces: EXT_NEWS, extensions: EXT_NEWS };
   return serveDocument(serveContext(c), {
     origin,
@@ -79,7 +79,7 @@ async function textFile(c: Ctx, section: string, n: number): Promise<Response> {
     lastChange: shard.lastChange,
     tags: shardCacheTags(origin, shard.section, shard.n),
     contentType: "text/plain; charset=utf-8",
-    render: () => renderTextSitemap(s.source.records(range)),
+    render: () => renderTextSitemap(s.store.reader.records(range)),
   });
 }
 
@@ -99,10 +99,10 @@ export function registerFormatRoutes(app: Hono<AppEnv>): void {
   });
 
   app.get(FEED_PATH, async (c) => {
-    const { config, source } = c.var.services;
+    const { config, store } = c.var.services;
     const origin = c.var.origin;
-    if (config.feedSize === 0 || !isRecentSource(source)) return notFound("no feed (FEED_SIZE=0, or the record source has none)");
-    const records = await source.recentRecords(origin, config.feedSize);
+    if (config.feedSize === 0 || store.recent === null) return notFound("no feed (FEED_SIZE=0, or the record source has none)");
+    const records = await store.recent.records(origin, config.feedSize);
     if (records.length === 0) return notFound("this site has no URLs yet");
     return serveDocument(serveContext(c), {
       origin,

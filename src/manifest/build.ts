@@ -1,7 +1,7 @@
 /** Builds (or updates) a site's manifest with one keyset walk over its records. */
 import { EXT_ALL } from "../core/extensions/types.ts";
 import { urlsetOverheadBytes } from "../core/writers.ts";
-import type { UrlSource } from "../sources/source.ts";
+import type { RecordReader } from "../store/port.ts";
 import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest, manifestVersion } from "./manifest.ts";
 
 export interface BuildOptions {
@@ -21,7 +21,7 @@ export function planLimits(options: BuildOptions): PlanLimits {
 }
 
 export async function buildManifest(
-  source: UrlSource,
+  reader: Pick<RecordReader, "keyRows">,
   origin: string,
   previous: ShardManifest | null,
   options: BuildOptions,
@@ -41,7 +41,7 @@ export async function buildManifest(
   const walked = new Set<string>();
   let section: string | undefined;
   let current: SectionPlanner | undefined;
-  for await (const row of source.keyRows(origin)) {
+  for await (const row of reader.keyRows(origin)) {
     if (row.section !== section) {
       if (current) shards.push(...current.finish());
       section = row.section;

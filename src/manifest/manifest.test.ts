@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { KeyRow } from "../sources/source.ts";
+import type { KeyRow } from "../store/port.ts";
 import { type PlanLimits, SectionPlanner, type ShardEntry } from "./manifest.ts";
 
 const limits: PlanLimits = { maxUrls: 3, maxBytes: 1_000, overheadBytes: 100 };

@@ -9,7 +9,7 @@
  * is never listed and answers 404.
  */
 import { Fingerprint } from "../core/fingerprint.ts";
-import type { KeyRow } from "../sources/source.ts";
+import type { KeyRow } from "../store/port.ts";
 
 export interface ShardEntry {
   section: string;
@@ -36,8 +36,8 @@ export interface ShardEntry {
   snapshot?: string | null;
 }
 
-/** A key row that may carry its record's extension kinds (D1UrlSource reports them). */
-export type PlanRow = KeyRow & { extKinds?: number };
+/** What the planner needs of a row: a key row whose extension kinds may be unknown (0). */
+export type PlanRow = Omit<KeyRow, "extKinds"> & { extKinds?: number };
 
 export interface ShardManifest {
   origin: string;

@@ -1,7 +1,8 @@
 /** What one notification run shares between its targets. */
 import type { NotifyConfig } from "./config.ts";
 import type { Fetcher, OutcomeKind } from "./http.ts";
-import type { NotifyStore } from "./store.ts";
+import type { ChangeFeed } from "../store/port.ts";
+import type { NotifyStateStore } from "./store.ts";
 
 export interface Logger {
   info(message: string): void;
@@ -16,7 +17,10 @@ export const consoleLogger: Logger = {
 };
 
 export interface RunContext {
-  store: NotifyStore;
+  /** Target states, leases, retired endpoints. */
+  store: NotifyStateStore;
+  /** The record store's change feed: what is pending past a target's cursor. */
+  changes: ChangeFeed;
   config: NotifyConfig;
   fetch: Fetcher;
   /** Time of the run (ms). */

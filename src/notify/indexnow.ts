@@ -54,7 +54,7 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
   const report: TargetReport = { target: INDEXNOW_TARGET, origin, result: "idle", requests: 0, acknowledged: 0 };
   if (!current) {
     // First run for this site: changes made before IndexNow was turned on are not sent.
-    await ctx.store.save(newState(INDEXNOW_TARGET, origin, { stamp: ctx.horizon, id: CURSOR_END_OF_STAMP }, configKey(config)));
+    await ctx.store.save(newState(INDEXNOW_TARGET, origin, { stamp: ctx.horizon, key: CURSOR_END_OF_STAMP }, configKey(config)));
     ctx.log.info(`IndexNow ${origin}: first run, changes from now on will be submitted`);
     return { ...report, result: "baseline" };
   }
@@ -62,7 +62,9 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
   if (!state) return { ...report, result: "waiting" };
 
   for (let batch = 0; batch < config.batchesPerRun; batch++) {
-    const changes = await ctx.store.changes(origin, state.acked, ctx.horizon, INDEXNOW_MAX_URLS);
+    // Section moves are not read (moveSeq at the end): the URL itself is announced through its own row.
+    const page = await ctx.changes.changes(origin, { ...state.acked, moveSeq: Number.MAX_SAFE_INTEGER }, INDEXNOW_MAX_URLS, ctx.horizon);
+    const changes = page.rows.filter((c) => !c.moved);
     if (changes.length === 0) break;
     const payload = indexNowPayload(origin, config.key, changes.map((c) => c.loc));
     const answer = await attempt(
@@ -76,12 +78,11 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
     report.status = answer.status;
     const kind = classify(answer.status, false);
     if (kind === "ok") {
-      const last = changes[changes.length - 1]!;
-      state = succeeded(state, ctx.now, answer.status, { stamp: last.updated_at, id: last.id }, changes.length);
+      state = succeeded(state, ctx.now, answer.status, { stamp: page.cursor.stamp, key: page.cursor.key }, changes.length);
       await ctx.store.save(state);
       report.acknowledged += changes.length;
       report.result = "sent";
-      if (changes.length < INDEXNOW_MAX_URLS) break;
+      if (page.done) break;
       continue;
     }
     const failure = kind === "retired" ? "config" : kind;

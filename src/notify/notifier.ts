@@ -1,17 +1,19 @@
 /**
  * The notifier: after each regeneration (the cron's `scheduled`), tell search engines what
  * changed, per site: IndexNow (changed URLs), ping endpoints and Search Console (the index URL,
- * when anything changed). Works from the records' change stamps alone, so it does not depend on
- * what the regeneration did, and from D1 state, so a failed or interrupted run loses nothing.
+ * when anything changed). Works from the record store's change feed alone, so it does not depend
+ * on what the regeneration did, and from its own state, so a failed or interrupted run loses nothing.
  * A target's trouble never stops the others, and the notifier never throws.
  */
-import { type Config, loadConfig } from "../config.ts";
+import type { Config } from "../config.ts";
+import { services } from "../services.ts";
+import type { ChangeFeed } from "../store/port.ts";
 import { type Logger, type RunContext, type TargetReport, consoleLogger } from "./context.ts";
 import type { Fetcher } from "./http.ts";
 import { INDEXNOW_TARGET, submitIndexNow } from "./indexnow.ts";
 import { ping, pingTarget } from "./ping.ts";
 import { GSC_TARGET, TokenCache, submitToSearchConsole } from "./search-console.ts";
-import { type Cursor, NotifyStore, type TargetState, cursorAfter } from "./store.ts";
+import { type Cursor, type NotifyStateStore, type TargetState, cursorAfter } from "./store.ts";
 
 export interface NotifyOptions {
   /** Time of the run (ms); defaults to Date.now(). */
@@ -26,7 +28,13 @@ export interface NotifyReport {
   targets: TargetReport[];
 }
 
-type NotifyEnv = Pick<Env, "DB">;
+/** What notification needs of the services (src/services.ts wires them). */
+export interface NotifyServices {
+  config: Config;
+  store: { readonly changes: ChangeFeed };
+  /** The notifier's state; null without a DB binding (nothing can be sent). */
+  notify: NotifyStateStore | null;
+}
 
 /** How long a run holds a site: longer than a cron run may last (15 min wall), shorter than the schedule. */
 export const LEASE_MS = 20 * 60_000;
@@ -35,30 +43,38 @@ const anythingConfigured = (config: Config): boolean =>
   config.notify.indexNow !== null || config.notify.pingUrls.length > 0 || config.notify.searchConsole !== null;
 
 /**
- * Runs every configured notification for every site. Call it after the regeneration; it reads
- * only D1 and makes outbound requests. With nothing configured it does nothing at all.
+ * The cron entry: runs every configured notification for every site. Call it after the
+ * regeneration; it reads the change feed and makes outbound requests. With nothing configured it
+ * does nothing at all. Never throws.
  */
-export async function notifyAfterRegeneration(env: NotifyEnv, options: NotifyOptions = {}): Promise<NotifyReport> {
+export async function notifyAfterRegeneration(env: Env, options: NotifyOptions = {}): Promise<NotifyReport> {
+  let s: NotifyServices;
+  try {
+    s = services(env);
+  } catch (error) {
+    const log = options.log ?? consoleLogger;
+    log.error(String(error instanceof Error ? error.message : error));
+    return { ranAt: options.now ?? Date.now(), targets: [] };
+  }
+  return notifySites(s, options);
+}
+
+/** Runs every configured notification for every site of `s.config`. */
+export async function notifySites(s: NotifyServices, options: NotifyOptions = {}): Promise<NotifyReport> {
   const now = options.now ?? Date.now();
   const log = options.log ?? consoleLogger;
   const report: NotifyReport = { ranAt: now, targets: [] };
-  let config: Config;
-  try {
-    config = loadConfig(env);
-  } catch (error) {
-    log.error(String(error instanceof Error ? error.message : error));
-    return report;
-  }
+  const { config } = s;
   if (!anythingConfigured(config)) return report;
-  if (config.urlSource !== "d1") {
-    // The change stamps this works from are D1's (urls.updated_at); KV records carry no such feed.
-    log.error("configuration error: IndexNow, PING_URLS and GSC_SERVICE_ACCOUNT need URL_SOURCE=d1; nothing was sent");
+  const store = s.notify;
+  if (store === null) {
+    log.error("configuration error: IndexNow, PING_URLS and GSC_SERVICE_ACCOUNT keep their state in D1 (binding DB); nothing was sent");
     return report;
   }
   const n = config.notify;
-  const store = new NotifyStore(env.DB);
   const ctx: RunContext = {
     store,
+    changes: s.store.changes,
     config: n,
     fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     now,
@@ -88,7 +104,7 @@ export async function notifyAfterRegeneration(env: NotifyEnv, options: NotifyOpt
       if (n.indexNow) report.targets.push(await submitIndexNow(ctx, n.indexNow, origin, states.get(INDEXNOW_TARGET)));
       const livePings = n.pingUrls.filter((t) => !retired.has(t));
       if (livePings.length === 0 && !n.searchConsole) continue;
-      const newest = await store.newestChange(origin, ctx.horizon);
+      const newest = await s.store.changes.newest(origin, ctx.horizon);
       for (const template of livePings) {
         const r = await ping(ctx, template, origin, states.get(pingTarget(template)), newest);
         report.targets.push(r);
@@ -127,11 +143,10 @@ function groupStates(states: TargetState[]): Map<string, Map<string, TargetState
  * never be announced. null: no target needs any (nothing configured). Purging
  * `deleted = 1 AND updated_at < watermark` is always safe.
  */
-export async function notifyLowWatermark(env: NotifyEnv, origin: string, now = Date.now()): Promise<number | null> {
-  const config = loadConfig(env);
-  if (!anythingConfigured(config)) return null;
+export async function notifyLowWatermark(s: NotifyServices, origin: string, now = Date.now()): Promise<number | null> {
+  const { config, notify: store } = s;
+  if (!anythingConfigured(config) || store === null) return null;
   const n = config.notify;
-  const store = new NotifyStore(env.DB);
   const states = new Map((await store.states(origin)).map((s) => [s.target, s]));
   const retired = n.pingUrls.length > 0 ? await store.retired() : new Map();
   const needed: number[] = [];
@@ -165,11 +180,11 @@ export interface TargetStatus {
 }
 
 /** Per site (all, or one) and configured target: last attempt, last success, HTTP status, pending count. */
-export async function notifyStatus(env: NotifyEnv, only?: string): Promise<TargetStatus[]> {
-  const config = loadConfig(env);
-  if (!anythingConfigured(config)) return [];
+export async function notifyStatus(s: NotifyServices, only?: string): Promise<TargetStatus[]> {
+  const { config, notify: store } = s;
+  if (!anythingConfigured(config) || store === null) return [];
   const n = config.notify;
-  const store = new NotifyStore(env.DB);
+  const feed = s.store.changes;
   const statesBySite = groupStates(await store.states(only));
   const retired = n.pingUrls.length > 0 ? await store.retired() : new Map();
   const rows: TargetStatus[] = [];
@@ -178,7 +193,7 @@ export async function notifyStatus(env: NotifyEnv, only?: string): Promise<Targe
     const states = statesBySite.get(origin) ?? new Map<string, TargetState>();
     let newest: Cursor | null | undefined;
     const indexPending = async (s: TargetState | undefined): Promise<number> => {
-      newest ??= await store.newestChange(origin, Number.MAX_SAFE_INTEGER);
+      newest ??= await feed.newest(origin, Number.MAX_SAFE_INTEGER);
       return newest && (!s || cursorAfter(newest, s.acked)) ? 1 : 0;
     };
     const row = (target: string, s: TargetState | undefined, pending: number, isRetired = false): TargetStatus => ({
@@ -195,7 +210,7 @@ export async function notifyStatus(env: NotifyEnv, only?: string): Promise<Targe
     });
     if (n.indexNow) {
       const s = states.get(INDEXNOW_TARGET);
-      rows.push(row(INDEXNOW_TARGET, s, s ? await store.pendingCount(origin, s.acked) : 0));
+      rows.push(row(INDEXNOW_TARGET, s, s ? await feed.pending(origin, s.acked) : 0));
     }
     for (const template of n.pingUrls) {
       const s = states.get(pingTarget(template));
@@ -213,8 +228,8 @@ export async function notifyStatus(env: NotifyEnv, only?: string): Promise<Targe
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** The notification section of GET /sitemap-admin/status for one site (times as ISO 8601). */
-export async function notificationStatus(env: NotifyEnv, origin: string): Promise<Record<string, unknown>[]> {
-  return (await notifyStatus(env, origin)).map((t) => ({
+export async function notificationStatus(s: NotifyServices, origin: string): Promise<Record<string, unknown>[]> {
+  return (await notifyStatus(s, origin)).map((t) => ({
     target: t.target,
     lastAttempt: iso(t.lastAttemptAt),
     lastSuccess: iso(t.lastSuccessAt),

@@ -24,7 +24,7 @@ export async function ping(ctx: RunContext, template: string, origin: string, cu
   const target = pingTarget(template);
   const report: TargetReport = { target, origin, result: "idle", requests: 0, acknowledged: 0 };
   if (!newest || (current && !cursorAfter(newest, current.acked))) return report;
-  let state = due(current ?? newState(target, origin, { stamp: 0, id: 0 }, ""), "", ctx.now);
+  let state = due(current ?? newState(target, origin, { stamp: 0, key: 0 }, ""), "", ctx.now);
   if (!state) return { ...report, result: "waiting" };
 
   const urls = indexUrls(origin);

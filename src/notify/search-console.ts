@@ -116,7 +116,7 @@ export async function submitToSearchConsole(
 ): Promise<TargetReport> {
   const report: TargetReport = { target: GSC_TARGET, origin, result: "idle", requests: 0, acknowledged: 0 };
   if (!newest || (current && !cursorAfter(newest, current.acked))) return report;
-  let state = due(current ?? newState(GSC_TARGET, origin, { stamp: 0, id: 0 }, configKey(config)), configKey(config), ctx.now);
+  let state = due(current ?? newState(GSC_TARGET, origin, { stamp: 0, key: 0 }, configKey(config)), configKey(config), ctx.now);
   if (!state) return { ...report, result: "waiting" };
 
   const token = await tokens.get(ctx, config);

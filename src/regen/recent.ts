@@ -10,7 +10,7 @@
  * the stamp or the page). A write that commits late gets a new key (inserts) or changes a row read
  * with another stamp, so it never hides inside an interval.
  */
-import type { ChangeCursor } from "./source.ts";
+import type { ChangeCursor } from "../store/port.ts";
 
 /** [section, stamp, firstKey, lastKey] */
 export type RecentInterval = [string, number, number, number];

@@ -24,7 +24,7 @@ import { type BuildOptions, buildManifest, planLimits } from "../manifest/build.
 import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest, listedShards, manifestVersion } from "../manifest/manifest.ts";
 import { type SitemapDeps, indexExtras, indexMeta, manifestBuildOptions, renderIndex, renderShard } from "../sitemaps.ts";
 import { type CompressedDocument, type SnapshotStore, compressDocument, indexSnapshotKey, shardSnapshotKey } from "../snapshots/store.ts";
-import { type ChangeCursor, type ChangeFeed, type RangeScanner, type ScanPosition, type ScannedRecord, hasChangeFeed, hasRangeScan } from "./source.ts";
+import type { ChangeCursor, ChangeFeed, RangeScan, ScanPosition, ScannedRecord } from "../store/port.ts";
 import { RecentChanges } from "./recent.ts";
 import type { Lease, RegenState, RegenStore } from "./store.ts";
 
@@ -250,7 +250,7 @@ class Run {
    * one shard's (ends at `hi`, or open-ended); otherwise a site pass from `from` to the end.
    * Returns where the rest of the range resumes when the work bound stopped it, else null.
    */
-  async pass(scanner: RangeScanner, from: ScanPosition, single: { hi: number | undefined } | null): Promise<ScanPosition | null> {
+  async pass(scanner: RangeScan, from: ScanPosition, single: { hi: number | undefined } | null): Promise<ScanPosition | null> {
     const until = single ? { section: from.section, key: single.hi ?? Number.MAX_SAFE_INTEGER } : null;
     const iterator = scanner.scan(this.origin, from, until)[Symbol.asyncIterator]();
     this.#previous = "";
@@ -439,7 +439,7 @@ async function runOnce(
   summary: RunSummary,
   progress: { run?: Run },
 ): Promise<void> {
-  const { config, source } = deps;
+  const { config, store } = deps;
   const state: RegenState = await deps.state.load(origin);
   const stored = await deps.manifests.load(origin);
   summary.previousVersion = stored?.version ?? null;
@@ -447,15 +447,15 @@ async function runOnce(
   const fingerprint = planFingerprint(build);
 
   let run: Run;
-  if (hasChangeFeed(source) && hasRangeScan(source)) {
+  if (store.changes.indexed && store.scan !== null) {
     run = new Run(deps, origin, now, stored, new Working(stored?.shards ?? []));
     progress.run = run;
-    await incremental(run, source, state, fingerprint, options, summary);
+    await incremental(run, store.changes, store.scan, state, fingerprint, options, summary);
   } else {
-    // No change feed or no range scan: re-plan by walking the key rows (one index pass), then
-    // render the shards whose version has no snapshot yet.
+    // A change feed that walks the site (KV) or no range scan: re-plan by walking the key rows
+    // (one index pass), then render the shards whose version has no snapshot yet.
     summary.mode = "walk";
-    const planned = await buildManifest(source, origin, stored, { ...build, now });
+    const planned = await buildManifest(store.reader, origin, stored, { ...build, now });
     run = new Run(deps, origin, now, stored, new Working(planned.shards));
     progress.run = run;
     await walk(run);
@@ -530,7 +530,8 @@ async function runOnce(
 /** Change feed + range scans (D1). Updates `state` in place with the cursor and the work left. */
 async function incremental(
   run: Run,
-  source: ChangeFeed & RangeScanner,
+  feed: ChangeFeed,
+  scanner: RangeScan,
   state: RegenState,
   fingerprint: string,
   options: RegenOptions,
@@ -542,7 +543,7 @@ async function incremental(
   if (!run.stored || state.cursor === null || state.fingerprint !== fingerprint || options.full) {
     // A site pass: every shard re-planned and rendered from one read of every row. The change
     // cursor starts at the head as of now (settled), so changes during the pass are seen later.
-    const head = (await source.changes(run.origin, null, 0)).cursor;
+    const head = (await feed.changes(run.origin, null, 0)).cursor;
     state.cursor = head.stamp <= horizon ? head : { stamp: horizon, key: Number.MAX_SAFE_INTEGER, moveSeq: head.moveSeq };
     state.recent = [];
     state.pending = [];
@@ -557,7 +558,7 @@ async function incremental(
     for (const [section, key] of state.pending) touched.set(`${section}\u0000${key}`, [section, key]);
     let block = 0;
     for (;;) {
-      const page = await source.changes(run.origin, cursor, CHANGE_PAGE);
+      const page = await feed.changes(run.origin, cursor, CHANGE_PAGE);
       run.changesRead += page.rows.length;
       let stamp = Number.NaN;
       block++;
@@ -606,12 +607,12 @@ async function incremental(
     const id = `${section}\u0000${lo}`;
     if (done.has(id)) continue;
     done.add(id);
-    const resume = await run.pass(source, { section, key: lo }, { hi });
+    const resume = await run.pass(scanner, { section, key: lo }, { hi });
     if (resume) left.push([resume.section, resume.key]);
   }
   if (state.pass && !run.exhausted()) {
     summary.mode = "pass";
-    state.pass = await run.pass(source, state.pass, null);
+    state.pass = await run.pass(scanner, state.pass, null);
   } else if (state.pass) {
     summary.mode = "pass";
   }
@@ -633,7 +634,7 @@ async function walk(run: Run): Promise<void> {
     const check = new SectionPlanner(entry.section, [entry], { maxUrls: Infinity, maxBytes: Infinity, overheadBytes: 0 }, run.build.renderFingerprint, run.now);
     const range = { origin, section: entry.section, firstKey: entry.firstKey, lastKey: entry.lastKey };
     async function* tapped(): AsyncGenerator<UrlRecord> {
-      for await (const record of deps.source.records(range)) {
+      for await (const record of deps.store.reader.records(range)) {
         run.rowsRead++;
         check.add({ section: entry.section, key: record.key, updatedAt: record.updatedAt, deleted: false, size: 0 });
         yield record;

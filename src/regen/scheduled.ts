@@ -6,7 +6,7 @@ import { type RegenDeps, RegenBusyError, type RegenOptions, type RunSummary, reg
 /** The regeneration's dependencies, or null when a binding it needs is missing. */
 export function regenDeps(s: Services): RegenDeps | null {
   if (!s.regen || !s.snapshots) return null;
-  return { config: s.config, source: s.source, manifests: s.manifests, snapshots: s.snapshots, state: s.regen };
+  return { config: s.config, store: s.store, manifests: s.manifests, snapshots: s.snapshots, state: s.regen };
 }
 
 interface PurgeableContext {

@@ -6,6 +6,7 @@
  * overwritten with other bytes, so KV's eventual consistency cannot mix versions: a reader either
  * gets exactly the bytes of the version its manifest names, or nothing yet (then it renders live,
  * the same bytes). The manifest in D1, written after every piece is stored, is the switch.
+ * KV keeps them (src/adapters/kv/snapshot-store.ts).
  */
 import { concatBytes } from "../core/bytes.ts";
 
@@ -28,27 +29,6 @@ export interface SnapshotStore {
   /** The gzip bytes as a stream, or null when absent (not stored, deleted, or not yet visible here). */
   get(key: string): Promise<ReadableStream<Uint8Array> | null>;
   delete(key: string): Promise<void>;
-}
-
-/** Snapshots in the SNAPSHOTS KV namespace (a gzip shard of 50,000 URLs is far below KV's 25 MiB). */
-export class KvSnapshotStore implements SnapshotStore {
-  readonly #kv: KVNamespace;
-
-  constructor(kv: KVNamespace) {
-    this.#kv = kv;
-  }
-
-  async put(key: string, gzip: Uint8Array, meta: SnapshotMeta): Promise<void> {
-    await this.#kv.put(key, gzip, { metadata: meta });
-  }
-
-  async get(key: string): Promise<ReadableStream<Uint8Array> | null> {
-    return (await this.#kv.get(key, { type: "stream" })) as ReadableStream<Uint8Array> | null;
-  }
-
-  async delete(key: string): Promise<void> {
-    await this.#kv.delete(key);
-  }
 }
 
 /** `s1/{origin}/{section}/{n}/{version}`: ≤ ~330 bytes for any valid origin (KV keys ≤ 512). */

@@ -81,11 +81,18 @@ export interface RecordWriter {
   delete(locs: readonly string[], now?: number): Promise<DeleteResult>;
 }
 
-/** A position in a site's change order: (change stamp, key), plus the sequence of section moves. */
-export interface ChangeCursor {
+/** A point in a site's change order: (change stamp, key). */
+export interface ChangeStamp {
   stamp: number;
   key: number;
-  /** Section moves with a larger sequence number are after the cursor (0 when a store has none). */
+}
+
+/** A position in a site's change order, plus the sequence of section moves. */
+export interface ChangeCursor extends ChangeStamp {
+  /**
+   * Section moves with a larger sequence number are after the cursor (0 when a store has none).
+   * Notification passes Number.MAX_SAFE_INTEGER: it announces URLs, not the sections they left.
+   */
   moveSeq: number;
 }
 
@@ -101,7 +108,7 @@ export interface Change extends KeyRow {
 }
 
 export interface ChangePage {
-  /** Changes after the cursor, in change order; a record appears once per page at most. */
+  /** Changes after the cursor, in change order (move rows first); a record's own row appears once per page at most. */
   rows: Change[];
   /** The cursor after the rows returned. */
   cursor: ChangeCursor;
@@ -111,11 +118,22 @@ export interface ChangePage {
 
 /**
  * The change feed: regeneration and notification both read it, each with its own cursor.
- * `after = null` returns no rows and the cursor of the current head.
  * `until` (ms, inclusive) leaves younger changes for a later read (the settle window).
  */
 export interface ChangeFeed {
+  /**
+   * true (D1): a read costs the changes it returns (an index on change stamps) and section moves
+   * appear as `moved` rows, so regeneration plans from the feed alone. false (KV): every read walks
+   * the whole site and a record that changed section leaves no row in the section it left, so
+   * regeneration re-plans by walking key rows instead (docs/kv.md).
+   */
+  readonly indexed: boolean;
+  /** Up to `limit` changes after `after`; `after = null` returns no rows and the cursor of the current head. */
   changes(origin: string, after: ChangeCursor | null, limit: number, until?: number): Promise<ChangePage>;
+  /** The newest change of a site not younger than `until` (ms); null: the site has no records. */
+  newest(origin: string, until: number): Promise<ChangeStamp | null>;
+  /** How many changes of a site lie after `after` (the status endpoint). */
+  pending(origin: string, after: ChangeStamp): Promise<number>;
 }
 
 /** A site's news articles in a window (news sitemaps). */

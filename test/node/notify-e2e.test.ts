@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestHarness, type TestHarness } from "wrangler";
 import { parseConfig } from "../../src/config.ts";
 import { validateBatch } from "../../src/core/validate.ts";
-import { D1UrlWriter } from "../../src/sources/d1-writer.ts";
+import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 
 const SITE = "https://shop.example";
 const KEY = "e2e-indexnow-key-5f3a9c";
@@ -31,7 +31,7 @@ let indexNowStatus = 200;
 
 let harness: TestHarness;
 let env: Env;
-let writer: D1UrlWriter;
+let writer: D1RecordWriter;
 let config: ReturnType<typeof parseConfig>;
 
 const pathsOf = (prefix: string) => received.filter((r) => r.path.startsWith(prefix));
@@ -81,7 +81,7 @@ beforeAll(async () => {
   const worker = harness.getWorker<Env>();
   await worker.applyD1Migrations("DB");
   env = await worker.getEnv();
-  writer = new D1UrlWriter(env.DB);
+  writer = new D1RecordWriter(env.DB);
   config = parseConfig({ ...env, ...vars, INDEXNOW_KEY: KEY } as unknown as Record<string, unknown>);
 });
 

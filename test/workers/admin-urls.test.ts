@@ -3,7 +3,6 @@
  * write, atomic and idempotent batches, tombstones, limits and hostile input. Every DB claim is
  * checked by reading rows back.
  */
-import type { UrlRow } from "../../src/sources/d1-writer.ts";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -40,7 +39,20 @@ async function apiError(response: Response) {
   return ApiErrorSchema.parse(await response.json());
 }
 
-type Row = UrlRow;
+/** A \`urls\` row as D1 stores it. */
+interface Row {
+  id: number;
+  origin: string;
+  section: string;
+  loc: string;
+  lastmod: string | null;
+  changefreq: string | null;
+  priority: number | null;
+  ext: string | null;
+  size: number;
+  updated_at: number;
+  deleted: number;
+}
 
 /** Every row under a path prefix of SITE, in key order. */
 async function rows(prefix: string): Promise<Row[]> {

@@ -7,9 +7,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ValidRecord } from "../../src/core/validate.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
+import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
+import { kvRecordStore } from "../../src/adapters/kv/record-store.ts";
 import { services } from "../../src/services.ts";
-import { D1UrlSource } from "../../src/sources/d1.ts";
-import { KvUrlSource } from "../../src/sources/kv.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { d1Fixture } from "./fixtures/sources.ts";
 import { kvFixture } from "./fixtures/kv.ts";
@@ -76,15 +76,15 @@ describe("KV and D1 with the same records", () => {
 
     // Same keys on both sides (D1's AUTOINCREMENT and the KV counter both count from 1 in input
     // order, and moves keep keys): the manifest walk, the manifests and the regeneration's scan agree.
-    const d1Source = new D1UrlSource(env.DB);
-    const kvSource = new KvUrlSource(env.URLS);
-    const kvRows = await all(kvSource.keyRows(origin));
+    const d1Store = d1RecordStore(env.DB);
+    const kvStore = kvRecordStore(env.URLS);
+    const kvRows = await all(kvStore.reader.keyRows(origin));
     expect(kvRows).toHaveLength(120_000);
-    expect(kvRows).toEqual(await all(d1Source.keyRows(origin)));
+    expect(kvRows).toEqual(await all(d1Store.reader.keyRows(origin)));
     expect((await services(kv).manifests.load(origin))?.shards).toEqual((await services(d1).manifests.load(origin))?.shards);
     const from = { section: "products", key: 40_000 };
     const until = { section: "products", key: 60_500 };
-    expect(await all(kvSource.scan(origin, from, until))).toEqual(await all(d1Source.scan(origin, from, until)));
+    expect(await all(kvStore.scan!.scan(origin, from, until))).toEqual(await all(d1Store.scan!.scan(origin, from, until)));
 
     // Every third gallery record is too big for its block: it lives in an overflow key in KV.
     expect((await env.URLS.list({ prefix: `v#${origin}#gallery#` })).keys).toHaveLength(100);

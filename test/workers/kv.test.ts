@@ -6,13 +6,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { demoSection } from "../../src/demo/demo-data.ts";
-import { KvManifestStore } from "../../src/manifest/kv-store.ts";
+import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
+import { KvManifestStore } from "../../src/adapters/kv/manifest-store.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
-import { D1RegenStore } from "../../src/regen/store.ts";
-import { KvSnapshotStore } from "../../src/snapshots/store.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
-import { KvUrlSource } from "../../src/sources/kv.ts";
 import {
   type BlockEntry,
   blockName,
@@ -24,9 +22,11 @@ import {
   locHash,
   overflowName,
   sitePrefix,
-} from "../../src/sources/kv-layout.ts";
-import { KvUrlWriter, kvBulkEntries } from "../../src/sources/kv-writer.ts";
-import type { KeyRow } from "../../src/sources/source.ts";
+} from "../../src/adapters/kv/layout.ts";
+import { KvRecordReader } from "../../src/adapters/kv/reader.ts";
+import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
+import { KvRecordWriter, kvBulkEntries } from "../../src/adapters/kv/writer.ts";
+import type { FoundRecord, KeyRow } from "../../src/store/port.ts";
 import { countingKv, failingKv, totalOps } from "./fixtures/kv-ops.ts";
 import { call, freshOrigin, locsOf, range, validRecords } from "./support.ts";
 
@@ -44,36 +44,41 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
+/** A loc's stored record, read back through the loc index. */
+function find(loc: string): Promise<FoundRecord | null> {
+  return new KvRecordReader(env.URLS).find(loc);
+}
+
 async function keyRows(origin: string): Promise<KeyRow[]> {
-  return all(new KvUrlSource(env.URLS).keyRows(origin));
+  return all(new KvRecordReader(env.URLS).keyRows(origin));
 }
 
 async function liveLocs(origin: string, section: string, firstKey = 0, lastKey = 1e12 - 1): Promise<string[]> {
-  return (await all(new KvUrlSource(env.URLS).records({ origin, section, firstKey, lastKey }))).map((r) => r.loc);
+  return (await all(new KvRecordReader(env.URLS).records({ origin, section, firstKey, lastKey }))).map((r) => r.loc);
 }
 
-describe("KvUrlWriter", () => {
+describe("KvRecordWriter", () => {
   it("assigns keys once per loc, in input order, and moves change stamps only on real change", async () => {
     const origin = freshOrigin("kvw");
     const e = kvEnv(origin);
-    const writer = new KvUrlWriter(env.URLS);
+    const writer = new KvRecordWriter(env.URLS);
     const records = validRecords(e, range(5).map((i) => ({ loc: `${origin}/p/${i}`, lastmod: "2025-01-01" })));
-    expect(await writer.upsert(records, T0)).toMatchObject({ inserted: 5, updated: 0, unchanged: 0, changed: 5 });
+    expect(await writer.upsert(records, T0)).toMatchObject({ inserted: 5, updated: 0, unchanged: 0, atomic: false });
     expect((await keyRows(origin)).map((r) => [r.key, r.updatedAt])).toEqual(range(5, 1).map((k) => [k, T0]));
 
     // Same batch again: nothing written, nothing stamped.
     const again = await writer.upsert(records, T1);
-    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 5, changed: 0, rowsWritten: 0 });
+    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 5, atomic: false, writes: 0 });
 
     // One real change: only its stamp moves; its key stays.
     const changed = validRecords(e, [{ loc: `${origin}/p/3`, lastmod: "2025-06-01" }, { loc: `${origin}/p/4`, lastmod: "2025-01-01" }]);
     expect(await writer.upsert(changed, T1)).toMatchObject({ inserted: 0, updated: 1, unchanged: 1 });
     expect((await keyRows(origin)).map((r) => r.updatedAt)).toEqual([T0, T0, T0, T1, T0]);
-    expect(await writer.find(`${origin}/p/3`)).toMatchObject({ id: 4, section: "pages", lastmod: "2025-06-01", updated_at: T1, deleted: 0 });
+    expect(await find(`${origin}/p/3`)).toMatchObject({ key: 4, section: "pages", lastmod: "2025-06-01", updatedAt: T1, deleted: false });
 
     // New locs get larger keys than every existing one.
     await writer.upsert(validRecords(e, [{ loc: `${origin}/new` }]), T1);
-    expect((await writer.find(`${origin}/new`))?.id).toBe(6);
+    expect((await find(`${origin}/new`))?.key).toBe(6);
     expect(await env.URLS.get(counterName(origin))).toBe("7");
   });
 
@@ -81,7 +86,7 @@ describe("KvUrlWriter", () => {
     const origin = freshOrigin("kvops");
     const e = kvEnv(origin);
     const counted = countingKv(env.URLS);
-    const writer = new KvUrlWriter(counted.kv);
+    const writer = new KvRecordWriter(counted.kv);
     const first = await writer.upsert(validRecords(e, demoSection(origin, "pages", 1_000)), T0);
     expect(first.operations).toBe(totalOps(counted.counts));
     expect(first.operations).toBeLessThanOrEqual(280);
@@ -95,7 +100,7 @@ describe("KvUrlWriter", () => {
     // A batch that would pass the budget is refused before its first write.
     const other = freshOrigin("kvbudget");
     const tooBig = validRecords(kvEnv(other), demoSection(other, "pages", 1_000));
-    await expect(new KvUrlWriter(env.URLS, { maxOperations: 100 }).upsert(tooBig, T0)).rejects.toThrow(
+    await expect(new KvRecordWriter(env.URLS, { maxOperations: 100 }).upsert(tooBig, T0)).rejects.toThrow(
       /^this batch needs \d+ KV operations, more than the 100 one Worker invocation may use; nothing was written/,
     );
     expect((await env.URLS.list({ prefix: sitePrefix(other) })).keys).toEqual([]);
@@ -105,12 +110,12 @@ describe("KvUrlWriter", () => {
   it("tombstones deletions, counts them like D1, and brings a loc back under its old key", async () => {
     const origin = freshOrigin("kvd");
     const e = kvEnv(origin);
-    const writer = new KvUrlWriter(env.URLS);
+    const writer = new KvRecordWriter(env.URLS);
     await writer.upsert(validRecords(e, range(4).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
 
     const del = await writer.delete([`${origin}/p/1`, `${origin}/p/1`, `${origin}/nope`, "not a url"], T1);
-    expect(del).toMatchObject({ deleted: 1, alreadyDeleted: 0, notFound: 2, changed: 1 });
-    expect(await writer.delete([`${origin}/p/1`], T2)).toMatchObject({ deleted: 0, alreadyDeleted: 1, changed: 0, rowsWritten: 0 });
+    expect(del).toMatchObject({ deleted: 1, alreadyDeleted: 0, notFound: 2, atomic: false });
+    expect(await writer.delete([`${origin}/p/1`], T2)).toMatchObject({ deleted: 0, alreadyDeleted: 1, atomic: false, writes: 0 });
 
     expect(await liveLocs(origin, "pages")).toEqual([0, 2, 3].map((i) => `${origin}/p/${i}`));
     // The walk still sees the tombstone, with the deletion time (a removal changes its shard).
@@ -118,19 +123,19 @@ describe("KvUrlWriter", () => {
 
     const back = await writer.upsert(validRecords(e, [{ loc: `${origin}/p/1` }]), T2);
     expect(back).toMatchObject({ inserted: 1, updated: 0, unchanged: 0 });
-    expect(await writer.find(`${origin}/p/1`)).toMatchObject({ id: 2, deleted: 0, updated_at: T2 });
+    expect(await find(`${origin}/p/1`)).toMatchObject({ key: 2, deleted: false, updatedAt: T2 });
   });
 
   it("moves a record to another section under the same key, never listing it twice", async () => {
     const origin = freshOrigin("kvm");
     const e = kvEnv(origin);
-    const writer = new KvUrlWriter(env.URLS);
+    const writer = new KvRecordWriter(env.URLS);
     await writer.upsert(validRecords(e, range(3).map((i) => ({ loc: `${origin}/a/${i}`, section: "blog" }))), T0);
     const moved = await writer.upsert(validRecords(e, [{ loc: `${origin}/a/1`, section: "pages" }]), T1);
     expect(moved).toMatchObject({ updated: 1 });
     expect(await liveLocs(origin, "blog")).toEqual([`${origin}/a/0`, `${origin}/a/2`]);
     expect(await liveLocs(origin, "pages")).toEqual([`${origin}/a/1`]);
-    expect(await writer.find(`${origin}/a/1`)).toMatchObject({ id: 2, section: "pages", updated_at: T1 });
+    expect(await find(`${origin}/a/1`)).toMatchObject({ key: 2, section: "pages", updatedAt: T1 });
     // (section, key) order, as D1 gives it: "blog" before "pages".
     expect((await keyRows(origin)).map((r) => `${r.section}:${r.key}`)).toEqual(["blog:1", "blog:3", "pages:2"]);
   });
@@ -140,7 +145,7 @@ describe("KvUrlWriter", () => {
     const e = kvEnv(origin);
     const images = range(40).map((i) => ({ loc: `https://cdn.example/${"img".repeat(30)}/${i}.jpg` }));
     const records = validRecords(e, [{ loc: `${origin}/gallery`, images }, { loc: `${origin}/plain` }]);
-    await new KvUrlWriter(env.URLS).upsert(records, T0);
+    await new KvRecordWriter(env.URLS).upsert(records, T0);
 
     const block = JSON.parse((await env.URLS.get(blockName(origin, "pages", 0)))!) as BlockEntry[];
     expect(block[0]).toMatchObject({ k: 1, v: 1, x: 1, loc: `${origin}/gallery` });
@@ -156,7 +161,7 @@ describe("KvUrlWriter", () => {
     expect(locsOf(xml).filter((l) => l.startsWith(origin))).toEqual([`${origin}/gallery`, `${origin}/plain`]);
 
     // Shrinking it back inline removes the overflow key.
-    await new KvUrlWriter(env.URLS).upsert(validRecords(e, [{ loc: `${origin}/gallery` }]), T1);
+    await new KvRecordWriter(env.URLS).upsert(validRecords(e, [{ loc: `${origin}/gallery` }]), T1);
     expect(await env.URLS.get(overflowName(origin, "pages", 1))).toBeNull();
     expect((JSON.parse((await env.URLS.get(blockName(origin, "pages", 0)))!) as BlockEntry[])[0]).not.toHaveProperty("v");
   });
@@ -164,7 +169,7 @@ describe("KvUrlWriter", () => {
   it("converges to the same state when a batch is interrupted after any number of writes and retried", async () => {
     const seed = async (origin: string): Promise<void> => {
       const records = validRecords(kvEnv(origin), range(6).map((i) => ({ loc: `${origin}/p/${i}`, section: i < 3 ? "blog" : "pages" })));
-      await new KvUrlWriter(env.URLS).upsert(records, T0);
+      await new KvRecordWriter(env.URLS).upsert(records, T0);
     };
     // The batch: 2 moves, 1 change, 2 new locs. Count its writes once on a clean run.
     const batch = (origin: string) =>
@@ -177,12 +182,12 @@ describe("KvUrlWriter", () => {
       ]);
     const clean = freshOrigin("kvc");
     await seed(clean);
-    const { rowsWritten } = await new KvUrlWriter(env.URLS).upsert(batch(clean), T1);
+    const { writes } = await new KvRecordWriter(env.URLS).upsert(batch(clean), T1);
     /** Every live record as loc → key, section, stamp; new locs' keys only checked to be new. */
     const state = async (origin: string) => {
       const records = [
-        ...(await all(new KvUrlSource(env.URLS).records({ origin, section: "blog", firstKey: 0, lastKey: 1e6 }))),
-        ...(await all(new KvUrlSource(env.URLS).records({ origin, section: "pages", firstKey: 0, lastKey: 1e6 }))),
+        ...(await all(new KvRecordReader(env.URLS).records({ origin, section: "blog", firstKey: 0, lastKey: 1e6 }))),
+        ...(await all(new KvRecordReader(env.URLS).records({ origin, section: "pages", firstKey: 0, lastKey: 1e6 }))),
       ];
       expect(records.filter((r) => r.loc.includes("/n/")).every((r) => r.key > 6)).toBe(true);
       expect(await keyRows(origin)).toHaveLength(8);
@@ -192,13 +197,13 @@ describe("KvUrlWriter", () => {
     };
     const expected = await state(clean);
     expect(expected.map((r) => r.loc)).toEqual(["/n/1", "/n/2", "/p/0", "/p/1", "/p/2", "/p/3", "/p/4", "/p/5"]);
-    expect(rowsWritten).toBeGreaterThan(4);
+    expect(writes).toBeGreaterThan(4);
 
-    for (let allowed = 0; allowed < rowsWritten; allowed++) {
+    for (let allowed = 0; allowed < writes; allowed++) {
       const origin = freshOrigin("kvi");
       await seed(origin);
-      await expect(new KvUrlWriter(failingKv(env.URLS, allowed), { concurrency: 1 }).upsert(batch(origin), T1)).rejects.toThrow(/injected/);
-      await new KvUrlWriter(env.URLS).upsert(batch(origin), T1);
+      await expect(new KvRecordWriter(failingKv(env.URLS, allowed), { concurrency: 1 }).upsert(batch(origin), T1)).rejects.toThrow(/injected/);
+      await new KvRecordWriter(env.URLS).upsert(batch(origin), T1);
       // Every loc live exactly once, with the keys, sections and stamps of the uninterrupted run
       // (a new loc whose reserved key was lost before its index entry gets the next key: a gap).
       expect(await state(origin), `interrupted after ${allowed} writes`).toEqual(expected);
@@ -208,11 +213,11 @@ describe("KvUrlWriter", () => {
   it("derives the counter from the blocks when it is missing, and survives a 64-bit hash-id collision", async () => {
     const origin = freshOrigin("kvx");
     const e = kvEnv(origin);
-    const writer = new KvUrlWriter(env.URLS);
+    const writer = new KvRecordWriter(env.URLS);
     await writer.upsert(validRecords(e, range(3).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
     await env.URLS.delete(counterName(origin));
     await writer.upsert(validRecords(e, [{ loc: `${origin}/after` }]), T0);
-    expect((await writer.find(`${origin}/after`))?.id).toBe(4);
+    expect((await find(`${origin}/after`))?.key).toBe(4);
 
     // Point another loc's index entry at key 1 (as if its hash id equalled /p/0's).
     const other = `${origin}/collides`;
@@ -222,8 +227,8 @@ describe("KvUrlWriter", () => {
     bucket[idOfHash(hash)] = [1, "pages"];
     await env.URLS.put(name, JSON.stringify(bucket));
     expect(await writer.upsert(validRecords(e, [{ loc: other }]), T1)).toMatchObject({ inserted: 1 });
-    expect((await writer.find(other))?.id).toBe(5);
-    expect(await writer.find(`${origin}/p/0`)).toMatchObject({ id: 1, updated_at: T0 });
+    expect((await find(other))?.key).toBe(5);
+    expect(await find(`${origin}/p/0`)).toMatchObject({ key: 1, updatedAt: T0 });
     expect(JSON.parse((await env.URLS.get(name))!)[idOfHash(hash)]).toEqual([5, "pages", 1, "pages"]);
   });
 
@@ -241,14 +246,14 @@ describe("KvUrlWriter", () => {
       "blog#000000002",
     ]);
 
-    const writer = new KvUrlWriter(env.URLS);
+    const writer = new KvRecordWriter(env.URLS);
     const again = await writer.upsert(records, T1);
-    expect(again).toMatchObject({ unchanged: 2_200, inserted: 0, updated: 0, rowsWritten: 0 });
-    expect((await writer.find(records[1_600]!.loc))).toMatchObject({ id: 1_601, section: "blog", updated_at: T0 + 1_600 });
+    expect(again).toMatchObject({ unchanged: 2_200, inserted: 0, updated: 0, writes: 0 });
+    expect((await find(records[1_600]!.loc))).toMatchObject({ key: 1_601, section: "blog", updatedAt: T0 + 1_600 });
   });
 });
 
-describe("KvUrlSource", () => {
+describe("KvRecordReader", () => {
   it("lists only the blocks of a sparse range, without listing the blocks before it", async () => {
     const origin = freshOrigin("kvs");
     const blocks = [3, 120, 4_567, 99_999, 100_000, 1_234_567, 7_000_000];
@@ -266,7 +271,7 @@ describe("KvUrlSource", () => {
 
     // Through the source, a range of 7,000,000 blocks (7 billion keys): listed, then fetched.
     counted.reset();
-    const source = new KvUrlSource(counted.kv);
+    const source = new KvRecordReader(counted.kv);
     const locs = (await all(source.records({ origin, section: "pages", firstKey: 3_008, lastKey: 7_000_000_006 }))).map((r) => r.loc);
     expect(locs).toEqual([120, 4_567, 99_999, 100_000, 1_234_567].map((b) => `${origin}/b/${b}`));
     expect(totalOps(counted.counts)).toBeLessThan(100);
@@ -274,7 +279,7 @@ describe("KvUrlSource", () => {
 
   it("rejects hand-made data that breaks the layout, naming the KV key", async () => {
     const origin = freshOrigin("kvl");
-    const source = new KvUrlSource(env.URLS);
+    const source = new KvRecordReader(env.URLS);
     const range0 = { origin, section: "pages", firstKey: 1, lastKey: 999 };
     const name = blockName(origin, "pages", 0);
     await env.URLS.put(name, "not json");
@@ -290,7 +295,7 @@ describe("KvUrlSource", () => {
   it("renders a full 50,000-URL shard in a handful of KV operations (counted on the binding)", async () => {
     const origin = freshOrigin("kvn");
     const base = kvEnv(origin);
-    await new KvUrlWriter(env.URLS).upsert(validRecords(base, demoSection(origin, "products", 50_000)), T0);
+    await new KvRecordWriter(env.URLS).upsert(validRecords(base, demoSection(origin, "products", 50_000)), T0);
 
     const counted = countingKv(env.URLS);
     // Per-location caches off: every request below reads KV (the worst case).
@@ -330,10 +335,10 @@ describe("regeneration over KV records", () => {
     const origin = freshOrigin("kvregen");
     const vars = { MAX_URLS_PER_SHARD: "100", EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" };
     const e = kvEnv(origin, vars);
-    const writer = new KvUrlWriter(env.URLS);
+    const writer = new KvRecordWriter(env.URLS);
     await writer.upsert(validRecords(e, demoSection(origin, "products", 500)), T0);
     const s = services(e);
-    const deps = { config: s.config, source: s.source, manifests: s.manifests, snapshots: new KvSnapshotStore(env.SNAPSHOTS), state: new D1RegenStore(env.DB) };
+    const deps = { config: s.config, store: s.store, manifests: s.manifests, snapshots: new KvSnapshotStore(env.SNAPSHOTS), state: new D1RegenStore(env.DB) };
 
     const first = await regenerateSite(deps, origin, { trigger: "test" });
     expect(first).toMatchObject({ shardsRendered: 5, indexRendered: true, converged: true });
@@ -368,7 +373,7 @@ describe("KV configuration and manifests", () => {
     expect(await unbound.text()).toMatch(/^configuration error: URLS binding is missing: URL_SOURCE=kv reads records/);
     // Without D1 at all: records and manifests in KV.
     const noD1 = { ...kvEnv(origin), DB: undefined } as unknown as Env;
-    await new KvUrlWriter(env.URLS).upsert(validRecords(noD1, [{ loc: `${origin}/only-kv` }]), T0);
+    await new KvRecordWriter(env.URLS).upsert(validRecords(noD1, [{ loc: `${origin}/only-kv` }]), T0);
     const res = await call(noD1, `${origin}/sitemap-pages-1.xml`);
     expect(res.status).toBe(200);
     expect(locsOf(await res.text())).toContain(`${origin}/only-kv`);
@@ -377,7 +382,7 @@ describe("KV configuration and manifests", () => {
   it("stores the manifest as one KV value and ignores a value it cannot read", async () => {
     const origin = freshOrigin("kvman");
     const e = kvEnv(origin);
-    await new KvUrlWriter(env.URLS).upsert(validRecords(e, range(30).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
+    await new KvRecordWriter(env.URLS).upsert(validRecords(e, range(30).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
     const built = await rebuildManifest(services(kvEnv(origin, { MAX_URLS_PER_SHARD: "10" })), origin);
     const store = new KvManifestStore(env.URLS);
     expect(await store.load(origin)).toEqual(built);

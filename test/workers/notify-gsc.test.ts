@@ -7,6 +7,7 @@ import { ConfigError, parseConfig } from "../../src/config.ts";
 import type { SearchConsoleConfig } from "../../src/notify/config.ts";
 import { base64url, serviceAccountClaims, signJwt } from "../../src/notify/search-console.ts";
 import { notifyStatus } from "../../src/notify/notifier.ts";
+import { services } from "../../src/services.ts";
 import { freshOrigin } from "./support.ts";
 import { type Call, FakeEngine, HOUR, MINUTE, MemoryLog, pages, run, siteEnv, upsert } from "./notify-support.ts";
 
@@ -138,14 +139,14 @@ describe("Search Console submission", () => {
     const report = await run(e, engine, T0 + 5 * MINUTE, log);
     expect(report.targets[0]).toMatchObject({ result: "config", status: 403 });
     expect(log.lines.join("\n")).toContain("sufficient permission");
-    expect((await notifyStatus(e))[0]).toMatchObject({ target: "gsc", pending: 1, lastStatus: 403, lastSuccessAt: null, failures: 1 });
+    expect((await notifyStatus(services(e)))[0]).toMatchObject({ target: "gsc", pending: 1, lastStatus: 403, lastSuccessAt: null, failures: 1 });
 
     await run(e, engine, T0 + 30 * MINUTE);
     expect(engine.calls).toHaveLength(2);
     engine.respond = (c) => (c.url === TOKEN_URL ? Response.json({ access_token: "t2" }) : new Response(null, { status: 200 }));
     await run(e, engine, T0 + 2 * HOUR);
     expect(engine.calls).toHaveLength(4);
-    expect((await notifyStatus(e))[0]).toMatchObject({ pending: 0, lastStatus: 200, lastSuccessAt: T0 + 2 * HOUR, failures: 0 });
+    expect((await notifyStatus(services(e)))[0]).toMatchObject({ pending: 0, lastStatus: 200, lastSuccessAt: T0 + 2 * HOUR, failures: 0 });
   });
 
   it("a refused token request is an error of the Search Console target, retried later", async () => {

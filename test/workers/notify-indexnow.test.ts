@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { IndexNowPayload } from "../../src/notify/indexnow.ts";
 import { notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
+import { services } from "../../src/services.ts";
 import { call, freshOrigin } from "./support.ts";
 import { FakeEngine, HOUR, MINUTE, MemoryLog, pages, remove, run, siteEnv, upsert } from "./notify-support.ts";
 
@@ -137,14 +138,14 @@ describe("IndexNow submissions", () => {
     await run(e, engine, T0 + 19 * MINUTE); // failure 3 (network): +20 min
     await run(e, engine, T0 + 38 * MINUTE); // too soon
     expect(engine.calls).toHaveLength(3);
-    const [status] = await notifyStatus(e);
+    const [status] = await notifyStatus(services(e));
     expect(status).toMatchObject({ target: "indexnow", pending: 5, failures: 3, lastStatus: 0, lastError: "connection reset", lastSuccessAt: null });
 
     engine.respond = () => new Response(null, { status: 200 });
     await run(e, engine, T0 + 40 * MINUTE);
     expect(engine.calls).toHaveLength(4);
     expect(urlsOf(engine, 3)).toHaveLength(5);
-    expect((await notifyStatus(e))[0]).toMatchObject({ pending: 0, failures: 0, lastStatus: 200, lastSuccessAt: T0 + 40 * MINUTE });
+    expect((await notifyStatus(services(e)))[0]).toMatchObject({ pending: 0, failures: 0, lastStatus: 200, lastSuccessAt: T0 + 40 * MINUTE });
   });
 
   it("403 keeps the URLs pending, logs a configuration error with the body, and does not hammer", async () => {
@@ -157,7 +158,7 @@ describe("IndexNow submissions", () => {
     expect(report.targets[0]).toMatchObject({ result: "config", status: 403 });
     expect(log.lines.filter((l) => l.startsWith("error configuration error: IndexNow"))).toHaveLength(1);
     expect(log.lines.join("\n")).toContain("Key not valid: key file not found");
-    expect((await notifyStatus(e))[0]).toMatchObject({ pending: 20, lastStatus: 403, failures: 1, nextAttemptAt: T0 + 5 * MINUTE + HOUR });
+    expect((await notifyStatus(services(e)))[0]).toMatchObject({ pending: 20, lastStatus: 403, failures: 1, nextAttemptAt: T0 + 5 * MINUTE + HOUR });
 
     for (const later of [10, 30, 60]) await run(e, engine, T0 + later * MINUTE); // within the hour: nothing
     expect(engine.calls).toHaveLength(1);
@@ -183,7 +184,7 @@ describe("IndexNow submissions", () => {
       return new Response(null, { status: 200 });
     });
     await run(e, engine, T0 + 5 * MINUTE);
-    expect((await notifyStatus(e))[0]).toMatchObject({ pending: 13_000 });
+    expect((await notifyStatus(services(e)))[0]).toMatchObject({ pending: 13_000 });
     await run(e, engine, T0 + 15 * MINUTE);
     const accepted = [0, 2, 3].flatMap((i) => urlsOf(engine, i));
     expect(engine.calls).toHaveLength(4);
@@ -246,19 +247,19 @@ describe("IndexNow submissions", () => {
     const engine = new FakeEngine();
     expect((await run(e, engine, T0 + HOUR)).targets).toEqual([]);
     expect(engine.calls).toHaveLength(0);
-    expect(await notifyStatus(e)).toEqual([]);
-    expect(await notifyLowWatermark(e, origin)).toBeNull();
+    expect(await notifyStatus(services(e))).toEqual([]);
+    expect(await notifyLowWatermark(services(e), origin)).toBeNull();
   });
 
   it("reports a low watermark that protects tombstones not yet acknowledged", async () => {
     const { origin, e } = indexNowSite();
-    expect(await notifyLowWatermark(e, origin, T0)).toBe(T0 - MINUTE); // before the first run: its horizon
+    expect(await notifyLowWatermark(services(e), origin, T0)).toBe(T0 - MINUTE); // before the first run: its horizon
     await baseline(e);
     await upsert(e, pages(origin, 3), T0 + 1000);
     await remove(e, [`${origin}/page/1`], T0 + 2000);
     const engine = new FakeEngine(() => new Response(null, { status: 503 }));
     await run(e, engine, T0 + 5 * MINUTE);
-    const watermark = await notifyLowWatermark(e, origin);
+    const watermark = await notifyLowWatermark(services(e), origin);
     expect(watermark).toBe(T0 - MINUTE);
     // What the regeneration may purge: `deleted = 1 AND updated_at < watermark` — not this tombstone.
     const purgeable = await env.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ? AND deleted = 1 AND updated_at < ?").bind(origin, watermark).first<{ n: number }>();
@@ -266,7 +267,7 @@ describe("IndexNow submissions", () => {
 
     engine.respond = () => new Response(null, { status: 200 });
     await run(e, engine, T0 + HOUR);
-    expect(await notifyLowWatermark(e, origin)).toBe(T0 + 2000);
+    expect(await notifyLowWatermark(services(e), origin)).toBe(T0 + 2000);
   });
 
   it("shows each target in GET /sitemap-admin/status: last attempt, last success, HTTP status, pending", async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.ts";
 import { notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
+import { services } from "../../src/services.ts";
 import { freshOrigin } from "./support.ts";
 import { FakeEngine, HOUR, hang, MINUTE, MemoryLog, pages, remove, run, siteEnv, upsert } from "./notify-support.ts";
 
@@ -54,7 +55,7 @@ describe("ping endpoints", () => {
     expect(engine.calls).toHaveLength(1 + 4);
     expect(log.lines.filter((l) => l.includes("retired"))).toHaveLength(1);
 
-    const status = await notifyStatus(e);
+    const status = await notifyStatus(services(e));
     expect(status.find((s) => s.target === `ping ${dead}`)).toMatchObject({ retired: true, lastStatus: 410, pending: 0, nextAttemptAt: null });
     expect(status.find((s) => s.target === `ping ${alive}`)).toMatchObject({ retired: false, lastStatus: 200, pending: 0 });
 
@@ -82,7 +83,7 @@ describe("ping endpoints", () => {
       ["retry", 502],
       ["retry", 0],
     ]);
-    const slowStatus = (await notifyStatus(e)).find((s) => s.target === `ping ${slow}`);
+    const slowStatus = (await notifyStatus(services(e))).find((s) => s.target === `ping ${slow}`);
     expect(slowStatus).toMatchObject({ lastStatus: 0, lastError: "timed out after 100 ms", pending: 1, failures: 1 });
 
     await run(e, engine, T0 + 6 * MINUTE); // inside the 5-minute backoff
@@ -107,10 +108,10 @@ describe("ping endpoints", () => {
     const engine = new FakeEngine();
     await upsert(e, pages(origin, 2), T0);
     await run(e, engine, T0 + 5 * MINUTE);
-    expect(await notifyLowWatermark(e, origin)).toBe(T0);
+    expect(await notifyLowWatermark(services(e), origin)).toBe(T0);
     await remove(e, [`${origin}/page/0`], T0 + HOUR);
     engine.respond = () => new Response(null, { status: 503 });
     await run(e, engine, T0 + HOUR + 5 * MINUTE);
-    expect(await notifyLowWatermark(e, origin)).toBe(T0);
+    expect(await notifyLowWatermark(services(e), origin)).toBe(T0);
   });
 });

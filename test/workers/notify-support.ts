@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import type { Logger } from "../../src/notify/context.ts";
 import { type NotifyReport, notifyAfterRegeneration } from "../../src/notify/notifier.ts";
-import { D1UrlWriter } from "../../src/sources/d1-writer.ts";
+import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { validRecords } from "./support.ts";
 
 export interface Call {
@@ -58,11 +58,11 @@ export function siteEnv(origin: string, vars: Record<string, string> = {}): Env 
 }
 
 export async function upsert(e: Env, inputs: readonly unknown[], now: number): Promise<void> {
-  await new D1UrlWriter(e.DB).upsert(validRecords(e, inputs), now);
+  await new D1RecordWriter(e.DB).upsert(validRecords(e, inputs), now);
 }
 
 export async function remove(e: Env, locs: readonly string[], now: number): Promise<void> {
-  await new D1UrlWriter(e.DB).delete(locs, now);
+  await new D1RecordWriter(e.DB).delete(locs, now);
 }
 
 export function run(e: Env, engine: FakeEngine, now: number, log: Logger = new MemoryLog()): Promise<NotifyReport> {

@@ -2,25 +2,26 @@
 import { env as baseEnv } from "cloudflare:workers";
 import type { ShardEntry, ShardManifest } from "../../src/manifest/manifest.ts";
 import type { RegenDeps } from "../../src/regen/regenerate.ts";
-import { D1RegenStore } from "../../src/regen/store.ts";
+import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
+import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
+import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
+import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
 import { services } from "../../src/services.ts";
 import { renderShard } from "../../src/sitemaps.ts";
-import { KvSnapshotStore, readAll } from "../../src/snapshots/store.ts";
-import { D1UrlSource } from "../../src/sources/d1.ts";
-import { D1UrlWriter } from "../../src/sources/d1-writer.ts";
+import { readAll } from "../../src/snapshots/store.ts";
 import { call, freshOrigin, gunzip, validRecords } from "./support.ts";
 
 export interface Site {
   origin: string;
   env: Env;
-  writer: D1UrlWriter;
+  writer: D1RecordWriter;
 }
 
 /** A new site (own origin) with the given vars; the regeneration's settle window is the default. */
 export function newSite(label: string, vars: Record<string, string> = {}): Site {
   const origin = freshOrigin(label);
   const env = { ...baseEnv, SITES: origin, ...vars } as Env;
-  return { origin, env, writer: new D1UrlWriter(env.DB) };
+  return { origin, env, writer: new D1RecordWriter(env.DB) };
 }
 
 export async function write(site: Site, inputs: unknown[], now?: number): Promise<void> {
@@ -29,18 +30,18 @@ export async function write(site: Site, inputs: unknown[], now?: number): Promis
 
 export interface Observed {
   deps: RegenDeps;
-  /** D1 rows read by the record source (scans, change feed) since the last reset. */
+  /** D1 rows read by the record store (scans, change feed) since the last reset. */
   rows(): number;
   queries(): number;
   reset(): void;
 }
 
-/** Regeneration deps whose record source reports every statement's rows_read. */
+/** Regeneration deps whose record store reports every statement's rows_read. */
 export function observedDeps(site: Site, overrides: Partial<RegenDeps> = {}): Observed {
   let rows = 0;
   let queries = 0;
   const s = services(site.env);
-  const source = new D1UrlSource(site.env.DB, {
+  const store = d1RecordStore(site.env.DB, {
     observe: (meta) => {
       rows += meta.rows_read ?? 0;
       queries++;
@@ -48,7 +49,7 @@ export function observedDeps(site: Site, overrides: Partial<RegenDeps> = {}): Ob
   });
   const deps: RegenDeps = {
     config: s.config,
-    source,
+    store,
     manifests: s.manifests,
     snapshots: new KvSnapshotStore(site.env.SNAPSHOTS),
     state: new D1RegenStore(site.env.DB),

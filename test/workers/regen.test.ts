@@ -11,6 +11,7 @@ import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { services } from "../../src/services.ts";
 import { manifestBuildOptions, rebuildManifest } from "../../src/sitemaps.ts";
 import { readAll } from "../../src/snapshots/store.ts";
+import type { RecordStore } from "../../src/store/port.ts";
 import { gzip } from "../../src/core/render.ts";
 import { renderShard } from "../../src/sitemaps.ts";
 import { fetchPath, liveXml, listed, manifestOf, newSite, observedDeps, shardName, snapshotXml, write } from "./regen-support.ts";
@@ -215,7 +216,7 @@ describe("snapshots", () => {
     await write(site, demoSection(site.origin, "blog", 3, 10).map((r) => ({ ...r, section: "pages" })));
     await regenerateSite(o.deps, site.origin);
     const regenerated = await manifestOf(site);
-    const walked = await buildManifest(o.deps.source, site.origin, regenerated, { ...manifestBuildOptions(o.deps.config, site.origin), now: Date.now() });
+    const walked = await buildManifest(o.deps.store.reader, site.origin, regenerated, { ...manifestBuildOptions(o.deps.config, site.origin), now: Date.now() });
     const strip = (shards: typeof walked.shards) => shards.map(({ section, n, firstKey, lastKey, urlCount, byteCount, version, extKinds }) => ({ section, n, firstKey, lastKey, urlCount, byteCount, version, extKinds }));
     expect(strip(regenerated.shards)).toEqual(strip(walked.shards));
     expect(regenerated.version).toBe(walked.version);
@@ -296,7 +297,7 @@ describe("work bound and interruption", () => {
     expect(runs.at(-1)!.converged).toBe(true);
     const manifest = await manifestOf(site);
     expect(listed(manifest).map((s) => s.urlCount)).toEqual([50, 50, 50, 50, 50, 50, 50, 10]);
-    const walked = await buildManifest(o.deps.source, site.origin, null, { ...manifestBuildOptions(o.deps.config, site.origin), now: Date.now() });
+    const walked = await buildManifest(o.deps.store.reader, site.origin, null, { ...manifestBuildOptions(o.deps.config, site.origin), now: Date.now() });
     expect(listed(manifest).map((s) => [s.firstKey, s.version])).toEqual(walked.shards.filter((s) => s.urlCount > 0).map((s) => [s.firstKey, s.version]));
     for (const shard of listed(manifest)) expect(text(await snapshotXml(site, shard.snapshot!))).toBe(text(await liveXml(site, shard)));
   });
@@ -316,7 +317,7 @@ describe("work bound and interruption", () => {
     // Every row read once overall (the stop row is read again by the run that resumes).
     const manifest = await manifestOf(site);
     expect(listed(manifest).map(shardName)).toEqual(["blog-1", "blog-2", "blog-3", "pages-1", "pages-2", "pages-3", "pages-4"]);
-    const walked = await buildManifest(o.deps.source, site.origin, null, { ...manifestBuildOptions(o.deps.config, site.origin), now: Date.now() });
+    const walked = await buildManifest(o.deps.store.reader, site.origin, null, { ...manifestBuildOptions(o.deps.config, site.origin), now: Date.now() });
     expect(manifest.shards.filter((s) => s.urlCount > 0).map((s) => [s.section, s.firstKey, s.version])).toEqual(
       walked.shards.filter((s) => s.urlCount > 0).map((s) => [s.section, s.firstKey, s.version]),
     );
@@ -387,13 +388,13 @@ describe("work bound and interruption", () => {
   });
 });
 
-describe("sources without a change feed", () => {
+describe("stores without a range scan", () => {
   it("regenerate by walking the key rows, and store the same bytes", async () => {
     const site = newSite("regen-walk", { MAX_URLS_PER_SHARD: "100" });
     await write(site, demoSection(site.origin, "pages", 250), PAST);
-    const d1 = observedDeps(site).deps.source;
-    const minimal = { records: d1.records.bind(d1), keyRows: d1.keyRows.bind(d1) };
-    const o = observedDeps(site, { source: minimal });
+    const d1 = observedDeps(site).deps.store;
+    const minimal: RecordStore = { ...d1, news: null, recent: null, scan: null };
+    const o = observedDeps(site, { store: minimal });
     const first = await regenerateSite(o.deps, site.origin);
     expect(first).toMatchObject({ mode: "walk", shardsRendered: 3, converged: true });
     await write(site, demoSection(site.origin, "pages", 1, 150).map((r) => ({ ...r, lastmod: "2026-03-03" })));

@@ -6,7 +6,7 @@ import { request as httpRequest } from "node:http";
 import { createTestHarness, type TestHarness } from "wrangler";
 import { parseConfig } from "../../../src/config.ts";
 import { validateBatch } from "../../../src/core/validate.ts";
-import { D1UrlWriter } from "../../../src/sources/d1-writer.ts";
+import { D1RecordWriter } from "../../../src/adapters/d1/writer.ts";
 
 export interface RunningWorker {
   harness: TestHarness;
@@ -31,7 +31,7 @@ export async function startWorker(vars: Record<string, string> = {}): Promise<Ru
       env,
       async seed(records, now = Date.now()) {
         const valid = validateBatch(records, { sites: config.sites, defaultSection: config.defaultSection });
-        await new D1UrlWriter(env.DB).upsert(valid, now);
+        await new D1RecordWriter(env.DB).upsert(valid, now);
       },
       close: () => harness.close(),
     };

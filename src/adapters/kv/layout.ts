@@ -39,12 +39,12 @@
  * writes, serve a full shard in ~14 reads and walk 10,000,000 records within the limit; the price
  * is read-modify-write of a block per changed record, i.e. one writer at a time (docs/kv.md).
  */
-import { type RecordExtensions, extKindsOf } from "../core/extensions/types.ts";
-import { utf8Length } from "../core/escape.ts";
-import { SECTION_PATTERN } from "../core/limits.ts";
-import type { Changefreq, StoredRecord } from "../core/types.ts";
-import { CHANGEFREQS } from "../core/types.ts";
-import { urlElementBytes } from "../core/writers.ts";
+import { type RecordExtensions, extKindsOf } from "../../core/extensions/types.ts";
+import { utf8Length } from "../../core/escape.ts";
+import { SECTION_PATTERN } from "../../core/limits.ts";
+import type { Changefreq, StoredRecord } from "../../core/types.ts";
+import { CHANGEFREQS } from "../../core/types.ts";
+import { urlElementBytes } from "../../core/writers.ts";
 
 /** Stable keys are 1 … 10^12 − 1. */
 export const KEY_DIGITS = 12;

@@ -1,5 +1,5 @@
 /** D1ManifestStore: the manifest lives in D1, the strongly consistent store, read on every request. */
-import type { ManifestStore, ShardEntry, ShardManifest } from "./manifest.ts";
+import type { ManifestStore, ShardEntry, ShardManifest } from "../../manifest/manifest.ts";
 
 interface ShardRow {
   section: string;

@@ -1,9 +1,10 @@
 /**
- * D1UrlWriter: batch writes of validated records. A batch is one D1 `batch()` — one transaction,
+ * D1RecordWriter: batch writes of validated records. A batch is one D1 `batch()` — one transaction,
  * all or nothing — split into multi-row statements that respect D1's 100-parameter limit.
  */
-import type { ValidRecord } from "../core/validate.ts";
-import { urlElementBytes } from "../core/writers.ts";
+import type { ValidRecord } from "../../core/validate.ts";
+import { urlElementBytes } from "../../core/writers.ts";
+import type { DeleteResult, RecordWriter, UpsertResult } from "../../store/port.ts";
 
 const UPSERT_COLUMNS = 9;
 const ROWS_PER_UPSERT = Math.floor(100 / UPSERT_COLUMNS);
@@ -102,51 +103,10 @@ function deleteStatements(db: D1Database, locs: readonly string[], now: number):
   return statements;
 }
 
-export interface WriteSummary {
-  /** Rows inserted or changed (D1 `meta.changes`). */
-  changed: number;
-  rowsWritten: number;
-}
+const EMPTY_UPSERT: UpsertResult = { atomic: true, writes: 0, inserted: 0, updated: 0, unchanged: 0 };
+const EMPTY_DELETE: DeleteResult = { atomic: true, writes: 0, deleted: 0, alreadyDeleted: 0, notFound: 0 };
 
-/** Outcome of an upsert per record; inserted + updated + unchanged = records given. */
-export interface UpsertSummary extends WriteSummary {
-  /** New locs, and tombstoned locs brought back (they were absent from the sitemaps). */
-  inserted: number;
-  /** Live records whose content changed (their change stamp moved). */
-  updated: number;
-  /** Live records sent with identical content (nothing written, change stamp kept). */
-  unchanged: number;
-}
-
-/** Outcome of a delete per loc; deleted + alreadyDeleted + notFound = distinct locs given. */
-export interface DeleteSummary extends WriteSummary {
-  /** Live records now tombstoned (change stamp bumped). */
-  deleted: number;
-  /** Locs that were tombstones already (left untouched). */
-  alreadyDeleted: number;
-  /** Locs never stored. */
-  notFound: number;
-}
-
-/** One stored row, as read back by `find`. */
-export interface UrlRow {
-  id: number;
-  origin: string;
-  section: string;
-  loc: string;
-  lastmod: string | null;
-  changefreq: string | null;
-  priority: number | null;
-  ext: string | null;
-  size: number;
-  updated_at: number;
-  deleted: number;
-}
-
-const EMPTY_UPSERT: UpsertSummary = { changed: 0, rowsWritten: 0, inserted: 0, updated: 0, unchanged: 0 };
-const EMPTY_DELETE: DeleteSummary = { changed: 0, rowsWritten: 0, deleted: 0, alreadyDeleted: 0, notFound: 0 };
-
-export class D1UrlWriter {
+export class D1RecordWriter implements RecordWriter {
   readonly #db: D1Database;
 
   constructor(db: D1Database) {
@@ -158,7 +118,7 @@ export class D1UrlWriter {
    * The same batch reads how many of the locs exist first, so the counts describe exactly this
    * write.
    */
-  async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<UpsertSummary> {
+  async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<UpsertResult> {
     if (records.length === 0) return { ...EMPTY_UPSERT };
     const counts = countStatements(this.#db, records.map((r) => r.loc));
     const moves = moveStatements(this.#db, records, now);
@@ -166,26 +126,18 @@ export class D1UrlWriter {
     const { present, dead } = existing(results.slice(0, counts.length));
     const written = summarise(results.slice(counts.length + moves.length));
     const inserted = records.length - present + dead;
-    return { ...written, inserted, updated: written.changed - inserted, unchanged: records.length - written.changed };
+    return { atomic: true, writes: written.rowsWritten, inserted, updated: written.changed - inserted, unchanged: records.length - written.changed };
   }
 
   /** Marks locs deleted (tombstones) in one transaction; unknown or already deleted locs are no-ops. */
-  async delete(locs: readonly string[], now = Date.now()): Promise<DeleteSummary> {
+  async delete(locs: readonly string[], now = Date.now()): Promise<DeleteResult> {
     const distinct = [...new Set(locs)];
     if (distinct.length === 0) return { ...EMPTY_DELETE };
     const counts = countStatements(this.#db, distinct);
     const results = await this.#db.batch([...counts, ...deleteStatements(this.#db, distinct, now)]);
     const { present, dead } = existing(results.slice(0, counts.length));
     const written = summarise(results.slice(counts.length));
-    return { ...written, deleted: written.changed, alreadyDeleted: dead, notFound: distinct.length - present };
-  }
-
-  /** The stored row of a normalised loc, tombstone or not; null when the loc was never stored. */
-  async find(loc: string): Promise<UrlRow | null> {
-    return this.#db
-      .prepare("SELECT id, origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted FROM urls WHERE loc = ?1")
-      .bind(loc)
-      .first<UrlRow>();
+    return { atomic: true, writes: written.rowsWritten, deleted: written.changed, alreadyDeleted: dead, notFound: distinct.length - present };
   }
 }
 
@@ -200,7 +152,8 @@ function existing(results: D1Result[]): { present: number; dead: number } {
   return { present, dead };
 }
 
-function summarise(results: D1Result[]): WriteSummary {
+/** Rows inserted or changed (D1 `meta.changes`), and rows written. */
+function summarise(results: D1Result[]): { changed: number; rowsWritten: number } {
   let changed = 0;
   let rowsWritten = 0;
   for (const r of results) {

@@ -1,6 +1,6 @@
 /**
- * KvUrlWriter: batch writes of validated records into the KV layout of kv-layout.ts, with the
- * same contract as D1UrlWriter: upsert by `loc` (a loc's key is assigned once, from the site's
+ * KvRecordWriter: batch writes of validated records into the KV layout of layout.ts, with the
+ * contract of the port's RecordWriter (src/store/port.ts): upsert by `loc` (a loc's key is assigned once, from the site's
  * counter, and never changes), tombstones on delete, change stamps moved only by a real change.
  *
  * KV has no transactions. Writes go in an order that makes any interrupted batch safe to retry:
@@ -16,9 +16,9 @@
  * writes = 1 counter + touched buckets (≤ 256) + touched blocks (+ overflow). A batch of 1,000
  * new records on a site: ~275 operations; a batch of 10 changed records: ~15.
  */
-import { utf8Length } from "../core/escape.ts";
-import type { ValidRecord } from "../core/validate.ts";
-import type { DeleteSummary, UpsertSummary, UrlRow } from "./d1-writer.ts";
+import { utf8Length } from "../../core/escape.ts";
+import type { ValidRecord } from "../../core/validate.ts";
+import type { DeleteResult, FoundRecord, RecordWriter, UpsertResult } from "../../store/port.ts";
 import {
   type BlockEntry,
   type BlockMeta,
@@ -41,18 +41,19 @@ import {
   parseOverflow,
   placeEntry,
   sitePrefix,
-} from "./kv-layout.ts";
+  storedRecord,
+} from "./layout.ts";
 
-/** `rowsWritten` counts KV writes (puts and deletes). */
-export interface KvUpsertSummary extends UpsertSummary {
+/** `writes` counts KV writes (puts and deletes). */
+export interface KvUpsertResult extends UpsertResult {
   /** KV operations used (a bulk get counts 1). The platform allows 1,000 per invocation. */
   operations: number;
 }
-export interface KvDeleteSummary extends DeleteSummary {
+export interface KvDeleteResult extends DeleteResult {
   operations: number;
 }
 
-/** Reads a writer needs. KV in KvUrlWriter; nothing at all for a fresh bulk file. */
+/** Reads a writer needs. KV in KvRecordWriter; nothing at all for a fresh bulk file. */
 interface Reads {
   getMany(names: readonly string[], perGet: number): Promise<Map<string, string | null>>;
   listNames(prefix: string): Promise<string[]>;
@@ -430,6 +431,46 @@ async function pool<T>(items: readonly T[], concurrency: number, run: (item: T) 
   );
 }
 
+/** Reads from KV, counting the operations they use. */
+function kvReads(kv: KVNamespace, summary: { operations: number }): Reads {
+  return {
+    getMany: async (names, perGet) => {
+      const out = new Map<string, string | null>();
+      const chunks: string[][] = [];
+      for (let i = 0; i < names.length; i += perGet) chunks.push(names.slice(i, i + perGet));
+      summary.operations += chunks.length;
+      await pool(chunks, 4, async (chunk) => {
+        for (const [name, value] of await kv.get(chunk, "text")) out.set(name, value);
+      });
+      return out;
+    },
+    listNames: async (prefix) => {
+      const names: string[] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const page = await kv.list({ prefix, ...(cursor ? { cursor } : {}) });
+        summary.operations++;
+        for (const key of page.keys) names.push(key.name);
+        if (page.list_complete) return names;
+        cursor = page.cursor;
+      }
+    },
+  };
+}
+
+/** The stored record of a normalised loc, tombstone or not, found through the loc index; null when never stored. */
+export async function findRecord(kv: KVNamespace, loc: string): Promise<FoundRecord | null> {
+  const origin = originOf(loc);
+  if (origin === null) return null;
+  const batch = new SiteBatch(origin, kvReads(kv, { operations: 0 }));
+  const [l] = await locate(batch, [loc]);
+  const match = l!.matches[0];
+  if (!match) return null;
+  await batch.loadOverflow([match]);
+  const entry = batch.fullEntry(match.s, batch.entry(match.s, match.k)!);
+  return { ...storedRecord(entry, match.s), origin, deleted: entry.d === 1 };
+}
+
 export interface KvWriterOptions {
   /** KV writes in flight at once. */
   concurrency?: number;
@@ -456,7 +497,7 @@ export class KvBudgetError extends Error {
   }
 }
 
-export class KvUrlWriter {
+export class KvRecordWriter implements RecordWriter {
   readonly #kv: KVNamespace;
   readonly #concurrency: number;
   readonly #maxOperations: number;
@@ -468,50 +509,21 @@ export class KvUrlWriter {
   }
 
   /** Upserts validated records: inserts new locs, updates changed ones, leaves equal ones alone. */
-  async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<KvUpsertSummary> {
+  async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<KvUpsertResult> {
     const { counts, rowsWritten, operations } = await this.#run(groupBy(records, (r) => r.origin), (batch, group) =>
       planUpsert(batch, group, () => now),
     );
     const { inserted, updated, unchanged } = counts;
-    return { changed: inserted + updated, rowsWritten, inserted, updated, unchanged, operations };
+    return { atomic: false, writes: rowsWritten, inserted, updated, unchanged, operations };
   }
 
   /** Marks locs deleted (tombstones); unknown or already deleted locs are no-ops. */
-  async delete(locs: readonly string[], now = Date.now()): Promise<KvDeleteSummary> {
+  async delete(locs: readonly string[], now = Date.now()): Promise<KvDeleteResult> {
     const distinct = [...new Set(locs)];
     const { counts, rowsWritten, operations } = await this.#run(groupBy(distinct, originOf), (batch, group) => planDelete(batch, group, now));
     // Locs that are not URLs at all were never stored either.
     const notFound = distinct.length - counts.deleted - counts.alreadyDeleted;
-    return { changed: counts.deleted, rowsWritten, deleted: counts.deleted, alreadyDeleted: counts.alreadyDeleted, notFound, operations };
-  }
-
-  /** The stored record of a normalised loc, tombstone or not, in D1UrlWriter.find's shape; null when never stored. */
-  async find(loc: string): Promise<UrlRow | null> {
-    const origin = originOf(loc);
-    if (origin === null) return null;
-    let row: UrlRow | null = null;
-    await this.#run(new Map([[origin, [loc]]]), async (batch) => {
-      const [l] = await locate(batch, [loc]);
-      const match = l!.matches[0];
-      if (!match) return noCounts();
-      await batch.loadOverflow([match]);
-      const entry = batch.fullEntry(match.s, batch.entry(match.s, match.k)!);
-      row = {
-        id: entry.k,
-        origin,
-        section: match.s,
-        loc: entry.loc,
-        lastmod: entry.lastmod ?? null,
-        changefreq: entry.changefreq ?? null,
-        priority: entry.priority ?? null,
-        ext: entry.ext ? JSON.stringify(entry.ext) : null,
-        size: entrySize(entry),
-        updated_at: entry.u,
-        deleted: entry.d === 1 ? 1 : 0,
-      };
-      return noCounts();
-    });
-    return row;
+    return { atomic: false, writes: rowsWritten, deleted: counts.deleted, alreadyDeleted: counts.alreadyDeleted, notFound, operations };
   }
 
   async #run<T>(
@@ -520,29 +532,7 @@ export class KvUrlWriter {
   ): Promise<{ counts: Counts; rowsWritten: number; operations: number }> {
     const counts = noCounts();
     const summary = { rowsWritten: 0, operations: 0 };
-    const reads: Reads = {
-      getMany: async (names, perGet) => {
-        const out = new Map<string, string | null>();
-        const chunks: string[][] = [];
-        for (let i = 0; i < names.length; i += perGet) chunks.push(names.slice(i, i + perGet));
-        summary.operations += chunks.length;
-        await pool(chunks, 4, async (chunk) => {
-          for (const [name, value] of await this.#kv.get(chunk, "text")) out.set(name, value);
-        });
-        return out;
-      },
-      listNames: async (prefix) => {
-        const names: string[] = [];
-        let cursor: string | undefined;
-        for (;;) {
-          const page = await this.#kv.list({ prefix, ...(cursor ? { cursor } : {}) });
-          summary.operations++;
-          for (const key of page.keys) names.push(key.name);
-          if (page.list_complete) return names;
-          cursor = page.cursor;
-        }
-      },
-    };
+    const reads = kvReads(this.#kv, summary);
     // Plan every site first (reads only), so a batch over the budget writes nothing at all.
     const planned: Write[][] = [];
     let records = 0;
@@ -590,7 +580,7 @@ const EMPTY_READS: Reads = {
 /**
  * The complete KV contents (blocks, overflow, loc index, counters) for validated records on an
  * EMPTY namespace, as a `wrangler kv bulk put` file: keys 1, 2, 3, … per site in input order.
- * The same code path as KvUrlWriter.upsert, so a later upsert through the writer (the admin API)
+ * The same code path as KvRecordWriter.upsert, so a later upsert through the writer (the admin API)
  * finds every loc and keeps its key.
  */
 export async function kvBulkEntries(records: readonly ValidRecord[], options: BulkOptions = {}): Promise<KvBulkEntry[]> {

@@ -13,8 +13,8 @@
  * different locations: a rebuild plans from the previous manifest, and a stale one could plan
  * different splits.
  */
-import type { ManifestStore, ShardEntry, ShardManifest } from "./manifest.ts";
-import { manifestName } from "../sources/kv-layout.ts";
+import type { ManifestStore, ShardEntry, ShardManifest } from "../../manifest/manifest.ts";
+import { manifestName } from "./layout.ts";
 
 /** Format tag of the stored JSON, so a future change of shape is detected, not misread. */
 const FORMAT = 1;

@@ -1,0 +1,29 @@
+/** The D1 record store: every capability of the port, over the `urls` and `url_moves` tables. */
+import type { RecordStore } from "../../store/port.ts";
+import { D1ChangeFeed } from "./change-feed.ts";
+import { D1NewsIndex } from "./news-index.ts";
+import { D1RecordReader } from "./reader.ts";
+import { D1RecentIndex } from "./recent-index.ts";
+import type { D1Observer } from "./rows.ts";
+import { D1RangeScan } from "./scan.ts";
+import { D1RecordWriter } from "./writer.ts";
+
+export interface D1StoreOptions {
+  /** Sees every read statement's `meta` (tests, benchmarks). */
+  observe?: D1Observer;
+  /** Rows per page of shard reads. */
+  pageRows?: number;
+}
+
+export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): RecordStore {
+  const { observe } = options;
+  return {
+    kind: "d1",
+    reader: new D1RecordReader(db, options),
+    writer: new D1RecordWriter(db),
+    changes: new D1ChangeFeed(db, observe),
+    news: new D1NewsIndex(db, observe),
+    recent: new D1RecentIndex(db, observe),
+    scan: new D1RangeScan(db, observe),
+  };
+}

@@ -1,0 +1,119 @@
+/** Reading blocks from KV: which block names to read, grouped into bulk gets, fetched one chunk ahead. */
+import {
+  type BlockEntry,
+  type BlockMeta,
+  type NamedBlock,
+  blockName,
+  entrySize,
+  listBlockNames,
+  namedBlock,
+  overflowName,
+  parseOverflow,
+  sitePrefix,
+} from "./layout.ts";
+
+/** KV bulk get: ≤ 100 keys, ≤ 25 MB of values. */
+const MAX_BULK_KEYS = 100;
+
+/** Replaces overflow stubs by their full entries (bulk gets of ≤ 100 keys and ≤ ~16 MB). */
+export async function withOverflow(kv: KVNamespace, origin: string, section: string, entries: BlockEntry[]): Promise<BlockEntry[]> {
+  const stubs = entries.filter((e) => e.v === 1);
+  if (stubs.length === 0) return entries;
+  const full = new Map<number, BlockEntry>();
+  let group: BlockEntry[] = [];
+  let bytes = 0;
+  const flush = async (): Promise<void> => {
+    if (group.length === 0) return;
+    const names = group.map((e) => overflowName(origin, section, e.k));
+    const values = await kv.get(names, "text");
+    group.forEach((stub, i) => {
+      const text = values.get(names[i]!);
+      if (text === null || text === undefined) throw new Error(`KV overflow record "${names[i]}" is missing (its block has a stub for key ${stub.k})`);
+      full.set(stub.k, { ...parseOverflow(text, names[i]!, stub.k), u: stub.u, ...(stub.d ? { d: 1 as const } : {}) });
+    });
+    group = [];
+    bytes = 0;
+  };
+  for (const stub of stubs) {
+    const size = 2 * entrySize(stub) + 1024;
+    if (group.length === MAX_BULK_KEYS || (group.length > 0 && bytes + size > 16 * 1024 * 1024)) await flush();
+    group.push(stub);
+    bytes += size;
+  }
+  await flush();
+  return entries.map((e) => (e.v === 1 ? full.get(e.k)! : e));
+}
+
+/** Candidate block names of a dense range, by arithmetic: no list() call. */
+export async function* directNames(origin: string, section: string, first: number, last: number): AsyncGenerator<NamedBlock[]> {
+  const names: NamedBlock[] = [];
+  for (let b = first; b <= last; b++) names.push({ name: blockName(origin, section, b) });
+  yield names;
+}
+
+/** Existing block names of a sparse range (prefix-aligned listing, see listBlockNames). */
+export async function* listedNames(kv: KVNamespace, origin: string, section: string, first: number, last: number): AsyncGenerator<NamedBlock[]> {
+  for await (const page of listBlockNames(kv, origin, section, first, last)) yield page;
+}
+
+/** Every block of a site, in (section, block) order, with sizes from metadata. */
+export async function* allBlockNames(kv: KVNamespace, origin: string): AsyncGenerator<NamedBlock[]> {
+  const prefix = sitePrefix(origin);
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await kv.list<Partial<BlockMeta>>({ prefix, ...(cursor ? { cursor } : {}) });
+    yield page.keys.map((k) => namedBlock(k.name, k.metadata));
+    if (page.list_complete) return;
+    cursor = page.cursor;
+  }
+}
+
+/**
+ * Groups block names into bulk gets: ≤ 100 keys and ≤ `maxBytes` by metadata sizes; blocks of
+ * unknown size count as maxBytes / perGet, so at most `perGet` of them share a get.
+ */
+export async function* chunked(source: AsyncIterable<NamedBlock[]>, perGet: number, maxBytes: number): AsyncGenerator<string[]> {
+  const unknownBytes = Math.ceil(maxBytes / perGet);
+  let chunk: string[] = [];
+  let bytes = 0;
+  for await (const page of source) {
+    for (const block of page) {
+      const size = block.bytes ?? unknownBytes;
+      if (chunk.length > 0 && (chunk.length === MAX_BULK_KEYS || bytes + size > maxBytes)) {
+        yield chunk;
+        chunk = [];
+        bytes = 0;
+      }
+      chunk.push(block.name);
+      bytes += size;
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+/**
+ * Bulk-gets each chunk, keeping the next chunk's read in flight while the caller consumes the
+ * current one (KV latency overlaps rendering; memory holds two chunks at most).
+ */
+export async function* fetchAhead(kv: KVNamespace, chunks: AsyncIterable<string[]>): AsyncGenerator<{ name: string; text: string | null }[]> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const fetchNext = async (): Promise<{ name: string; text: string | null }[] | null> => {
+    const next = await iterator.next();
+    if (next.done) return null;
+    const values = await kv.get(next.value, "text");
+    return next.value.map((name) => ({ name, text: values.get(name) ?? null }));
+  };
+  let pending = fetchNext();
+  try {
+    for (;;) {
+      const blocks = await pending;
+      if (blocks === null) return;
+      pending = fetchNext();
+      yield blocks;
+    }
+  } finally {
+    // Abandoned early (client went away): the read in flight is not needed.
+    pending.catch(() => {});
+    void Promise.resolve(iterator.return?.()).catch(() => {});
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The KV record store (URL_SOURCE=kv): reader, writer, change feed and scan over the block layout
+ * of layout.ts. No news index and no feed of recent changes (news sitemaps and the Atom feed 404).
+ */
+import type { RecordStore } from "../../store/port.ts";
+import { KvChangeFeed } from "./change-feed.ts";
+import { type KvReadOptions, KvRecordReader } from "./reader.ts";
+import { KvRangeScan } from "./scan.ts";
+import { KvRecordWriter, type KvWriterOptions } from "./writer.ts";
+
+export function kvRecordStore(kv: KVNamespace, options: KvReadOptions & KvWriterOptions = {}): RecordStore {
+  return {
+    kind: "kv",
+    reader: new KvRecordReader(kv, options),
+    writer: new KvRecordWriter(kv, options),
+    changes: new KvChangeFeed(kv, options.blocksPerGet),
+    news: null,
+    recent: null,
+    scan: new KvRangeScan(kv, options.blocksPerGet),
+  };
+}
