@@ -34,7 +34,7 @@ const T1 = Date.UTC(2026, 0, 2);
 describe("KV and D1 with the same records", () => {
   it("render identical bytes for the index and every shard of 120,000 records", async () => {
     const origin = freshOrigin("same");
-    // The feed of recent changes is a D1-only format (src/formats/sources.ts): off for both. Both
+    // The feed of recent changes is D1-only (the KV store has no `recent` index): off for both. Both
     // sources serve the same origin, so the per-location caches (keyed by origin and content version,
     // which match here) are off: every body below is rendered live from its own source.
     const vars = { SITES: origin, FEED_SIZE: "0", EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" };

@@ -23,6 +23,7 @@ import {
   overflowName,
   sitePrefix,
 } from "../../src/adapters/kv/layout.ts";
+import { KvChangeFeed } from "../../src/adapters/kv/change-feed.ts";
 import { KvRecordReader } from "../../src/adapters/kv/reader.ts";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
 import { KvRecordWriter, kvBulkEntries } from "../../src/adapters/kv/writer.ts";
@@ -327,6 +328,36 @@ describe("KvRecordReader", () => {
     counted.reset();
     expect((await (await call(withD1, `${origin}/sitemap-products-1.xml`)).text()).length).toBe(xml.length);
     expect(totalOps(counted.counts)).toBe(shardOps - 1);
+  });
+});
+
+describe("KvChangeFeed", () => {
+  it("pages the changes past a cursor in (stamp, key) order, tombstones included, up to `until`", async () => {
+    const origin = freshOrigin("kvfeed");
+    const e = kvEnv(origin);
+    const writer = new KvRecordWriter(env.URLS);
+    await writer.upsert(validRecords(e, range(30).map((i) => ({ loc: `${origin}/p/${i}` }))), T0); // keys 1…30
+    await writer.upsert(validRecords(e, [5, 20, 7].map((i) => ({ loc: `${origin}/p/${i}`, lastmod: "2026-01-05" }))), T1);
+    await writer.delete([`${origin}/p/3`], T2);
+    const feed = new KvChangeFeed(env.URLS);
+    expect(feed.indexed).toBe(false);
+    expect(await feed.changes(origin, null, 0)).toEqual({ rows: [], cursor: { stamp: T2, key: Number.MAX_SAFE_INTEGER, moveSeq: 0 }, done: true });
+
+    const start = { stamp: T0, key: 28, moveSeq: 0 };
+    const first = await feed.changes(origin, start, 4);
+    expect(first.rows.map((r) => [r.key, r.updatedAt])).toEqual([[29, T0], [30, T0], [6, T1], [8, T1]]);
+    expect(first).toMatchObject({ cursor: { stamp: T1, key: 8, moveSeq: 0 }, done: false });
+    const second = await feed.changes(origin, first.cursor, 4);
+    expect(second.rows.map((r) => [r.loc, r.section, r.deleted, r.moved])).toEqual([
+      [`${origin}/p/20`, "pages", false, false],
+      [`${origin}/p/3`, "pages", true, false],
+    ]);
+    expect(second.done).toBe(true);
+    expect((await feed.changes(origin, start, 10, T1)).rows.map((r) => r.key)).toEqual([29, 30, 6, 8, 21]);
+
+    expect(await feed.newest(origin, T1)).toEqual({ stamp: T1, key: 21 });
+    expect(await feed.newest(origin, T0 - 1)).toBeNull();
+    expect(await feed.pending(origin, start)).toBe(6);
   });
 });
 

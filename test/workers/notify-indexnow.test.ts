@@ -4,10 +4,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
 import type { IndexNowPayload } from "../../src/notify/indexnow.ts";
 import { notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
 import { services } from "../../src/services.ts";
-import { call, freshOrigin } from "./support.ts";
+import { call, freshOrigin, validRecords } from "./support.ts";
 import { FakeEngine, HOUR, MINUTE, MemoryLog, pages, remove, run, siteEnv, upsert } from "./notify-support.ts";
 
 const KEY = "test-key-0123456789abcdef";
@@ -51,6 +52,21 @@ describe("IndexNow submissions", () => {
       urlList: [`${origin}/page/1`, `${origin}/%C3%BCn%C3%AFcode?q=a&b=c`],
     });
     expect(report.targets).toEqual([{ target: "indexnow", origin, result: "sent", requests: 1, acknowledged: 2, status: 202 }]);
+  });
+
+  it("reads the same change feed from KV records (URL_SOURCE=kv): changed and deleted URLs, each once", async () => {
+    const { origin, e } = indexNowSite({ URL_SOURCE: "kv", MANIFEST_STORE: "kv" });
+    const writer = new KvRecordWriter(e.URLS);
+    await writer.upsert(validRecords(e, pages(origin, 5)), T0 - HOUR);
+    await baseline(e);
+    await writer.upsert(validRecords(e, [{ loc: `${origin}/page/2`, lastmod: "2026-01-01" }, { loc: `${origin}/new` }]), T0 + 1000);
+    await writer.delete([`${origin}/page/4`], T0 + 2000);
+    const engine = new FakeEngine();
+    await run(e, engine, T0 + 5 * MINUTE);
+    expect(urlsOf(engine, 0)).toEqual([`${origin}/page/2`, `${origin}/new`, `${origin}/page/4`]);
+    expect((await notifyStatus(services(e)))[0]).toMatchObject({ target: "indexnow", pending: 0, lastStatus: 200 });
+    await run(e, engine, T0 + HOUR);
+    expect(engine.calls).toHaveLength(1);
   });
 
   it("sends only URLs added, updated or deleted since the last acknowledged submission", async () => {
