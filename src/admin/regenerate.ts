@@ -5,8 +5,10 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../app.ts";
-import { RegenBusyError, regenerateSite } from "../regen/regenerate.ts";
-import { purgeChanged, regenDeps } from "../regen/scheduled.ts";
+import { RegenBusyError } from "../regen/lease.ts";
+import { purgeChanged } from "../regen/purge.ts";
+import { regenerateSite } from "../regen/regenerate.ts";
+import { regenDeps } from "../regen/scheduled.ts";
 import { json } from "./status.ts";
 
 export async function regenerate(c: Context<AppEnv>): Promise<Response> {

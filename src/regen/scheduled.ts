@@ -1,33 +1,15 @@
 /** The cron entry of the regeneration: every configured site, one after the other. */
-import { indexCacheTag, shardCacheTag } from "../cache/headers.ts";
 import { type Services, services } from "../services.ts";
-import { type RegenDeps, RegenBusyError, type RegenOptions, type RunSummary, regenerateSite } from "./regenerate.ts";
+import type { RegenDeps } from "./deps.ts";
+import { RegenBusyError } from "./lease.ts";
+import { purgeChanged } from "./purge.ts";
+import { regenerateSite } from "./regenerate.ts";
+import type { RunSummary } from "./summary.ts";
 
 /** The regeneration's dependencies, or null when a binding it needs is missing. */
 export function regenDeps(s: Services): RegenDeps | null {
   if (!s.regen || !s.snapshots) return null;
   return { config: s.config, store: s.store, manifests: s.manifests, snapshots: s.snapshots, state: s.regen };
-}
-
-interface PurgeableContext {
-  cache?: { purge?: (options: { tags: string[] }) => Promise<unknown> };
-}
-
-/**
- * After a publish: purge what changed from the tiered Workers Cache when it is on (`ctx.cache`,
- * docs/caching.md). The per-location Cache API needs nothing: its keys carry the version.
- */
-export function purgeChanged(ctx: unknown, origin: string): RegenOptions["onPublished"] {
-  const purge = (ctx as PurgeableContext | undefined)?.cache?.purge;
-  if (typeof purge !== "function") return undefined;
-  return async (changed) => {
-    const tags = [...(changed.index ? [indexCacheTag(origin)] : []), ...changed.shards.map((s) => shardCacheTag(origin, s.section, s.n))];
-    // Any change re-lists the index (its lastmod moved), so purge it with the shards.
-    if (tags.length > 0 && !changed.index) tags.push(indexCacheTag(origin));
-    for (let i = 0; i < tags.length; i += 100) {
-      await purge.call((ctx as PurgeableContext).cache, { tags: tags.slice(i, i + 100) }).catch((err: unknown) => console.error("cache purge failed", err));
-    }
-  };
 }
 
 /** Regenerates every site; a failing site is logged and the others still run. Never throws. */

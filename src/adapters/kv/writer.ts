@@ -28,7 +28,6 @@ import {
   blockNameOfKey,
   bucketOfHash,
   contentText,
-  entrySize,
   counterName,
   findEntry,
   idOfHash,

@@ -1,0 +1,110 @@
+/**
+ * The incremental strategy (a store whose change feed is indexed and which scans ranges: D1):
+ * reads the change feed since the stored cursor and marks the shard of every changed key
+ * (tombstones and section moves included), then re-plans and renders only those shards; or, when
+ * there is no usable cursor, runs (or resumes) a site pass over every row.
+ */
+import type { ChangeCursor, ChangeFeed, RangeScan } from "../store/port.ts";
+import { type Run, isAfter } from "./run.ts";
+import type { RegenState } from "./store.ts";
+import type { RunSummary } from "./summary.ts";
+
+const CHANGE_PAGE = 5_000;
+/** Changes remembered past the cursor (settle window); beyond this the next run re-reads them. */
+const RECENT_MAX = 5_000;
+
+/** Change feed + range scans (D1). Updates `state` in place with the cursor and the work left. */
+export async function incremental(
+  run: Run,
+  feed: ChangeFeed,
+  scanner: RangeScan,
+  state: RegenState,
+  fingerprint: string,
+  /** Re-plan and re-render every shard (a site pass), whatever the change feed says. */
+  full: boolean,
+  summary: RunSummary,
+): Promise<void> {
+  const { config } = run.deps;
+  const horizon = run.now - config.regen.settleSeconds * 1000;
+
+  if (!run.stored || state.cursor === null || state.fingerprint !== fingerprint || full) {
+    // A site pass: every shard re-planned and rendered from one read of every row. The change
+    // cursor starts at the head as of now (settled), so changes during the pass are seen later.
+    const head = (await feed.changes(run.origin, null, 0)).cursor;
+    state.cursor = head.stamp <= horizon ? head : { stamp: horizon, key: Number.MAX_SAFE_INTEGER, moveSeq: head.moveSeq };
+    state.recent = [];
+    state.pending = [];
+    run.recent.clear();
+    state.pass = { section: "", key: 0 };
+    state.fingerprint = fingerprint;
+  } else {
+    // Read what changed since the cursor.
+    for (const interval of state.recent) run.recent.restore(interval);
+    let cursor: ChangeCursor = state.cursor;
+    const touched = new Map<string, [string, number]>();
+    for (const [section, key] of state.pending) touched.set(`${section}\u0000${key}`, [section, key]);
+    let block = 0;
+    for (;;) {
+      const page = await feed.changes(run.origin, cursor, CHANGE_PAGE);
+      run.changesRead += page.rows.length;
+      let stamp = Number.NaN;
+      block++;
+      for (const row of page.rows) {
+        if (row.updatedAt !== stamp) block++;
+        stamp = row.updatedAt;
+        if (run.recent.has(row.section, row.key, row.updatedAt)) continue;
+        run.recent.add(row.section, row.key, row.updatedAt, -block);
+        const shard = run.working.containing(row.section, row.key);
+        const key = shard ? shard.entry.firstKey : 0;
+        touched.set(`${row.section}\u0000${key}`, [row.section, key]);
+      }
+      cursor = page.cursor;
+      if (page.done || run.changesRead >= config.regen.maxRows) break;
+    }
+    // The cursor stays a settle window behind: a write stamped before `horizon` may still commit,
+    // so changes newer than that are read again next run, and skipped if handled (`recent`).
+    const settle: ChangeCursor = { stamp: horizon, key: Number.MAX_SAFE_INTEGER, moveSeq: cursor.moveSeq };
+    state.cursor = !isAfter(cursor.stamp, cursor.key, settle)
+      ? cursor
+      : isAfter(settle.stamp, settle.key, state.cursor)
+        ? settle
+        : { ...state.cursor, moveSeq: cursor.moveSeq };
+    state.pending = [...touched.values()];
+  }
+
+  run.track = state.cursor;
+
+  // Shards to redo: changed ones first, then listed ones with no snapshot yet (no pass running).
+  const units = new Map<string, [string, number]>();
+  for (const [section, key] of state.pending) units.set(`${section}\u0000${key}`, [section, key]);
+  if (!state.pass) {
+    for (const s of run.working.all()) if (s.urlCount > 0 && !s.snapshot) units.set(`${s.section}\u0000${s.firstKey}`, [s.section, s.firstKey]);
+  }
+  const left: [string, number][] = [];
+  const done = new Set<string>();
+  const ordered = [...units.values()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+  for (const [section, key] of ordered) {
+    if (run.exhausted()) {
+      left.push([section, key]);
+      continue;
+    }
+    const shard = run.working.containing(section, key);
+    const lo = shard ? shard.entry.firstKey : 0;
+    const hi = shard ? shard.end : run.working.entries(section)[0] ? run.working.entries(section)[0]!.firstKey - 1 : undefined;
+    const id = `${section}\u0000${lo}`;
+    if (done.has(id)) continue;
+    done.add(id);
+    const resume = await run.pass(scanner, { section, key: lo }, { hi });
+    if (resume) left.push([resume.section, resume.key]);
+  }
+  if (state.pass && !run.exhausted()) {
+    summary.mode = "pass";
+    state.pass = await run.pass(scanner, state.pass, null);
+  } else if (state.pass) {
+    summary.mode = "pass";
+  }
+  state.pending = left;
+  // Rows handled past the cursor (read from the feed or scanned): the next run's re-read skips them.
+  const recent = run.recent.after(state.cursor!);
+  state.recent = recent.length <= RECENT_MAX ? recent : [];
+}

@@ -1,0 +1,66 @@
+/**
+ * Publishing a run: the index snapshot first, then the manifest with one write — the switch.
+ * A run killed before the switch leaves the previous manifest and every snapshot it names untouched.
+ */
+import type { BuildOptions } from "../manifest/build.ts";
+import { type ShardEntry, type ShardManifest, listedShards, manifestVersion } from "../manifest/manifest.ts";
+import { indexExtras, indexMeta, renderIndex } from "../sitemaps.ts";
+import { compressDocument, indexSnapshotKey } from "../snapshots/store.ts";
+import type { Run } from "./run.ts";
+import type { RunSummary } from "./summary.ts";
+
+export interface Published {
+  manifest: ShardManifest;
+  /** The manifest was saved (anything differs from the stored one). */
+  switched: boolean;
+}
+
+function sameShards(a: readonly ShardEntry[], b: readonly ShardEntry[]): boolean {
+  if (a.length !== b.length) return false;
+  const key = (s: ShardEntry): string =>
+    [s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version, s.extKinds ?? 0, s.snapshot ?? ""].join("\u0000");
+  const left = a.map(key).sort();
+  const right = b.map(key).sort();
+  return left.every((k, i) => k === right[i]);
+}
+
+/** Renders and stores the index when its version is new, then saves the manifest when anything changed. */
+export async function publish(run: Run, build: BuildOptions, summary: RunSummary): Promise<Published> {
+  const { deps, origin, now, stored } = run;
+  const shards = run.working.all();
+  const version = manifestVersion(shards, build.indexFingerprint);
+  const manifest: ShardManifest = { origin, version, builtAt: now, snapshot: null, shards };
+  let indexKey: string | null = null;
+  if (listedShards(manifest).length > 0) {
+    const extras = await indexExtras(deps, manifest, now);
+    const meta = indexMeta(manifest, extras);
+    indexKey = indexSnapshotKey(origin, meta.version);
+    if (stored?.snapshot !== indexKey) {
+      const doc = await compressDocument(renderIndex(deps.config, manifest, extras));
+      await deps.state.tentative(origin, indexKey, now);
+      await deps.snapshots.put(indexKey, doc.gzip, { version: meta.version, xmlBytes: doc.xmlBytes, gzBytes: doc.gzip.byteLength, storedAt: now });
+      run.storedKeys.push(indexKey);
+      run.bytesStored += doc.gzip.byteLength;
+      run.xmlBytes += doc.xmlBytes;
+      summary.indexRendered = true;
+    }
+  }
+  manifest.snapshot = indexKey;
+  const switched = !stored || stored.version !== version || stored.snapshot !== indexKey || !sameShards(stored.shards, shards);
+  if (switched) {
+    await deps.manifests.save(manifest);
+    summary.published = true;
+  }
+  summary.manifestVersion = manifest.version;
+  return { manifest, switched };
+}
+
+/** `section-n` of every listed shard whose version changed, or that is new or gone, sorted. */
+export function changedShards(before: ShardManifest | null, after: ShardManifest): string[] {
+  const old = new Map((before?.shards ?? []).filter((s) => s.urlCount > 0).map((s) => [`${s.section}-${s.n}`, s.version]));
+  const now = new Map(listedShards(after).map((s) => [`${s.section}-${s.n}`, s.version]));
+  const changed: string[] = [];
+  for (const [name, v] of now) if (old.get(name) !== v) changed.push(name);
+  for (const name of old.keys()) if (!now.has(name)) changed.push(name);
+  return changed.sort();
+}

@@ -1,0 +1,44 @@
+/**
+ * After a publish: tell shared caches which documents changed. The tiered Workers Cache is purged
+ * by Cache-Tag when it is on (`ctx.cache`, docs/caching.md); the per-location Cache API needs
+ * nothing, its keys carry the version.
+ */
+import { indexCacheTag, shardCacheTag } from "../cache/headers.ts";
+import type { ShardManifest } from "../manifest/manifest.ts";
+import type { RunSummary } from "./summary.ts";
+
+/** The documents a publish changed. */
+export type OnPublished = (tags: { index: boolean; shards: { section: string; n: number }[] }) => Promise<void> | void;
+
+/** Calls `onPublished` with what changed, when anything did. */
+export async function announcePublished(
+  onPublished: OnPublished | undefined,
+  summary: RunSummary,
+  stored: ShardManifest | null,
+  published: ShardManifest,
+): Promise<void> {
+  if (!onPublished || summary.changed.length + (summary.indexRendered ? 1 : 0) === 0) return;
+  const shards = summary.changed.map((name) => {
+    const cut = name.lastIndexOf("-");
+    return { section: name.slice(0, cut), n: Number(name.slice(cut + 1)) };
+  });
+  await onPublished({ index: stored?.snapshot !== published.snapshot, shards });
+}
+
+interface PurgeableContext {
+  cache?: { purge?: (options: { tags: string[] }) => Promise<unknown> };
+}
+
+/** Purges the changed documents' Cache-Tags from the tiered Workers Cache when `ctx.cache` has it. */
+export function purgeChanged(ctx: unknown, origin: string): OnPublished | undefined {
+  const purge = (ctx as PurgeableContext | undefined)?.cache?.purge;
+  if (typeof purge !== "function") return undefined;
+  return async (changed) => {
+    const tags = [...(changed.index ? [indexCacheTag(origin)] : []), ...changed.shards.map((s) => shardCacheTag(origin, s.section, s.n))];
+    // Any change re-lists the index (its lastmod moved), so purge it with the shards.
+    if (tags.length > 0 && !changed.index) tags.push(indexCacheTag(origin));
+    for (let i = 0; i < tags.length; i += 100) {
+      await purge.call((ctx as PurgeableContext).cache, { tags: tags.slice(i, i + 100) }).catch((err: unknown) => console.error("cache purge failed", err));
+    }
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * The walk strategy (a store whose change feed walks the whole site, or without a range scan:
+ * KV): the manifest was re-planned from the key rows; this renders the shards lacking a snapshot.
+ */
+import type { UrlRecord } from "../core/types.ts";
+import { SectionPlanner } from "../manifest/manifest.ts";
+import { renderShard } from "../sitemaps.ts";
+import { compressDocument } from "../snapshots/store.ts";
+import type { Run } from "./run.ts";
+
+/** Walk mode: the manifest was re-planned from the key rows; render shards lacking a snapshot. */
+export async function walk(run: Run): Promise<void> {
+  const { deps, origin } = run;
+  for (const entry of run.working.all()) {
+    if (entry.urlCount === 0 || entry.snapshot) continue;
+    if (run.exhausted()) break;
+    run.shardsChecked++;
+    // Fingerprint what is rendered with the planner itself: the bytes are stored only if they
+    // are exactly the version the walk planned (records may change between the two reads).
+    const check = new SectionPlanner(entry.section, [entry], { maxUrls: Infinity, maxBytes: Infinity, overheadBytes: 0 }, run.build.renderFingerprint, run.now);
+    const range = { origin, section: entry.section, firstKey: entry.firstKey, lastKey: entry.lastKey };
+    async function* tapped(): AsyncGenerator<UrlRecord> {
+      for await (const record of deps.store.reader.records(range)) {
+        run.rowsRead++;
+        check.add({ section: entry.section, key: record.key, updatedAt: record.updatedAt, deleted: false, size: 0 });
+        yield record;
+      }
+    }
+    const doc = await compressDocument(renderShard(deps, origin, entry, tapped()));
+    const [rendered] = check.finish(entry.lastKey);
+    if (rendered?.version !== entry.version) continue; // changed meanwhile: the next run's walk sees it
+    await run.store(entry, doc);
+  }
+}
