@@ -19,7 +19,7 @@ import { D1ManifestStore } from "../src/adapters/d1/manifest-store.ts";
 import { d1RecordStore } from "../src/adapters/d1/record-store.ts";
 import { extJson } from "../src/adapters/d1/writer.ts";
 import { sitePrefix } from "../src/adapters/kv/layout.ts";
-import { kvBulkEntries } from "../src/adapters/kv/writer.ts";
+import { kvBulkEntries } from "../src/adapters/kv/bulk.ts";
 import { services } from "../src/services.ts";
 import { rebuildManifest } from "../src/sitemaps.ts";
 

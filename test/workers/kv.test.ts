@@ -26,7 +26,8 @@ import {
 import { KvChangeFeed } from "../../src/adapters/kv/change-feed.ts";
 import { KvRecordReader } from "../../src/adapters/kv/reader.ts";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
-import { KvRecordWriter, kvBulkEntries } from "../../src/adapters/kv/writer.ts";
+import { kvBulkEntries } from "../../src/adapters/kv/bulk.ts";
+import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
 import type { FoundRecord, KeyRow } from "../../src/store/port.ts";
 import { countingKv, failingKv, totalOps } from "./fixtures/kv-ops.ts";
 import { call, freshOrigin, locsOf, range, validRecords } from "./support.ts";

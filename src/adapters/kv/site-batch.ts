@@ -1,0 +1,332 @@
+/**
+ * One site's state for one KV write batch: the loc-index buckets, blocks and overflow it read,
+ * what it changed, and the writes to make, in phases that keep an interrupted batch safe to retry
+ * (see writer.ts). Also how a batch reads KV and finds locs through the loc index.
+ */
+import { utf8Length } from "../../core/escape.ts";
+import {
+  type BlockEntry,
+  type BlockMeta,
+  type IndexBucket,
+  KvLayoutError,
+  MAX_KV_KEY,
+  blockNameOfKey,
+  bucketOfHash,
+  counterName,
+  findEntry,
+  idOfHash,
+  indexName,
+  locHash,
+  overflowName,
+  parseBlock,
+  parseBlockName,
+  parseOverflow,
+  placeEntry,
+  sitePrefix,
+} from "./layout.ts";
+
+/** Reads a writer needs. KV in KvRecordWriter; nothing at all for a fresh bulk file. */
+export interface Reads {
+  getMany(names: readonly string[], perGet: number): Promise<Map<string, string | null>>;
+  listNames(prefix: string): Promise<string[]>;
+}
+
+export interface Write {
+  phase: number;
+  name: string;
+  value: string | null;
+  metadata?: BlockMeta;
+}
+
+export const PHASE_COUNTER = 0;
+const PHASE_INDEX = 1;
+const PHASE_OVERFLOW = 2;
+const PHASE_BLOCKS = 3;
+export const PHASE_REMOVALS = 4;
+
+const BLOCKS_PER_READ = 4;
+const BUCKETS_PER_READ = 20;
+const OVERFLOW_PER_READ = 20;
+
+export interface Pair {
+  k: number;
+  s: string;
+}
+
+function pairsOf(value: (number | string)[] | undefined): Pair[] {
+  const pairs: Pair[] = [];
+  if (!value) return pairs;
+  for (let i = 0; i + 1 < value.length; i += 2) {
+    const k = value[i];
+    const s = value[i + 1];
+    if (typeof k === "number" && typeof s === "string") pairs.push({ k, s });
+  }
+  return pairs;
+}
+
+const flatPairs = (pairs: readonly Pair[]): (number | string)[] => {
+  const out: (number | string)[] = [];
+  const seen = new Set<string>();
+  for (const p of pairs) {
+    const id = `${p.k}${p.s}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(p.k, p.s);
+  }
+  return out;
+};
+
+/** One site's state for one batch: what was read, what changed, what to write. */
+export class SiteBatch {
+  readonly origin: string;
+  readonly #reads: Reads;
+  readonly buckets = new Map<string, IndexBucket>();
+  readonly #dirtyBuckets = new Set<string>();
+  readonly #blocks = new Map<string, BlockEntry[]>();
+  readonly #dirtyBlocks = new Set<string>();
+  readonly #overflow = new Map<string, BlockEntry | null>();
+  readonly #overflowPuts = new Map<string, string>();
+  readonly #overflowDeletes = new Set<string>();
+  #counter: number | undefined;
+  #counterDirty = false;
+
+  constructor(origin: string, reads: Reads) {
+    this.origin = origin;
+    this.#reads = reads;
+  }
+
+  async loadBuckets(ids: Iterable<string>): Promise<void> {
+    const names = [...new Set(ids)].filter((id) => !this.buckets.has(id)).map((id) => indexName(this.origin, id));
+    const values = await this.#reads.getMany(names, BUCKETS_PER_READ);
+    for (const name of names) {
+      const id = name.slice(name.lastIndexOf("#") + 1);
+      const text = values.get(name);
+      let bucket: IndexBucket = {};
+      if (text) {
+        try {
+          bucket = JSON.parse(text) as IndexBucket;
+        } catch {
+          throw new KvLayoutError(name, "loc-index bucket is not JSON");
+        }
+      }
+      this.buckets.set(id, bucket);
+    }
+  }
+
+  setIndex(hash: string, pairs: Pair[]): void {
+    const bucketId = bucketOfHash(hash);
+    const bucket = this.buckets.get(bucketId)!;
+    const next = flatPairs(pairs);
+    const id = idOfHash(hash);
+    if (JSON.stringify(bucket[id] ?? []) === JSON.stringify(next)) return;
+    bucket[id] = next;
+    this.#dirtyBuckets.add(bucketId);
+  }
+
+  async loadBlocks(names: Iterable<string>): Promise<void> {
+    const wanted = [...new Set(names)].filter((n) => !this.#blocks.has(n));
+    const values = await this.#reads.getMany(wanted, BLOCKS_PER_READ);
+    for (const name of wanted) {
+      const text = values.get(name);
+      this.#blocks.set(name, text ? parseBlock(text, name, parseBlockName(name, this.origin).block) : []);
+    }
+  }
+
+  block(name: string): BlockEntry[] {
+    const block = this.#blocks.get(name);
+    if (!block) throw new Error(`internal: block ${name} not loaded`);
+    return block;
+  }
+
+  entry(section: string, key: number): BlockEntry | undefined {
+    const block = this.block(blockNameOfKey(this.origin, section, key));
+    const i = findEntry(block, key);
+    return i >= 0 ? block[i] : undefined;
+  }
+
+  /** Full entries (overflow resolved) for the given stubs. */
+  async loadOverflow(wanted: readonly Pair[]): Promise<void> {
+    const names = wanted.map((p) => overflowName(this.origin, p.s, p.k)).filter((n) => !this.#overflow.has(n));
+    const values = await this.#reads.getMany(names, OVERFLOW_PER_READ);
+    names.forEach((name) => {
+      const text = values.get(name);
+      const key = Number(name.slice(name.lastIndexOf("#") + 1));
+      this.#overflow.set(name, text ? parseOverflow(text, name, key) : null);
+    });
+  }
+
+  fullEntry(section: string, entry: BlockEntry): BlockEntry {
+    if (entry.v !== 1) return entry;
+    const name = overflowName(this.origin, section, entry.k);
+    const full = this.#overflow.get(name);
+    if (!full) throw new KvLayoutError(name, `overflow record is missing (block has a stub for key ${entry.k})`);
+    return { ...full, u: entry.u, ...(entry.d ? { d: 1 as const } : {}) };
+  }
+
+  /** Puts an entry (insert or replace) into its section's block, splitting off an overflow value. */
+  put(section: string, entry: BlockEntry): void {
+    const name = blockNameOfKey(this.origin, section, entry.k);
+    const block = this.block(name);
+    const { inBlock, overflow } = placeEntry(entry);
+    const i = findEntry(block, entry.k);
+    const previous = i >= 0 ? block[i] : undefined;
+    if (i >= 0) block[i] = inBlock;
+    else block.splice(-(i + 1), 0, inBlock);
+    this.#dirtyBlocks.add(name);
+    const ovName = overflowName(this.origin, section, entry.k);
+    if (overflow !== null) {
+      this.#overflowPuts.set(ovName, overflow);
+      this.#overflowDeletes.delete(ovName);
+    } else if (previous?.v === 1) {
+      this.#overflowDeletes.add(ovName);
+      this.#overflowPuts.delete(ovName);
+    }
+  }
+
+  /** Removes an entry (a record that moved to another section) and its overflow value. */
+  remove(section: string, key: number): void {
+    const name = blockNameOfKey(this.origin, section, key);
+    const block = this.block(name);
+    const i = findEntry(block, key);
+    if (i < 0) return;
+    if (block[i]!.v === 1) this.#overflowDeletes.add(overflowName(this.origin, section, key));
+    block.splice(i, 1);
+    this.#dirtyBlocks.add(name);
+  }
+
+  /** Marks an entry deleted in place (stub or inline alike). */
+  tombstone(section: string, key: number, now: number): void {
+    const name = blockNameOfKey(this.origin, section, key);
+    const block = this.block(name);
+    const i = findEntry(block, key);
+    if (i < 0) return;
+    block[i] = { ...block[i]!, u: now, d: 1 };
+    this.#dirtyBlocks.add(name);
+  }
+
+  /** Reserves the next key; derives the counter from the blocks when `c#{origin}` is missing. */
+  async allocate(): Promise<number> {
+    if (this.#counter === undefined) {
+      const name = counterName(this.origin);
+      const text = (await this.#reads.getMany([name], 1)).get(name);
+      if (text !== null && text !== undefined) {
+        const n = Number(text);
+        if (!Number.isSafeInteger(n) || n < 1) throw new KvLayoutError(name, `counter must be a positive integer, got "${text.slice(0, 40)}"`);
+        this.#counter = n;
+      } else {
+        this.#counter = (await this.#highestKey()) + 1;
+      }
+    }
+    const key = this.#counter;
+    if (key > MAX_KV_KEY) throw new KvLayoutError(counterName(this.origin), `keys are exhausted (max ${MAX_KV_KEY})`);
+    this.#counter += 1;
+    this.#counterDirty = true;
+    return key;
+  }
+
+  /** Highest key in any block of the site: the last block of every section. */
+  async #highestKey(): Promise<number> {
+    const names = await this.#reads.listNames(sitePrefix(this.origin));
+    const lastOfSection = new Map<string, string>();
+    for (const name of names) lastOfSection.set(parseBlockName(name, this.origin).section, name);
+    await this.loadBlocks(lastOfSection.values());
+    let max = 0;
+    for (const name of lastOfSection.values()) {
+      const block = this.block(name);
+      if (block.length > 0) max = Math.max(max, block[block.length - 1]!.k);
+    }
+    return max;
+  }
+
+  writes(): Write[] {
+    const writes: Write[] = [];
+    if (this.#counterDirty) writes.push({ phase: PHASE_COUNTER, name: counterName(this.origin), value: String(this.#counter) });
+    for (const id of this.#dirtyBuckets) {
+      writes.push({ phase: PHASE_INDEX, name: indexName(this.origin, id), value: JSON.stringify(this.buckets.get(id)) });
+    }
+    for (const [name, value] of this.#overflowPuts) writes.push({ phase: PHASE_OVERFLOW, name, value });
+    for (const name of this.#dirtyBlocks) {
+      const block = this.#blocks.get(name)!;
+      if (block.length === 0) {
+        writes.push({ phase: PHASE_REMOVALS, name, value: null });
+        continue;
+      }
+      const value = JSON.stringify(block);
+      writes.push({ phase: PHASE_BLOCKS, name, value, metadata: { n: block.length, b: utf8Length(value) } });
+    }
+    for (const name of this.#overflowDeletes) writes.push({ phase: PHASE_REMOVALS, name, value: null });
+    return writes;
+  }
+}
+
+
+
+export interface Located {
+  hash: string;
+  pairs: Pair[];
+  /** Pairs whose block holds this loc. */
+  matches: Pair[];
+  /** Pairs whose block lacks the key (a retry after an interrupted write, or a stale pair). */
+  vacant: Pair[];
+  /** Pairs of other locs that share this 64-bit hash id. */
+  collisions: Pair[];
+}
+
+/** Finds each loc's entries through the index (reads buckets, then the blocks they point at). */
+export async function locate(batch: SiteBatch, locs: readonly string[]): Promise<Located[]> {
+  const hashes = locs.map(locHash);
+  await batch.loadBuckets(hashes.map(bucketOfHash));
+  const located = hashes.map((hash) => {
+    const pairs = pairsOf(batch.buckets.get(bucketOfHash(hash))![idOfHash(hash)]);
+    return { hash, pairs, matches: [] as Pair[], vacant: [] as Pair[], collisions: [] as Pair[] };
+  });
+  await batch.loadBlocks(located.flatMap((l) => l.pairs.map((p) => blockNameOfKey(batch.origin, p.s, p.k))));
+  located.forEach((l, i) => {
+    for (const pair of l.pairs) {
+      const entry = batch.entry(pair.s, pair.k);
+      if (!entry) l.vacant.push(pair);
+      else if (entry.loc === locs[i]) l.matches.push(pair);
+      else l.collisions.push(pair);
+    }
+  });
+  return located;
+}
+
+
+export async function pool<T>(items: readonly T[], concurrency: number, run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await run(items[next++]!);
+    }),
+  );
+}
+
+
+/** Reads from KV, counting the operations they use. */
+export function kvReads(kv: KVNamespace, summary: { operations: number }): Reads {
+  return {
+    getMany: async (names, perGet) => {
+      const out = new Map<string, string | null>();
+      const chunks: string[][] = [];
+      for (let i = 0; i < names.length; i += perGet) chunks.push(names.slice(i, i + perGet));
+      summary.operations += chunks.length;
+      await pool(chunks, 4, async (chunk) => {
+        for (const [name, value] of await kv.get(chunk, "text")) out.set(name, value);
+      });
+      return out;
+    },
+    listNames: async (prefix) => {
+      const names: string[] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const page = await kv.list({ prefix, ...(cursor ? { cursor } : {}) });
+        summary.operations++;
+        for (const key of page.keys) names.push(key.name);
+        if (page.list_complete) return names;
+        cursor = page.cursor;
+      }
+    },
+  };
+}
+
