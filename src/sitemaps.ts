@@ -120,7 +120,12 @@ export function renderShard(
   deps: SitemapDeps,
   origin: string,
   shard: ShardEntry,
-  records: AsyncIterable<UrlRecord> = deps.store.reader.records({ origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey }),
+  records: AsyncIterable<UrlRecord> = deps.store.reader.records({
+    origin,
+    section: shard.section,
+    firstKey: shard.firstKey,
+    lastKey: shard.lastKey,
+  }),
 ): ReadableStream<Uint8Array> {
   return renderUrlset(records, {
     ...renderOptions(deps.config, origin),

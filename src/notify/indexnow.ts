@@ -50,7 +50,12 @@ const configKey = (c: IndexNowConfig): string => `${c.endpoint} ${c.key}`;
  * written) right after the engine accepted them; any other answer stops the run for this site
  * with the changes still pending.
  */
-export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, origin: string, current: TargetState | undefined): Promise<TargetReport> {
+export async function submitIndexNow(
+  ctx: RunContext,
+  config: IndexNowConfig,
+  origin: string,
+  current: TargetState | undefined,
+): Promise<TargetReport> {
   const report: TargetReport = { target: INDEXNOW_TARGET, origin, result: "idle", requests: 0, acknowledged: 0 };
   if (!current) {
     // First run for this site: changes made before IndexNow was turned on are not sent.
@@ -66,7 +71,11 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
     const page = await ctx.changes.changes(origin, { ...state.acked, moveSeq: Number.MAX_SAFE_INTEGER }, INDEXNOW_MAX_URLS, ctx.horizon);
     const changes = page.rows.filter((c) => !c.moved);
     if (changes.length === 0) break;
-    const payload = indexNowPayload(origin, config.key, changes.map((c) => c.loc));
+    const payload = indexNowPayload(
+      origin,
+      config.key,
+      changes.map((c) => c.loc),
+    );
     const answer = await attempt(
       ctx.fetch,
       config.endpoint,

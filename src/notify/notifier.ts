@@ -29,7 +29,7 @@ export interface NotifyReport {
 }
 
 /** What notification needs of the services (src/services.ts wires them). */
-export interface NotifyServices {
+interface NotifyServices {
   config: Config;
   store: { readonly changes: ChangeFeed };
   /** The notifier's state; null without a DB binding (nothing can be sent). */
@@ -60,7 +60,7 @@ export async function notifyAfterRegeneration(env: Env, options: NotifyOptions =
 }
 
 /** Runs every configured notification for every site of `s.config`. */
-export async function notifySites(s: NotifyServices, options: NotifyOptions = {}): Promise<NotifyReport> {
+async function notifySites(s: NotifyServices, options: NotifyOptions = {}): Promise<NotifyReport> {
   const now = options.now ?? Date.now();
   const log = options.log ?? consoleLogger;
   const report: NotifyReport = { ranAt: now, targets: [] };
@@ -114,7 +114,8 @@ export async function notifySites(s: NotifyServices, options: NotifyOptions = {}
           log.warn(`ping endpoint ${template} answered HTTP ${r.status}: retired, it will not be called again until PING_URLS changes`);
         }
       }
-      if (n.searchConsole) report.targets.push(await submitToSearchConsole(ctx, n.searchConsole, origin, states.get(GSC_TARGET), newest, tokens));
+      if (n.searchConsole)
+        report.targets.push(await submitToSearchConsole(ctx, n.searchConsole, origin, states.get(GSC_TARGET), newest, tokens));
     } catch (error) {
       // D1 trouble mid-run: what was acknowledged is saved, the rest stays pending.
       log.error(`notification for ${origin} stopped: ${String(error)}`);
@@ -241,4 +242,3 @@ export async function notificationStatus(s: NotifyServices, origin: string): Pro
     lastError: t.lastError,
   }));
 }
-

@@ -20,7 +20,13 @@ export function pingUrl(template: string, indexUrl: string): string {
  * Pings one endpoint for one site when the site changed since the last acknowledged ping.
  * Returns "retired" when the endpoint answered 404/410; the caller records it for every site.
  */
-export async function ping(ctx: RunContext, template: string, origin: string, current: TargetState | undefined, newest: Cursor | null): Promise<TargetReport> {
+export async function ping(
+  ctx: RunContext,
+  template: string,
+  origin: string,
+  current: TargetState | undefined,
+  newest: Cursor | null,
+): Promise<TargetReport> {
   const target = pingTarget(template);
   const report: TargetReport = { target, origin, result: "idle", requests: 0, acknowledged: 0 };
   if (!newest || (current && !cursorAfter(newest, current.acked))) return report;

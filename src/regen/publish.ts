@@ -9,7 +9,7 @@ import { compressDocument, indexSnapshotKey } from "../snapshots/store.ts";
 import type { Run } from "./run.ts";
 import type { RunSummary } from "./summary.ts";
 
-export interface Published {
+interface Published {
   manifest: ShardManifest;
   /** The manifest was saved (anything differs from the stored one). */
   switched: boolean;
@@ -18,7 +18,9 @@ export interface Published {
 function sameShards(a: readonly ShardEntry[], b: readonly ShardEntry[]): boolean {
   if (a.length !== b.length) return false;
   const key = (s: ShardEntry): string =>
-    [s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version, s.extKinds ?? 0, s.snapshot ?? ""].join("\u0000");
+    [s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version, s.extKinds ?? 0, s.snapshot ?? ""].join(
+      "\u0000",
+    );
   const left = a.map(key).sort();
   const right = b.map(key).sort();
   return left.every((k, i) => k === right[i]);
@@ -38,7 +40,12 @@ export async function publish(run: Run, build: BuildOptions, summary: RunSummary
     if (stored?.snapshot !== indexKey) {
       const doc = await compressDocument(renderIndex(deps.config, manifest, extras));
       await deps.state.tentative(origin, indexKey, now);
-      await deps.snapshots.put(indexKey, doc.gzip, { version: meta.version, xmlBytes: doc.xmlBytes, gzBytes: doc.gzip.byteLength, storedAt: now });
+      await deps.snapshots.put(indexKey, doc.gzip, {
+        version: meta.version,
+        xmlBytes: doc.xmlBytes,
+        gzBytes: doc.gzip.byteLength,
+        storedAt: now,
+      });
       run.storedKeys.push(indexKey);
       run.bytesStored += doc.gzip.byteLength;
       run.xmlBytes += doc.xmlBytes;

@@ -38,7 +38,9 @@ export function purgeChanged(ctx: unknown, origin: string): OnPublished | undefi
     // Any change re-lists the index (its lastmod moved), so purge it with the shards.
     if (tags.length > 0 && !changed.index) tags.push(indexCacheTag(origin));
     for (let i = 0; i < tags.length; i += 100) {
-      await purge.call((ctx as PurgeableContext).cache, { tags: tags.slice(i, i + 100) }).catch((err: unknown) => console.error("cache purge failed", err));
+      await purge
+        .call((ctx as PurgeableContext).cache, { tags: tags.slice(i, i + 100) })
+        .catch((err: unknown) => console.error("cache purge failed", err));
     }
   };
 }

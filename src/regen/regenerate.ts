@@ -31,7 +31,7 @@ import { type RunSummary, countInto, logSummary, newSummary } from "./summary.ts
 import { walk } from "./walk.ts";
 import { Working } from "./working.ts";
 
-export interface RegenOptions {
+interface RegenOptions {
   /** What started the run (logged): "cron", "admin", … */
   trigger?: string;
   /** Re-plan and re-render every shard (a site pass), ignoring what the change feed says. */
@@ -114,5 +114,8 @@ async function runOnce(
   countInto(summary, run);
   summary.pendingShards = state.pending.length;
   summary.passPending = state.pass !== null;
-  summary.converged = summary.pendingShards === 0 && !summary.passPending && (summary.mode === "walk" ? !listedShards(manifest).some((s) => !s.snapshot) : true);
+  summary.converged =
+    summary.pendingShards === 0 &&
+    !summary.passPending &&
+    (summary.mode === "walk" ? !listedShards(manifest).some((s) => !s.snapshot) : true);
 }

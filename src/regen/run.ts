@@ -69,7 +69,12 @@ export class Run {
   async store(entry: ShardEntry, doc: CompressedDocument): Promise<void> {
     const key = shardSnapshotKey(this.origin, entry.section, entry.n, entry.version);
     await this.deps.state.tentative(this.origin, key, this.now);
-    await this.deps.snapshots.put(key, doc.gzip, { version: entry.version, xmlBytes: doc.xmlBytes, gzBytes: doc.gzip.byteLength, storedAt: this.now });
+    await this.deps.snapshots.put(key, doc.gzip, {
+      version: entry.version,
+      xmlBytes: doc.xmlBytes,
+      gzBytes: doc.gzip.byteLength,
+      storedAt: this.now,
+    });
     entry.snapshot = key;
     this.storedKeys.push(key);
     this.shardsRendered++;
@@ -196,7 +201,17 @@ export class Run {
           }
           complete = true;
         }
-        const shape: ShardEntry = { section: section.name, n, firstKey: first.key, lastKey: first.key, urlCount: 0, byteCount: 0, lastChange: 0, version: "", extKinds: kinds };
+        const shape: ShardEntry = {
+          section: section.name,
+          n,
+          firstKey: first.key,
+          lastKey: first.key,
+          urlCount: 0,
+          byteCount: 0,
+          lastChange: 0,
+          version: "",
+          extKinds: kinds,
+        };
         this.shardsChecked++;
         let doc: CompressedDocument | null = null;
         try {

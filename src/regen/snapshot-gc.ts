@@ -12,7 +12,10 @@ const GC_PER_RUN = 100;
 /** Returns how many snapshots were deleted. */
 export async function collectSnapshots(run: Run, manifest: ShardManifest, switched: boolean): Promise<number> {
   const { deps, origin, now, stored } = run;
-  const referenced = new Set<string>([...(manifest.snapshot ? [manifest.snapshot] : []), ...manifest.shards.flatMap((s) => (s.snapshot ? [s.snapshot] : []))]);
+  const referenced = new Set<string>([
+    ...(manifest.snapshot ? [manifest.snapshot] : []),
+    ...manifest.shards.flatMap((s) => (s.snapshot ? [s.snapshot] : [])),
+  ]);
   if (switched && stored) {
     const superseded = [stored.snapshot, ...stored.shards.map((s) => s.snapshot)].filter((k): k is string => !!k && !referenced.has(k));
     await deps.state.supersede(origin, [...new Set(superseded)], now);

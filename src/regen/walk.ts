@@ -17,7 +17,13 @@ export async function walk(run: Run): Promise<void> {
     run.shardsChecked++;
     // Fingerprint what is rendered with the planner itself: the bytes are stored only if they
     // are exactly the version the walk planned (records may change between the two reads).
-    const check = new SectionPlanner(entry.section, [entry], { maxUrls: Infinity, maxBytes: Infinity, overheadBytes: 0 }, run.build.renderFingerprint, run.now);
+    const check = new SectionPlanner(
+      entry.section,
+      [entry],
+      { maxUrls: Infinity, maxBytes: Infinity, overheadBytes: 0 },
+      run.build.renderFingerprint,
+      run.now,
+    );
     const range = { origin, section: entry.section, firstKey: entry.firstKey, lastKey: entry.lastKey };
     async function* tapped(): AsyncGenerator<UrlRecord> {
       for await (const record of deps.store.reader.records(range)) {

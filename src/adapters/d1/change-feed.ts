@@ -84,7 +84,16 @@ export class D1ChangeFeed implements ChangeFeed {
       moved: true,
     }));
     for (const r of urlRows) {
-      rows.push({ section: r.section, key: r.id, loc: r.loc, updatedAt: r.updated_at, deleted: r.deleted === 1, size: r.size, extKinds: r.ext_kinds, moved: false });
+      rows.push({
+        section: r.section,
+        key: r.id,
+        loc: r.loc,
+        updatedAt: r.updated_at,
+        deleted: r.deleted === 1,
+        size: r.size,
+        extKinds: r.ext_kinds,
+        moved: false,
+      });
     }
     const lastUrl = urlRows[urlRows.length - 1];
     const lastMove = moveRows[moveRows.length - 1];

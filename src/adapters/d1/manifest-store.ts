@@ -60,9 +60,7 @@ export class D1ManifestStore implements ManifestStore {
 
   /** Replaces the site's manifest in one transaction (D1 batch): readers see the old or the new. */
   async save(manifest: ShardManifest): Promise<void> {
-    const statements: D1PreparedStatement[] = [
-      this.#db.prepare("DELETE FROM shards WHERE origin = ?1").bind(manifest.origin),
-    ];
+    const statements: D1PreparedStatement[] = [this.#db.prepare("DELETE FROM shards WHERE origin = ?1").bind(manifest.origin)];
     for (let i = 0; i < manifest.shards.length; i += ROWS_PER_INSERT) {
       const rows = manifest.shards.slice(i, i + ROWS_PER_INSERT);
       const placeholders = rows.map(() => "(?,?,?,?,?,?,?,?,?,?,?)").join(",");
@@ -72,7 +70,21 @@ export class D1ManifestStore implements ManifestStore {
             `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot)
              VALUES ${placeholders}`,
           )
-          .bind(...rows.flatMap((s: ShardEntry) => [manifest.origin, s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version, s.extKinds ?? 0, s.snapshot ?? null])),
+          .bind(
+            ...rows.flatMap((s: ShardEntry) => [
+              manifest.origin,
+              s.section,
+              s.n,
+              s.firstKey,
+              s.lastKey,
+              s.urlCount,
+              s.byteCount,
+              s.lastChange,
+              s.version,
+              s.extKinds ?? 0,
+              s.snapshot ?? null,
+            ]),
+          ),
       );
     }
     statements.push(

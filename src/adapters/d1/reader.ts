@@ -8,7 +8,7 @@ import { sitePages } from "./site-pages.ts";
  * Rows per query. 2,500 keeps a full 50,000-URL shard at 20 queries (Free plan: 50 per invocation)
  * and a page of even 2 KB URLs at ~5 MB of memory.
  */
-export const D1_PAGE_ROWS = 2_500;
+const D1_PAGE_ROWS = 2_500;
 const KEY_PAGE_ROWS = 10_000;
 
 interface KeyRowRaw {
@@ -39,9 +39,7 @@ export class D1RecordReader implements RecordReader {
     );
     let after = range.firstKey - 1;
     for (;;) {
-      const { results, meta } = await stmt
-        .bind(range.origin, range.section, after, range.lastKey, this.#pageRows)
-        .all<RecordRow>();
+      const { results, meta } = await stmt.bind(range.origin, range.section, after, range.lastKey, this.#pageRows).all<RecordRow>();
       this.#observe?.(meta);
       for (const row of results) yield storedRecord(row);
       if (results.length < this.#pageRows) return;
@@ -52,9 +50,24 @@ export class D1RecordReader implements RecordReader {
   /** Key rows, each with its extension kinds (EXT_* bits; the manifest ORs them per shard). */
   async *keyRows(origin: string): AsyncIterable<KeyRow> {
     const columns = "section, id, updated_at, deleted, size, ext_kinds";
-    for await (const page of sitePages<KeyRowRaw>(this.#db, this.#observe, columns, origin, { section: "", after: -1 }, null, KEY_PAGE_ROWS)) {
+    for await (const page of sitePages<KeyRowRaw>(
+      this.#db,
+      this.#observe,
+      columns,
+      origin,
+      { section: "", after: -1 },
+      null,
+      KEY_PAGE_ROWS,
+    )) {
       for (const row of page) {
-        yield { section: row.section, key: row.id, updatedAt: row.updated_at, deleted: row.deleted === 1, size: row.size, extKinds: row.ext_kinds };
+        yield {
+          section: row.section,
+          key: row.id,
+          updatedAt: row.updated_at,
+          deleted: row.deleted === 1,
+          size: row.size,
+          extKinds: row.ext_kinds,
+        };
       }
     }
   }

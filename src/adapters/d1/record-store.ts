@@ -8,7 +8,7 @@ import type { D1Observer } from "./rows.ts";
 import { D1RangeScan } from "./scan.ts";
 import { D1RecordWriter } from "./writer.ts";
 
-export interface D1StoreOptions {
+interface D1StoreOptions {
   /** Sees every read statement's `meta` (tests, benchmarks). */
   observe?: D1Observer;
   /** Rows per page of shard reads. */

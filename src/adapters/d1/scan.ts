@@ -23,7 +23,15 @@ export class D1RangeScan implements RangeScan {
   async *scan(origin: string, from: ScanPosition, until: ScanPosition | null): AsyncIterable<ScannedRecord> {
     type Row = RecordRow & { deleted: number; size: number; ext_kinds: number };
     const columns = `${RECORD_COLUMNS}, deleted, size, ext_kinds`;
-    for await (const page of sitePages<Row>(this.#db, this.#observe, columns, origin, { section: from.section, after: from.key - 1 }, until, SCAN_PAGE_ROWS)) {
+    for await (const page of sitePages<Row>(
+      this.#db,
+      this.#observe,
+      columns,
+      origin,
+      { section: from.section, after: from.key - 1 },
+      until,
+      SCAN_PAGE_ROWS,
+    )) {
       for (const row of page) yield { ...storedRecord(row), deleted: row.deleted === 1, size: row.size, extKinds: row.ext_kinds };
     }
   }

@@ -83,7 +83,9 @@ function countStatements(db: D1Database, locs: readonly string[]): D1PreparedSta
     const chunk = locs.slice(i, i + LOCS_PER_STATEMENT);
     statements.push(
       db
-        .prepare(`SELECT COUNT(*) AS present, COALESCE(SUM(deleted), 0) AS dead FROM urls WHERE loc IN (${chunk.map((_, j) => `?${j + 1}`).join(",")})`)
+        .prepare(
+          `SELECT COUNT(*) AS present, COALESCE(SUM(deleted), 0) AS dead FROM urls WHERE loc IN (${chunk.map((_, j) => `?${j + 1}`).join(",")})`,
+        )
         .bind(...chunk),
     );
   }
@@ -96,7 +98,9 @@ function deleteStatements(db: D1Database, locs: readonly string[], now: number):
     const chunk = locs.slice(i, i + LOCS_PER_STATEMENT - 1);
     statements.push(
       db
-        .prepare(`UPDATE urls SET deleted = 1, updated_at = ?1 WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")})`)
+        .prepare(
+          `UPDATE urls SET deleted = 1, updated_at = ?1 WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")})`,
+        )
         .bind(now, ...chunk),
     );
   }
@@ -120,13 +124,22 @@ export class D1RecordWriter implements RecordWriter {
    */
   async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<UpsertResult> {
     if (records.length === 0) return { ...EMPTY_UPSERT };
-    const counts = countStatements(this.#db, records.map((r) => r.loc));
+    const counts = countStatements(
+      this.#db,
+      records.map((r) => r.loc),
+    );
     const moves = moveStatements(this.#db, records, now);
     const results = await this.#db.batch([...counts, ...moves, ...upsertStatements(this.#db, records, now)]);
     const { present, dead } = existing(results.slice(0, counts.length));
     const written = summarise(results.slice(counts.length + moves.length));
     const inserted = records.length - present + dead;
-    return { atomic: true, writes: written.rowsWritten, inserted, updated: written.changed - inserted, unchanged: records.length - written.changed };
+    return {
+      atomic: true,
+      writes: written.rowsWritten,
+      inserted,
+      updated: written.changed - inserted,
+      unchanged: records.length - written.changed,
+    };
   }
 
   /** Marks locs deleted (tombstones) in one transaction; unknown or already deleted locs are no-ops. */
@@ -137,7 +150,13 @@ export class D1RecordWriter implements RecordWriter {
     const results = await this.#db.batch([...counts, ...deleteStatements(this.#db, distinct, now)]);
     const { present, dead } = existing(results.slice(0, counts.length));
     const written = summarise(results.slice(counts.length));
-    return { atomic: true, writes: written.rowsWritten, deleted: written.changed, alreadyDeleted: dead, notFound: distinct.length - present };
+    return {
+      atomic: true,
+      writes: written.rowsWritten,
+      deleted: written.changed,
+      alreadyDeleted: dead,
+      notFound: distinct.length - present,
+    };
   }
 }
 

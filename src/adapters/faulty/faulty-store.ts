@@ -8,7 +8,7 @@ import { ConfigError } from "../../config.ts";
 import type { StoredRecord } from "../../core/types.ts";
 import type { RecordStore, ShardRange } from "../../store/port.ts";
 
-export class InjectedFaultError extends Error {
+class InjectedFaultError extends Error {
   override readonly name = "InjectedFaultError";
 }
 

@@ -46,4 +46,3 @@ export async function kvBulkEntries(records: readonly ValidRecord[], options: Bu
   }
   return entries;
 }
-

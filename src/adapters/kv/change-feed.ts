@@ -33,7 +33,16 @@ export class KvChangeFeed implements ChangeFeed {
         if (text === null) continue;
         const { section, block } = parseBlockName(name, origin);
         for (const e of parseBlock(text, name, block)) {
-          yield { section, key: e.k, loc: e.loc, updatedAt: e.u, deleted: e.d === 1, size: entrySize(e), extKinds: entryKinds(e), moved: false };
+          yield {
+            section,
+            key: e.k,
+            loc: e.loc,
+            updatedAt: e.u,
+            deleted: e.d === 1,
+            size: entrySize(e),
+            extKinds: entryKinds(e),
+            moved: false,
+          };
         }
       }
     }

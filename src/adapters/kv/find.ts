@@ -16,4 +16,3 @@ export async function findRecord(kv: KVNamespace, loc: string): Promise<FoundRec
   const entry = batch.fullEntry(match.s, batch.entry(match.s, match.k)!);
   return { ...storedRecord(entry, match.s), origin, deleted: entry.d === 1 };
 }
-

@@ -14,7 +14,6 @@ export interface Counts {
 
 export const noCounts = (): Counts => ({ inserted: 0, updated: 0, unchanged: 0, deleted: 0, alreadyDeleted: 0, notFound: 0 });
 
-
 export async function planUpsert(batch: SiteBatch, input: readonly ValidRecord[], stampOf: (i: number) => number): Promise<Counts> {
   const counts = noCounts();
   // Last occurrence of a loc wins (validation rejects duplicates anyway).
@@ -22,7 +21,10 @@ export async function planUpsert(batch: SiteBatch, input: readonly ValidRecord[]
   input.forEach((r, i) => byLoc.set(r.loc, i));
   const indexes = [...byLoc.values()].sort((a, b) => a - b);
   const records = indexes.map((i) => input[i]!);
-  const located = await locate(batch, records.map((r) => r.loc));
+  const located = await locate(
+    batch,
+    records.map((r) => r.loc),
+  );
 
   // Keys: existing ones from the index; new locs reuse a vacant key (interrupted earlier write) or
   // get the next one from the counter, in input order.
@@ -33,9 +35,7 @@ export async function planUpsert(batch: SiteBatch, input: readonly ValidRecord[]
     keys.push(primary?.k ?? l.vacant[0]?.k ?? (await batch.allocate()));
   }
   await batch.loadBlocks(records.map((r, i) => blockNameOfKey(batch.origin, r.section, keys[i]!)));
-  await batch.loadOverflow(
-    located.flatMap((l) => l.matches.filter((m) => batch.entry(m.s, m.k)?.v === 1)),
-  );
+  await batch.loadOverflow(located.flatMap((l) => l.matches.filter((m) => batch.entry(m.s, m.k)?.v === 1)));
 
   for (let i = 0; i < records.length; i++) {
     const record = records[i]!;
@@ -87,7 +87,6 @@ export async function planDelete(batch: SiteBatch, locs: readonly string[], now:
   return counts;
 }
 
-
 export function originOf(loc: string): string | null {
   try {
     return new URL(loc).origin;
@@ -107,4 +106,3 @@ export function groupBy<T>(items: readonly T[], originOfItem: (item: T) => strin
   }
   return groups;
 }
-

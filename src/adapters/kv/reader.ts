@@ -6,13 +6,23 @@
 import type { StoredRecord } from "../../core/types.ts";
 import type { FoundRecord, KeyRow, RecordReader, ShardRange } from "../../store/port.ts";
 import { allBlockNames, chunked, directNames, fetchAhead, listedNames, withOverflow } from "./blocks.ts";
-import { type BlockEntry, type NamedBlock, MAX_KV_KEY, blockOf, entryKinds, entrySize, parseBlock, parseBlockName, storedRecord } from "./layout.ts";
+import {
+  type BlockEntry,
+  type NamedBlock,
+  MAX_KV_KEY,
+  blockOf,
+  entryKinds,
+  entrySize,
+  parseBlock,
+  parseBlockName,
+  storedRecord,
+} from "./layout.ts";
 import { findRecord } from "./find.ts";
 
 /** Blocks per bulk get when their sizes are unknown (a block of 1,000 long URLs is ~2.5 MB). */
 export const BLOCKS_PER_GET = 4;
 /** Ranges of at most this many blocks are fetched by name; wider (sparse) ranges are listed first. */
-export const DIRECT_FETCH_MAX_BLOCKS = 64;
+const DIRECT_FETCH_MAX_BLOCKS = 64;
 /** Bytes per bulk get on the request path (memory stays flat). */
 const RECORDS_BYTES_PER_GET = 2 * 1024 * 1024;
 /** Bytes per bulk get of a walk over a whole site (key rows, scan, change feed). */

@@ -39,14 +39,22 @@ export class KvRangeScan implements RangeScan {
         if (keep.length > 0) yield keep;
       }
     };
-    for await (const blocks of fetchAhead(this.#kv, chunked(wanted(allBlockNames(this.#kv, origin)), this.#blocksPerGet, WALK_BYTES_PER_GET))) {
+    for await (const blocks of fetchAhead(
+      this.#kv,
+      chunked(wanted(allBlockNames(this.#kv, origin)), this.#blocksPerGet, WALK_BYTES_PER_GET),
+    )) {
       for (const { name, text } of blocks) {
         if (text === null) continue;
         const { section, block } = parseBlockName(name, origin);
         const inSpan = parseBlock(text, name, block).filter(
           (e) => !before(section, e.k, from) && !(until && before(until.section, until.key, { section, key: e.k })),
         );
-        const live = await withOverflow(this.#kv, origin, section, inSpan.filter((e) => e.d !== 1));
+        const live = await withOverflow(
+          this.#kv,
+          origin,
+          section,
+          inSpan.filter((e) => e.d !== 1),
+        );
         const full = new Map(live.map((e) => [e.k, e]));
         for (const entry of inSpan) {
           const e = full.get(entry.k) ?? entry;

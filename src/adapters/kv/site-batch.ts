@@ -48,7 +48,7 @@ const BLOCKS_PER_READ = 4;
 const BUCKETS_PER_READ = 20;
 const OVERFLOW_PER_READ = 20;
 
-export interface Pair {
+interface Pair {
   k: number;
   s: string;
 }
@@ -211,7 +211,8 @@ export class SiteBatch {
       const text = (await this.#reads.getMany([name], 1)).get(name);
       if (text !== null && text !== undefined) {
         const n = Number(text);
-        if (!Number.isSafeInteger(n) || n < 1) throw new KvLayoutError(name, `counter must be a positive integer, got "${text.slice(0, 40)}"`);
+        if (!Number.isSafeInteger(n) || n < 1)
+          throw new KvLayoutError(name, `counter must be a positive integer, got "${text.slice(0, 40)}"`);
         this.#counter = n;
       } else {
         this.#counter = (await this.#highestKey()) + 1;
@@ -259,9 +260,7 @@ export class SiteBatch {
   }
 }
 
-
-
-export interface Located {
+interface Located {
   hash: string;
   pairs: Pair[];
   /** Pairs whose block holds this loc. */
@@ -292,7 +291,6 @@ export async function locate(batch: SiteBatch, locs: readonly string[]): Promise
   return located;
 }
 
-
 export async function pool<T>(items: readonly T[], concurrency: number, run: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
@@ -301,7 +299,6 @@ export async function pool<T>(items: readonly T[], concurrency: number, run: (it
     }),
   );
 }
-
 
 /** Reads from KV, counting the operations they use. */
 export function kvReads(kv: KVNamespace, summary: { operations: number }): Reads {
@@ -329,4 +326,3 @@ export function kvReads(kv: KVNamespace, summary: { operations: number }): Reads
     },
   };
 }
-

@@ -23,11 +23,11 @@ import { type Counts, groupBy, noCounts, originOf, planDelete, planUpsert } from
 import { PHASE_COUNTER, PHASE_REMOVALS, SiteBatch, type Write, kvReads, pool } from "./site-batch.ts";
 
 /** `writes` counts KV writes (puts and deletes). */
-export interface KvUpsertResult extends UpsertResult {
+interface KvUpsertResult extends UpsertResult {
   /** KV operations used (a bulk get counts 1). The platform allows 1,000 per invocation. */
   operations: number;
 }
-export interface KvDeleteResult extends DeleteResult {
+interface KvDeleteResult extends DeleteResult {
   operations: number;
 }
 
@@ -70,8 +70,9 @@ export class KvRecordWriter implements RecordWriter {
 
   /** Upserts validated records: inserts new locs, updates changed ones, leaves equal ones alone. */
   async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<KvUpsertResult> {
-    const { counts, rowsWritten, operations } = await this.#run(groupBy(records, (r) => r.origin), (batch, group) =>
-      planUpsert(batch, group, () => now),
+    const { counts, rowsWritten, operations } = await this.#run(
+      groupBy(records, (r) => r.origin),
+      (batch, group) => planUpsert(batch, group, () => now),
     );
     const { inserted, updated, unchanged } = counts;
     return { atomic: false, writes: rowsWritten, inserted, updated, unchanged, operations };
@@ -80,7 +81,9 @@ export class KvRecordWriter implements RecordWriter {
   /** Marks locs deleted (tombstones); unknown or already deleted locs are no-ops. */
   async delete(locs: readonly string[], now = Date.now()): Promise<KvDeleteResult> {
     const distinct = [...new Set(locs)];
-    const { counts, rowsWritten, operations } = await this.#run(groupBy(distinct, originOf), (batch, group) => planDelete(batch, group, now));
+    const { counts, rowsWritten, operations } = await this.#run(groupBy(distinct, originOf), (batch, group) =>
+      planDelete(batch, group, now),
+    );
     // Locs that are not URLs at all were never stored either.
     const notFound = distinct.length - counts.deleted - counts.alreadyDeleted;
     return { atomic: false, writes: rowsWritten, deleted: counts.deleted, alreadyDeleted: counts.alreadyDeleted, notFound, operations };
@@ -119,4 +122,3 @@ export class KvRecordWriter implements RecordWriter {
     return { counts, ...summary };
   }
 }
-
