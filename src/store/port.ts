@@ -118,7 +118,9 @@ export interface ChangePage {
 
 /**
  * The change feed: regeneration and notification both read it, each with its own cursor.
- * `until` (ms, inclusive) leaves younger changes for a later read (the settle window).
+ * `until` (ms, inclusive) leaves younger record changes for a later read (the settle window);
+ * move rows come in sequence order whatever their stamp (the regeneration, which reads them,
+ * keeps its own settle window).
  */
 export interface ChangeFeed {
   /**
