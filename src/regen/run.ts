@@ -103,7 +103,7 @@ export class Run {
       let doc = render?.doc ?? null;
       if (!doc || render!.kinds !== (entry.extKinds ?? 0)) {
         // The head declared other namespaces than the shard turned out to use: render again
-        // from the source with the final entry (rare: a shard gaining or losing an extension).
+        // from the record store with the final entry (rare: a shard gaining or losing an extension).
         doc = await compressDocument(renderShard(this.deps, this.origin, entry));
         this.rerenders++;
         this.rowsRead += entry.urlCount;

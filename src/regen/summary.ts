@@ -7,7 +7,7 @@ export interface RunSummary {
   trigger: string;
   startedAt: string;
   durationMs: number;
-  /** incremental: change feed + range scans; pass: a site pass ran; walk: a source without change feed. */
+  /** incremental: change feed + range scans; pass: a site pass ran; walk: key rows re-planned (feed not indexed, or no scan). */
   mode: "incremental" | "pass" | "walk";
   changesRead: number;
   /** Shards whose rows were read (planned and rendered). */
