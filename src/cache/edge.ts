@@ -10,7 +10,7 @@
  * partial body: a stream that errors midway is stored truncated.)
  */
 import { concatBytes } from "../core/bytes.ts";
-import type { Representation } from "../http/respond.ts";
+import type { Representation } from "../http/encoding.ts";
 
 /** Larger bodies are served but not copied into the cache (the copy is held in memory). */
 export const EDGE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
