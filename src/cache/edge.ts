@@ -13,7 +13,7 @@ import { concatBytes } from "../core/bytes.ts";
 import type { Representation } from "../http/encoding.ts";
 
 /** Larger bodies are served but not copied into the cache (the copy is held in memory). */
-export const EDGE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
+const EDGE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 
 function edgeCache(): Cache | null {
   // Workers' CacheStorage has `default`; the cast keeps this module type-checking under DOM types too.
@@ -71,10 +71,4 @@ export function storeWhenComplete(
     },
   });
   return body.pipeThrough(tap);
-}
-
-
-/** Removes one entry from this location's cache (best effort). */
-export async function edgeDelete(key: string): Promise<void> {
-  await edgeCache()?.delete(new Request(key));
 }

@@ -19,7 +19,7 @@ export function indexCacheTag(origin: string): string {
 }
 
 /** Tag of every shard of a section. */
-export function sectionCacheTag(origin: string, section: string): string {
+function sectionCacheTag(origin: string, section: string): string {
   return `sitemaps/${tagHost(origin)}/${section}`;
 }
 

@@ -48,7 +48,7 @@ export async function requestManifest(
 }
 
 /** Drops this location's copy of a site's manifest. */
-export async function forgetManifest(origin: string): Promise<void> {
+async function forgetManifest(origin: string): Promise<void> {
   await edgeCache()?.delete(new Request(manifestKey(origin)));
 }
 

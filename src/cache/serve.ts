@@ -36,6 +36,10 @@ export interface ServeContext {
   waitUntil: (promise: Promise<unknown>) => void;
 }
 
+function gunzip(): ReadableWritablePair<Uint8Array, Uint8Array> {
+  return new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>;
+}
+
 export async function serveDocument(ctx: ServeContext, doc: SitemapDocument): Promise<Response> {
   const { request, config } = ctx;
   const representation = chooseRepresentation(request, doc.file);
@@ -62,7 +66,7 @@ export async function serveDocument(ctx: ServeContext, doc: SitemapDocument): Pr
       console.error("snapshot read failed; rendering live", err);
       return null;
     });
-    if (gz) body = representation === "identity" ? gz.pipeThrough(new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>) : gz;
+    if (gz) body = representation === "identity" ? gz.pipeThrough(gunzip()) : gz;
   }
   const source = body ? "snapshot" : "live";
   if (!body) {

@@ -18,16 +18,15 @@ import type { Config } from "../config.ts";
 import { utf8Length } from "../core/escape.ts";
 import { Fingerprint } from "../core/fingerprint.ts";
 import { fillTemplate } from "../notify/config.ts";
+import type { Fetcher } from "../notify/http.ts";
 import { indexUrls } from "../notify/index-urls.ts";
 import { FEED_PATH } from "./paths.ts";
 
 export const ROBOTS_LOOP_HEADER = "X-Edge-Sitemaps-Robots";
 /** Crawlers read the first 500 KiB of robots.txt (RFC 9309 §2.5, Google): beyond that, our lines go first. */
-export const ROBOTS_READ_LIMIT = 500 * 1024;
+const ROBOTS_READ_LIMIT = 500 * 1024;
 const FALLBACK_MAX_AGE = 60;
 const SITEMAP_LINE = /^[ \t]*sitemap[ \t]*:[ \t]*(\S+)/i;
-
-export type Fetcher = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 function sameUrl(a: string, b: string): boolean {
   try {
