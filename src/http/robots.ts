@@ -108,15 +108,22 @@ function cacheKey(config: Config, origin: string, sitemaps: readonly string[]): 
   return new Request(`${origin}/robots.txt?edge-sitemaps=${version.digest()}`);
 }
 
+function defaultCache(): Cache | null {
+  return typeof caches === "undefined" ? null : ((caches as CacheStorage & { default?: Cache }).default ?? null);
+}
+
 export async function robotsResponse(request: Request, deps: RobotsDeps): Promise<Response> {
   if (request.headers.has(ROBOTS_LOOP_HEADER)) {
-    return new Response("404 Not Found: robots.txt loop\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" } });
+    return new Response("404 Not Found: robots.txt loop\n", {
+      status: 404,
+      headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" },
+    });
   }
   const { config, origin } = deps;
   // The Atom feed of recent changes is a sitemap too (engines take RSS/Atom as sitemaps), and
   // robots.txt is where crawlers look; the D1 source is the one that can list recent changes.
   const sitemaps = config.feedSize > 0 && config.urlSource === "d1" ? [...indexUrls(origin), origin + FEED_PATH] : indexUrls(origin);
-  const cache = deps.cache === undefined ? (typeof caches === "undefined" ? null : ((caches as CacheStorage & { default?: Cache }).default ?? null)) : deps.cache;
+  const cache = deps.cache === undefined ? defaultCache() : deps.cache;
   const key = cacheKey(config, origin, sitemaps);
   if (cache) {
     const hit = await cache.match(key);
@@ -125,7 +132,10 @@ export async function robotsResponse(request: Request, deps: RobotsDeps): Promis
   const original = await fetchOriginRobots(config, origin, deps.fetcher ?? ((input, init) => fetch(input, init)));
   const body = original.kind === "file" ? mergeRobots(original.body, sitemaps) : minimalRobots(sitemaps);
   const maxAge = original.kind === "file" ? config.notify.robots.maxAge : Math.min(config.notify.robots.maxAge, FALLBACK_MAX_AGE);
-  const headers = new Headers({ "Content-Type": "text/plain; charset=utf-8", "Cache-Control": maxAge > 0 ? `public, max-age=${maxAge}` : "no-store" });
+  const headers = new Headers({
+    "Content-Type": "text/plain; charset=utf-8",
+    "Cache-Control": maxAge > 0 ? `public, max-age=${maxAge}` : "no-store",
+  });
   if (original.kind === "none") headers.set("X-Robots-Origin", original.reason);
   const response = new Response(body, { status: 200, headers });
   if (cache && maxAge > 0) {
