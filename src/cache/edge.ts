@@ -54,8 +54,11 @@ export function storeWhenComplete(
     transform(chunk, controller) {
       if (chunks) {
         size += chunk.byteLength;
-        if (size > EDGE_CACHE_MAX_BYTES) chunks = null; // served, but too large to copy
-        else chunks.push(chunk.slice());
+        if (size > EDGE_CACHE_MAX_BYTES) {
+          chunks = null; // served, but too large to copy
+        } else {
+          chunks.push(chunk.slice());
+        }
       }
       controller.enqueue(chunk);
     },

@@ -40,13 +40,18 @@ export function parseDocumentPath(pathname: string, indexNowKey: string | null):
   if (indexNowKey !== null && pathname === keyFilePath(indexNowKey)) return { kind: "indexnow-key" };
   const shard = SHARD_PATH.exec(pathname);
   if (shard) {
-    return SECTION_PATTERN.test(shard[1]!) ? { kind: "shard", section: shard[1]!, n: Number(shard[2]), file: shard[3] as ShardFile } : null;
+    const [, section = "", n, file] = shard;
+    return SECTION_PATTERN.test(section) ? { kind: "shard", section, n: Number(n), file: file as ShardFile } : null;
   }
   const text = TEXT_PATH.exec(pathname);
   if (text) {
-    return SECTION_PATTERN.test(text[1]!) ? { kind: "text", section: text[1]!, n: Number(text[2]) } : null;
+    const [, section = "", n] = text;
+    return SECTION_PATTERN.test(section) ? { kind: "text", section, n: Number(n) } : null;
   }
   const news = NEWS_PATH.exec(pathname);
-  if (news) return { kind: "news", n: news[1] ? Number(news[1]) : 1, file: news[2] as ShardFile };
+  if (news) {
+    const [, n, file] = news;
+    return { kind: "news", n: n ? Number(n) : 1, file: file as ShardFile };
+  }
   return null;
 }
