@@ -1,5 +1,5 @@
 /** Worker entry: the Hono app for requests, and the cron trigger. */
-import { app } from "./app.ts";
+import { app } from "./http/app.ts";
 import { notifyAfterRegeneration } from "./notify/notifier.ts";
 import { regenerateAll } from "./regen/scheduled.ts";
 

@@ -46,16 +46,3 @@ export function isNotModified(headers: Headers, etag: string, lastModified: numb
   if (since === null) return false;
   return Math.floor(lastModified / 1000) * 1000 <= since;
 }
-
-/** Headers a 304 repeats from the 200 it stands for (RFC 9110 §15.4.5); no body headers. */
-const NOT_MODIFIED_HEADERS = ["etag", "last-modified", "cache-control", "vary", "cache-tag", "x-robots-tag", "expires", "content-location"];
-
-export function notModifiedResponse(full: Headers): Response {
-  const headers = new Headers();
-  for (const name of NOT_MODIFIED_HEADERS) {
-    const value = full.get(name);
-    if (value !== null) headers.set(name, value);
-  }
-  headers.set("X-Sitemap-Source", "not-modified");
-  return new Response(null, { status: 304, headers });
-}

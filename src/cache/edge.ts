@@ -10,10 +10,10 @@
  * partial body: a stream that errors midway is stored truncated.)
  */
 import { concatBytes } from "../core/bytes.ts";
-import type { Representation } from "../http/respond.ts";
+import type { Representation } from "../http/encoding.ts";
 
 /** Larger bodies are served but not copied into the cache (the copy is held in memory). */
-export const EDGE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
+const EDGE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 
 function edgeCache(): Cache | null {
   // Workers' CacheStorage has `default`; the cast keeps this module type-checking under DOM types too.
@@ -54,8 +54,11 @@ export function storeWhenComplete(
     transform(chunk, controller) {
       if (chunks) {
         size += chunk.byteLength;
-        if (size > EDGE_CACHE_MAX_BYTES) chunks = null; // served, but too large to copy
-        else chunks.push(chunk.slice());
+        if (size > EDGE_CACHE_MAX_BYTES) {
+          chunks = null; // served, but too large to copy
+        } else {
+          chunks.push(chunk.slice());
+        }
       }
       controller.enqueue(chunk);
     },
@@ -71,10 +74,4 @@ export function storeWhenComplete(
     },
   });
   return body.pipeThrough(tap);
-}
-
-
-/** Removes one entry from this location's cache (best effort). */
-export async function edgeDelete(key: string): Promise<void> {
-  await edgeCache()?.delete(new Request(key));
 }

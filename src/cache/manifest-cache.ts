@@ -41,14 +41,16 @@ export async function requestManifest(
   }
   const manifest = await currentManifest(deps, origin);
   if (cache) {
-    const copy = new Response(JSON.stringify(manifest), { headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${ttl}` } });
+    const copy = new Response(JSON.stringify(manifest), {
+      headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${ttl}` },
+    });
     waitUntil(cache.put(new Request(manifestKey(origin)), copy).catch((err: unknown) => console.error("manifest cache put failed", err)));
   }
   return manifest;
 }
 
 /** Drops this location's copy of a site's manifest. */
-export async function forgetManifest(origin: string): Promise<void> {
+async function forgetManifest(origin: string): Promise<void> {
   await edgeCache()?.delete(new Request(manifestKey(origin)));
 }
 

@@ -9,35 +9,22 @@
  *   → snapshot (pre-rendered gzip from KV; identity through DecompressionStream)
  *   → live render
  *
- * and, for the last two, a copy into the edge cache once the body completed. `X-Sitemap-Source`
- * says which of cache / snapshot / live produced the body.
+ * and, for the last two, a copy into the edge cache once the body completed. The headers of every
+ * answer come from src/http/document-headers.ts.
  */
 import type { Config } from "../config.ts";
 import { gzip } from "../core/render.ts";
-import { type ShardFile } from "../http/paths.ts";
-import { chooseRepresentation, sitemapHeaders } from "../http/respond.ts";
+import { type DocumentHeaderFields, documentEtag, documentHeaders, notModifiedHeaders } from "../http/document-headers.ts";
+import { chooseRepresentation } from "../http/encoding.ts";
 import type { SnapshotStore } from "../snapshots/store.ts";
-import { isNotModified, notModifiedResponse } from "./conditional.ts";
+import { isNotModified } from "./conditional.ts";
 import { edgeKey, edgeMatch, storeWhenComplete } from "./edge.ts";
-import { documentCacheControl, documentEtag } from "./headers.ts";
 
-export interface SitemapDocument {
-  /** The site (request origin, a configured site). */
-  origin: string;
+export interface SitemapDocument extends DocumentHeaderFields {
   /** Canonical path of the document: the edge cache key's path. */
   path: string;
-  /** `xml` negotiates gzip/identity; `xml.gz` is a gzip file. */
-  file: ShardFile;
-  /** Content version: ETags and cache keys derive from it. */
-  version: string;
-  /** Newest change in the document (ms): Last-Modified. */
-  lastChange: number;
-  /** Cache-Tag values (site, section, shard …). */
-  tags: readonly string[];
   /** Key of the pre-rendered gzip bytes of exactly `version`, when stored. */
   snapshot?: string | null;
-  /** Identity media type; default `application/xml; charset=utf-8`. */
-  contentType?: string;
   /** Live render (identity bytes). Called only when neither cache nor snapshot answers. */
   render: () => ReadableStream<Uint8Array>;
 }
@@ -49,46 +36,43 @@ export interface ServeContext {
   waitUntil: (promise: Promise<unknown>) => void;
 }
 
-export type BodySource = "cache" | "snapshot" | "live";
+function gunzip(): ReadableWritablePair<Uint8Array, Uint8Array> {
+  return new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>;
+}
 
 export async function serveDocument(ctx: ServeContext, doc: SitemapDocument): Promise<Response> {
   const { request, config } = ctx;
   const representation = chooseRepresentation(request, doc.file);
-  const headers = sitemapHeaders({ version: doc.version, lastChange: doc.lastChange, file: doc.file }, representation);
   const etag = documentEtag(doc.origin, doc.version, representation);
-  headers.set("ETag", etag);
-  headers.set("Cache-Control", documentCacheControl(config.cache));
-  if (doc.tags.length > 0) headers.set("Cache-Tag", doc.tags.join(","));
-  if (doc.contentType && representation !== "file") headers.set("Content-Type", doc.contentType);
 
-  if (isNotModified(request.headers, etag, doc.lastChange)) return notModifiedResponse(headers);
-  if (request.method === "HEAD") return new Response(null, { status: 200, headers });
+  if (isNotModified(request.headers, etag, doc.lastChange)) {
+    return new Response(null, { status: 304, headers: notModifiedHeaders(doc, representation, config.cache) });
+  }
+  if (request.method === "HEAD") {
+    return new Response(null, { status: 200, headers: documentHeaders(doc, representation, config.cache, null) });
+  }
 
   const encodeBody = representation === "gzip" ? "manual" : "automatic";
   const key = edgeKey(doc.origin, doc.path, representation, doc.version);
   const ttl = config.cache.edgeTtl;
   if (ttl > 0) {
     const hit = await edgeMatch(key);
-    if (hit) {
-      headers.set("X-Sitemap-Source", "cache");
-      return new Response(hit, { status: 200, headers, encodeBody });
-    }
+    if (hit) return new Response(hit, { status: 200, headers: documentHeaders(doc, representation, config.cache, "cache"), encodeBody });
   }
 
   let body: ReadableStream<Uint8Array> | null = null;
-  let source: BodySource = "snapshot";
   if (doc.snapshot && ctx.snapshots) {
     const gz = await ctx.snapshots.get(doc.snapshot).catch((err: unknown) => {
       console.error("snapshot read failed; rendering live", err);
       return null;
     });
-    if (gz) body = representation === "identity" ? gz.pipeThrough(new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>) : gz;
+    if (gz) body = representation === "identity" ? gz.pipeThrough(gunzip()) : gz;
   }
+  const source = body ? "snapshot" : "live";
   if (!body) {
-    source = "live";
     const xml = doc.render();
     body = representation === "identity" ? xml : gzip(xml);
   }
-  headers.set("X-Sitemap-Source", source);
+  const headers = documentHeaders(doc, representation, config.cache, source);
   return new Response(storeWhenComplete(ctx.waitUntil, key, body, ttl), { status: 200, headers, encodeBody });
 }

@@ -119,3 +119,6 @@ export const SITEMAP_XSL = `<?xml version="1.0" encoding="UTF-8"?>
 `;
 
 export const SITEMAP_XSL_VERSION = new Fingerprint().addString(SITEMAP_XSL).digest();
+
+/** Last-Modified of the stylesheet: the date its text last changed (bump with SITEMAP_XSL). */
+export const SITEMAP_XSL_LAST_MODIFIED = Date.UTC(2026, 10, 20);

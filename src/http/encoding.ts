@@ -1,4 +1,13 @@
-/** Content negotiation for gzip. */
+/** Content negotiation for gzip: which of a document's three representations a request gets. */
+import type { ShardFile } from "./paths.ts";
+
+/** `xml` identity, `xml` gzip-encoded, or the `.xml.gz` file: three representations, three ETags. */
+export type Representation = "identity" | "gzip" | "file";
+
+export function chooseRepresentation(request: Request, file: ShardFile): Representation {
+  if (file === "xml.gz") return "file";
+  return clientAcceptsGzip(request) ? "gzip" : "identity";
+}
 
 /**
  * Whether the client takes gzip. On Cloudflare the `Accept-Encoding` a Worker sees is the edge's
@@ -6,7 +15,7 @@
  * there is no `cf` value and the header is the client's. No header at all → identity: the safe
  * answer for clients that never asked for compression.
  */
-export function clientAcceptsGzip(request: Request): boolean {
+function clientAcceptsGzip(request: Request): boolean {
   const cf = (request as { cf?: { clientAcceptEncoding?: unknown } }).cf;
   const header = typeof cf?.clientAcceptEncoding === "string" ? cf.clientAcceptEncoding : request.headers.get("accept-encoding");
   return acceptsGzip(header);

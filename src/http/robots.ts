@@ -18,16 +18,15 @@ import type { Config } from "../config.ts";
 import { utf8Length } from "../core/escape.ts";
 import { Fingerprint } from "../core/fingerprint.ts";
 import { fillTemplate } from "../notify/config.ts";
+import type { Fetcher } from "../notify/http.ts";
 import { indexUrls } from "../notify/index-urls.ts";
 import { FEED_PATH } from "./paths.ts";
 
 export const ROBOTS_LOOP_HEADER = "X-Edge-Sitemaps-Robots";
 /** Crawlers read the first 500 KiB of robots.txt (RFC 9309 §2.5, Google): beyond that, our lines go first. */
-export const ROBOTS_READ_LIMIT = 500 * 1024;
+const ROBOTS_READ_LIMIT = 500 * 1024;
 const FALLBACK_MAX_AGE = 60;
 const SITEMAP_LINE = /^[ \t]*sitemap[ \t]*:[ \t]*(\S+)/i;
-
-export type Fetcher = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 function sameUrl(a: string, b: string): boolean {
   try {
@@ -109,15 +108,22 @@ function cacheKey(config: Config, origin: string, sitemaps: readonly string[]): 
   return new Request(`${origin}/robots.txt?edge-sitemaps=${version.digest()}`);
 }
 
+function defaultCache(): Cache | null {
+  return typeof caches === "undefined" ? null : ((caches as CacheStorage & { default?: Cache }).default ?? null);
+}
+
 export async function robotsResponse(request: Request, deps: RobotsDeps): Promise<Response> {
   if (request.headers.has(ROBOTS_LOOP_HEADER)) {
-    return new Response("404 Not Found: robots.txt loop\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" } });
+    return new Response("404 Not Found: robots.txt loop\n", {
+      status: 404,
+      headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" },
+    });
   }
   const { config, origin } = deps;
   // The Atom feed of recent changes is a sitemap too (engines take RSS/Atom as sitemaps), and
   // robots.txt is where crawlers look; the D1 source is the one that can list recent changes.
   const sitemaps = config.feedSize > 0 && config.urlSource === "d1" ? [...indexUrls(origin), origin + FEED_PATH] : indexUrls(origin);
-  const cache = deps.cache === undefined ? (typeof caches === "undefined" ? null : ((caches as CacheStorage & { default?: Cache }).default ?? null)) : deps.cache;
+  const cache = deps.cache === undefined ? defaultCache() : deps.cache;
   const key = cacheKey(config, origin, sitemaps);
   if (cache) {
     const hit = await cache.match(key);
@@ -126,7 +132,10 @@ export async function robotsResponse(request: Request, deps: RobotsDeps): Promis
   const original = await fetchOriginRobots(config, origin, deps.fetcher ?? ((input, init) => fetch(input, init)));
   const body = original.kind === "file" ? mergeRobots(original.body, sitemaps) : minimalRobots(sitemaps);
   const maxAge = original.kind === "file" ? config.notify.robots.maxAge : Math.min(config.notify.robots.maxAge, FALLBACK_MAX_AGE);
-  const headers = new Headers({ "Content-Type": "text/plain; charset=utf-8", "Cache-Control": maxAge > 0 ? `public, max-age=${maxAge}` : "no-store" });
+  const headers = new Headers({
+    "Content-Type": "text/plain; charset=utf-8",
+    "Cache-Control": maxAge > 0 ? `public, max-age=${maxAge}` : "no-store",
+  });
   if (original.kind === "none") headers.set("X-Robots-Origin", original.reason);
   const response = new Response(body, { status: 200, headers });
   if (cache && maxAge > 0) {

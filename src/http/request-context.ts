@@ -1,0 +1,26 @@
+/** What document handlers take from a request's Hono context: after-work, serving context, manifest. */
+import type { Context } from "hono";
+import { requestManifest } from "../cache/manifest-cache.ts";
+import type { ServeContext } from "../cache/serve.ts";
+import type { ShardManifest } from "../manifest/manifest.ts";
+import type { AppEnv } from "./app-env.ts";
+
+export function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => void {
+  try {
+    const ctx = c.executionCtx;
+    return (promise) => ctx.waitUntil(promise);
+  } catch {
+    return (promise) => void promise.catch(() => undefined); // no execution context (app.fetch without one)
+  }
+}
+
+/** How sitemap documents are served (src/cache/serve.ts): this request, config, snapshots, after-work. */
+export function serveContext(c: Context<AppEnv>): ServeContext {
+  return { request: c.req.raw, config: c.var.services.config, snapshots: c.var.services.snapshots, waitUntil: waitUntilOf(c) };
+}
+
+/** The site's manifest for this request: the location's cached copy when fresh (no D1 query). */
+export function manifestFor(c: Context<AppEnv>): Promise<ShardManifest> {
+  const s = c.var.services;
+  return requestManifest(s, c.var.origin, s.config.cache.manifestTtl, waitUntilOf(c));
+}
