@@ -1,0 +1,117 @@
+/**
+ * The shape of one environment variable's declaration, the rule builders shared by the
+ * declarations (src/config/variables.ts), and the one reader of a variable's value.
+ *
+ * A value is trimmed first; empty or whitespace-only means unset. A rejected value becomes a
+ * ConfigError with the variable's `rule`, or, when a check of its own adds a `custom` issue, that
+ * issue's message (which names the entry, never the value).
+ */
+import { z } from "zod";
+import { ConfigError } from "./error.ts";
+
+/** "default": unset takes `default`; "optional": unset is null (a feature off); "required": unset is an error. */
+export type Presence = "default" | "optional" | "required";
+
+export interface Variable<T = unknown, P extends Presence = Presence> {
+  readonly name: string;
+  readonly presence: P;
+  /** From the trimmed text to the value. */
+  readonly schema: z.ZodType<T, string>;
+  /** The default as it would be written in wrangler.jsonc, parsed by `schema` like a set value; null: none. */
+  readonly default: string | null;
+  /** What unset means when there is no default (the README's default column), e.g. "— (off)". */
+  readonly unset?: string;
+  /** What the value must be: "must …", completing "configuration error: NAME …". */
+  readonly rule: string;
+  /** What the variable does (the README's meaning column). */
+  readonly doc: string;
+  /** A secret (`wrangler secret put`), not one of wrangler.jsonc's vars. */
+  readonly secret: boolean;
+}
+
+export type Value<T, P extends Presence> = P extends "optional" ? T | null : T;
+
+/** Splits a list var on commas and/or whitespace. */
+export function listVar(raw: string | undefined): string[] {
+  return raw ? raw.split(/[\s,]+/).filter(Boolean) : [];
+}
+
+/** The value of `variable` in `env`; throws ConfigError naming the variable and its rule. */
+export function readVariable<T, P extends Presence>(env: Readonly<Record<string, unknown>>, variable: Variable<T, P>): Value<T, P> {
+  const raw = env[variable.name];
+  if (raw !== undefined && raw !== null && typeof raw !== "string") throw new ConfigError(variable.name, "must be a string");
+  const text = raw?.trim() || variable.default;
+  if (text === null) {
+    if (variable.presence === "required") throw new ConfigError(variable.name, variable.rule);
+    return null as Value<T, P>;
+  }
+  const result = variable.schema.safeParse(text);
+  if (result.success) return result.data as Value<T, P>;
+  const issue = result.error.issues[0];
+  throw new ConfigError(variable.name, issue?.code === "custom" ? issue.message : variable.rule);
+}
+
+interface Doc {
+  doc: string;
+  secret?: boolean;
+}
+
+/** A whole number in [min, max] (digits only: no sign, exponent or fraction). */
+export function wholeNumber(name: string, fallback: number, min: number, max: number, doc: string): Variable<number, "default"> {
+  return {
+    name,
+    presence: "default",
+    schema: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().min(min).max(max)),
+    default: String(fallback),
+    rule: `must be a whole number from ${min} to ${max}`,
+    doc,
+    secret: false,
+  };
+}
+
+/** One of a few words. */
+export function oneOf<const A extends readonly [string, ...string[]]>(name: string, allowed: A, fallback: A[number], doc: string): Variable<A[number], "default"> {
+  return {
+    name,
+    presence: "default",
+    schema: z.enum(allowed),
+    default: fallback,
+    rule: `must be one of ${allowed.map((a) => `"${a}"`).join(", ")}`,
+    doc,
+    secret: false,
+  };
+}
+
+/** "true"/"1" or "false"/"0". */
+export function flag(name: string, fallback: boolean, doc: string): Variable<boolean, "default"> {
+  const word = oneOf(name, ["true", "false", "1", "0"], fallback ? "true" : "false", doc);
+  return { ...word, schema: word.schema.transform((v) => v === "true" || v === "1") };
+}
+
+export function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "https:" || url.protocol === "http:";
+  } catch {
+    return false;
+  }
+}
+
+/** A template with placeholders is a URL once they are filled: checked with sample values. */
+export function isUrlTemplate(text: string, samples: Readonly<Record<string, string>>): boolean {
+  let sample = text;
+  for (const [placeholder, value] of Object.entries(samples)) sample = sample.replaceAll(placeholder, value);
+  return isHttpUrl(sample);
+}
+
+/** Anything the declarations build with zod themselves: a schema, a rule, a default or none. */
+export function custom<T, P extends Presence>(
+  name: string,
+  presence: P,
+  schema: z.ZodType<T, string>,
+  fallback: string | null,
+  rule: string,
+  doc: Doc & { unset?: string },
+): Variable<T, P> {
+  return { name, presence, schema, default: fallback, rule, doc: doc.doc, secret: doc.secret ?? false, ...(doc.unset === undefined ? {} : { unset: doc.unset }) };
+}
