@@ -27,7 +27,14 @@ function notifyConfig(env: RawEnv): NotifyConfig {
     searchConsole:
       account === null
         ? null
-        : { clientEmail: account.clientEmail, privateKey: account.privateKey, privateKeyId: account.privateKeyId, tokenUrl, apiBase, property },
+        : {
+            clientEmail: account.clientEmail,
+            privateKey: account.privateKey,
+            privateKeyId: account.privateKeyId,
+            tokenUrl,
+            apiBase,
+            property,
+          },
     timeoutMs: read(v.NOTIFY_TIMEOUT_MS),
     settleMs: read(v.NOTIFY_SETTLE_SECONDS) * 1000,
     robots: { originUrl: read(v.ROBOTS_ORIGIN_URL), timeoutMs: read(v.ROBOTS_ORIGIN_TIMEOUT_MS), maxAge: read(v.ROBOTS_MAX_AGE) },

@@ -29,7 +29,7 @@ export interface Variable<T = unknown, P extends Presence = Presence> {
   readonly secret: boolean;
 }
 
-export type Value<T, P extends Presence> = P extends "optional" ? T | null : T;
+type Value<T, P extends Presence> = P extends "optional" ? T | null : T;
 
 /** Splits a list var on commas and/or whitespace. */
 export function listVar(raw: string | undefined): string[] {
@@ -37,8 +37,8 @@ export function listVar(raw: string | undefined): string[] {
 }
 
 /** The value of `variable` in `env`; throws ConfigError naming the variable and its rule. */
-export function readVariable<T, P extends Presence>(env: Readonly<Record<string, unknown>>, variable: Variable<T, P>): Value<T, P> {
-  const raw = env[variable.name];
+export function readVariable<T, P extends Presence>(env: object, variable: Variable<T, P>): Value<T, P> {
+  const raw = (env as Readonly<Record<string, unknown>>)[variable.name];
   if (raw !== undefined && raw !== null && typeof raw !== "string") throw new ConfigError(variable.name, "must be a string");
   const text = raw?.trim() || variable.default;
   if (text === null) {
@@ -70,7 +70,12 @@ export function wholeNumber(name: string, fallback: number, min: number, max: nu
 }
 
 /** One of a few words. */
-export function oneOf<const A extends readonly [string, ...string[]]>(name: string, allowed: A, fallback: A[number], doc: string): Variable<A[number], "default"> {
+export function oneOf<const A extends readonly [string, ...string[]]>(
+  name: string,
+  allowed: A,
+  fallback: A[number],
+  doc: string,
+): Variable<A[number], "default"> {
   return {
     name,
     presence: "default",
@@ -113,5 +118,14 @@ export function custom<T, P extends Presence>(
   rule: string,
   doc: Doc & { unset?: string },
 ): Variable<T, P> {
-  return { name, presence, schema, default: fallback, rule, doc: doc.doc, secret: doc.secret ?? false, ...(doc.unset === undefined ? {} : { unset: doc.unset }) };
+  return {
+    name,
+    presence,
+    schema,
+    default: fallback,
+    rule,
+    doc: doc.doc,
+    secret: doc.secret ?? false,
+    ...(doc.unset === undefined ? {} : { unset: doc.unset }),
+  };
 }

@@ -14,7 +14,10 @@ function table(first: "variable" | "secret"): Map<string, string> {
   const rows = new Map<string, string>();
   for (const line of lines.slice(header + 2)) {
     if (!line.startsWith("|")) break;
-    const [name = "", fallback = ""] = line.split("|").slice(1).map((cell) => cell.trim());
+    const [name = "", fallback = ""] = line
+      .split("|")
+      .slice(1)
+      .map((cell) => cell.trim());
     const bare = /^`([A-Z0-9_]+)`$/.exec(name);
     expect(bare, `one variable per row: ${line}`).not.toBeNull();
     expect(rows.has(bare![1]!), `${bare![1]} listed twice`).toBe(false);
