@@ -2,22 +2,18 @@
  * GET /sitemap-admin/openapi.json: the OpenAPI 3.1 document generated from the route definitions
  * (src/admin/routes.ts) registered on the admin app, with the limits in force.
  */
-import { OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env.ts";
 import { jsonResponse } from "./json.ts";
-import type { getOpenApi } from "./routes.ts";
+import { getOpenApi } from "./routes.ts";
 import { limits } from "./urls.ts";
 
-/** Where the app mounts the admin API (src/app.ts): the document's paths start with it. */
-const ADMIN_BASE = "/sitemap-admin";
-
 export function openApiHandler(admin: OpenAPIHono<AppEnv>): RouteHandler<typeof getOpenApi, AppEnv> {
-  let mounted: OpenAPIHono | null = null;
   return (c) => {
-    // Mounting copies the admin app's route definitions under the base path, once.
-    mounted ??= new OpenAPIHono().route(ADMIN_BASE, admin);
+    // The admin app's paths are relative to where the app mounts it: this route's own path tells where.
+    const base = c.req.routePath.slice(0, -getOpenApi.path.length);
     const { maxRecords, maxBytes } = limits(c);
-    const document = mounted.getOpenAPI31Document({
+    const document = admin.getOpenAPI31Document({
       openapi: "3.1.0",
       info: {
         title: "edge-sitemaps admin API",
@@ -26,6 +22,7 @@ export function openApiHandler(admin: OpenAPIHono<AppEnv>): RouteHandler<typeof 
       },
       security: [{ bearer: [] }],
     });
-    return jsonResponse(document, 200);
+    const paths = Object.fromEntries(Object.entries(document.paths ?? {}).map(([path, item]) => [`${base}${path}`, item]));
+    return jsonResponse({ ...document, paths }, 200);
   };
 }

@@ -1,10 +1,16 @@
 /**
  * The typed configuration the Worker reads: built from the declared variables
- * (src/config/variables.ts) by src/config/parse.ts.
+ * (src/config/variables.ts) by src/config/parse.ts, which type-checks every field against the
+ * value its declaration parses to. Word choices come from the declarations themselves.
  */
 import type { NotifyConfig } from "../notify/config.ts";
+import type { Variable } from "./variable.ts";
+import type { INDEX_LINK_FORM, MANIFEST_STORE, URL_SOURCE } from "./variables.ts";
 
-export type IndexLinkForm = "xml" | "xml.gz";
+/** The value a declared variable parses to. */
+type ValueOf<V> = V extends Variable<infer T> ? T : never;
+
+export type IndexLinkForm = ValueOf<typeof INDEX_LINK_FORM>;
 
 export interface Config {
   /** Origins served (e.g. `https://example.com`); any other host gets 404. */
@@ -30,9 +36,9 @@ export interface Config {
   /** IndexNow, ping endpoints, Search Console, robots.txt (types in src/notify/config.ts). */
   notify: NotifyConfig;
   /** Where URL records are read from (URL_SOURCE): D1 table `urls`, or the KV namespace URLS (docs/kv.md). */
-  urlSource: "d1" | "kv";
+  urlSource: ValueOf<typeof URL_SOURCE>;
   /** Where shard manifests live (MANIFEST_STORE): D1 (strongly consistent), or URLS in KV for deployments without D1. */
-  manifestStore: "d1" | "kv";
+  manifestStore: ValueOf<typeof MANIFEST_STORE>;
   /** HTTP caching of sitemap documents (docs/caching.md). */
   cache: CacheConfig;
   /** Cron regeneration and snapshots (docs/regeneration.md). */
