@@ -48,7 +48,7 @@ export function parseConfig(env: RawEnv): Config {
   if ([...dateOnlySites].some((origin) => !sites.has(origin))) throw new ConfigError(v.DATE_ONLY_SITES.name, v.DATE_ONLY_SITES.rule);
   return {
     sites,
-    defaultSection: read(v.DEFAULT_SECTION_VAR),
+    defaultSection: read(v.DEFAULT_SECTION),
     maxUrlsPerShard: read(v.MAX_URLS_PER_SHARD),
     maxBytesPerShard: read(v.MAX_BYTES_PER_SHARD),
     indexLinkForm: read(v.INDEX_LINK_FORM),

@@ -51,45 +51,49 @@ export function readVariable<T, P extends Presence>(env: object, variable: Varia
   throw new ConfigError(variable.name, issue?.code === "custom" ? issue.message : variable.rule);
 }
 
-interface Doc {
+/** A declaration as written: `secret` defaults to false. */
+type Declaration<T, P extends Presence> = Omit<Variable<T, P>, "secret"> & { secret?: boolean };
+
+/** A variable whose rule the declaration writes with zod itself. */
+export function variable<T, P extends Presence>(declaration: Declaration<T, P>): Variable<T, P> {
+  return { ...declaration, secret: declaration.secret ?? false };
+}
+
+interface Described<D> {
+  name: string;
+  default: D;
   doc: string;
-  secret?: boolean;
 }
 
 /** A whole number in [min, max] (digits only: no sign, exponent or fraction). */
-export function wholeNumber(name: string, fallback: number, min: number, max: number, doc: string): Variable<number, "default"> {
-  return {
-    name,
+export function wholeNumber(d: Described<number> & { min: number; max: number }): Variable<number, "default"> {
+  return variable({
+    name: d.name,
     presence: "default",
-    schema: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().min(min).max(max)),
-    default: String(fallback),
-    rule: `must be a whole number from ${min} to ${max}`,
-    doc,
-    secret: false,
-  };
+    schema: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().min(d.min).max(d.max)),
+    default: String(d.default),
+    rule: `must be a whole number from ${d.min} to ${d.max}`,
+    doc: d.doc,
+  });
 }
 
 /** One of a few words. */
 export function oneOf<const A extends readonly [string, ...string[]]>(
-  name: string,
-  allowed: A,
-  fallback: A[number],
-  doc: string,
+  d: Described<A[number]> & { allowed: A },
 ): Variable<A[number], "default"> {
-  return {
-    name,
+  return variable({
+    name: d.name,
     presence: "default",
-    schema: z.enum(allowed),
-    default: fallback,
-    rule: `must be one of ${allowed.map((a) => `"${a}"`).join(", ")}`,
-    doc,
-    secret: false,
-  };
+    schema: z.enum(d.allowed),
+    default: d.default,
+    rule: `must be one of ${d.allowed.map((a) => `"${a}"`).join(", ")}`,
+    doc: d.doc,
+  });
 }
 
 /** "true"/"1" or "false"/"0". */
-export function flag(name: string, fallback: boolean, doc: string): Variable<boolean, "default"> {
-  const word = oneOf(name, ["true", "false", "1", "0"], fallback ? "true" : "false", doc);
+export function flag(d: Described<boolean>): Variable<boolean, "default"> {
+  const word = oneOf({ ...d, allowed: ["true", "false", "1", "0"], default: d.default ? "true" : "false" });
   return { ...word, schema: word.schema.transform((v) => v === "true" || v === "1") };
 }
 
@@ -107,25 +111,4 @@ export function isUrlTemplate(text: string, samples: Readonly<Record<string, str
   let sample = text;
   for (const [placeholder, value] of Object.entries(samples)) sample = sample.replaceAll(placeholder, value);
   return isHttpUrl(sample);
-}
-
-/** Anything the declarations build with zod themselves: a schema, a rule, a default or none. */
-export function custom<T, P extends Presence>(
-  name: string,
-  presence: P,
-  schema: z.ZodType<T, string>,
-  fallback: string | null,
-  rule: string,
-  doc: Doc & { unset?: string },
-): Variable<T, P> {
-  return {
-    name,
-    presence,
-    schema,
-    default: fallback,
-    rule,
-    doc: doc.doc,
-    secret: doc.secret ?? false,
-    ...(doc.unset === undefined ? {} : { unset: doc.unset }),
-  };
 }
