@@ -1,17 +1,55 @@
-/** The admin API under `/sitemap-admin/`: bearer-token protected; 404 when no token is configured. */
-import { Hono } from "hono";
-import type { AppEnv } from "../app.ts";
+/**
+ * The admin API under `/sitemap-admin/`: bearer-token protected; 404 when no token is configured.
+ * Routes and their OpenAPI description come from one definition (src/admin/routes.ts).
+ *
+ * Errors are thrown as HTTPExceptions (AdminError) and rendered by the app's onError: a sub-app
+ * without an onError of its own adds its handlers to the parent unwrapped, so the parent's
+ * onError sees everything thrown here.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/app-env.ts";
 import { adminAuth } from "./auth.ts";
-import { openApi, urlsApi } from "./urls.ts";
+import { AdminError } from "./errors.ts";
+import { openApiHandler } from "./openapi.ts";
+import { RecordInputSchema } from "./record-input.ts";
 import { regenerate } from "./regenerate.ts";
+import { deleteUrls, getOpenApi, getStatus, getUrl, postRegenerate, putUrls } from "./routes.ts";
+import { DeleteItemSchema } from "./schemas.ts";
 import { status } from "./status.ts";
+import { readUrl, removeUrls, upsertUrls } from "./urls.ts";
 
-export const admin = new Hono<AppEnv>();
+export const admin = new OpenAPIHono<AppEnv>({
+  // A query that breaks its schema: 400 in the shared error shape.
+  defaultHook: (result) => {
+    if (!result.success) {
+      throw new AdminError(400, {
+        error: "invalid_query",
+        message: "bad query parameters",
+        issues: result.error.issues.map((i) => ({
+          field: i.path.length > 0 ? i.path.join(".") : "query",
+          rule: i.code,
+          message: i.message,
+        })),
+      });
+    }
+  },
+});
+
+// Components the batch bodies refer to (src/admin/routes.ts says why they are not zod-read).
+admin.openAPIRegistry.register("RecordInput", RecordInputSchema);
+admin.openAPIRegistry.register("DeleteItem", DeleteItemSchema);
+admin.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+  type: "http",
+  scheme: "bearer",
+  description: "the ADMIN_TOKEN secret",
+});
 
 admin.use("*", adminAuth);
 
-// Ingest: PUT/DELETE/GET /sitemap-admin/urls (docs/ingest.md), and its OpenAPI description.
-admin.route("/urls", urlsApi);
-admin.get("/openapi.json", openApi);
-admin.get("/status", status); // regeneration progress, runs, manifest summary (docs/regeneration.md)
-admin.post("/regenerate", regenerate); // run a bounded regeneration now (docs/regeneration.md)
+// Ingest (docs/ingest.md), regeneration and status (docs/regeneration.md), and this API's description.
+admin.openapi(putUrls, upsertUrls);
+admin.openapi(deleteUrls, removeUrls);
+admin.openapi(getUrl, readUrl);
+admin.openapi(getStatus, status);
+admin.openapi(postRegenerate, regenerate);
+admin.openapi(getOpenApi, openApiHandler(admin));

@@ -1,10 +1,14 @@
 /**
- * Admin authentication: `Authorization: Bearer <ADMIN_TOKEN>`. Without a configured token every
- * admin path is 404 (the API does not exist); a wrong or missing token is 401 with no detail.
+ * Admin authentication: `Authorization: Bearer <ADMIN_TOKEN>` (hono/bearer-auth). Without a
+ * configured token every admin path is 404 (the API does not exist); a wrong or missing token is
+ * 401 with no detail.
  */
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../app.ts";
-import { notFound } from "../http/respond.ts";
+import { bearerAuth } from "hono/bearer-auth";
+import { readVariable } from "../config/variable.ts";
+import { ADMIN_TOKEN } from "../config/variables.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { AdminError } from "./errors.ts";
 
 const encoder = new TextEncoder();
 
@@ -12,7 +16,7 @@ const encoder = new TextEncoder();
  * Constant-time comparison: both sides are hashed first so the compared buffers always have the
  * same length (timingSafeEqual requires it, and lengths must not leak either).
  */
-export async function tokensEqual(given: string, expected: string): Promise<boolean> {
+async function tokensEqual(given: string, expected: string): Promise<boolean> {
   const [a, b] = await Promise.all([
     crypto.subtle.digest("SHA-256", encoder.encode(given)),
     crypto.subtle.digest("SHA-256", encoder.encode(expected)),
@@ -20,22 +24,18 @@ export async function tokensEqual(given: string, expected: string): Promise<bool
   return crypto.subtle.timingSafeEqual(a, b);
 }
 
-export function unauthorized(): Response {
-  return new Response(JSON.stringify({ error: "unauthorized" }), {
-    status: 401,
-    headers: {
-      "Content-Type": "application/json; charset=utf-8",
-      "WWW-Authenticate": 'Bearer realm="sitemap-admin"',
-      "Cache-Control": "no-store",
-    },
-  });
-}
+/** One answer for a missing header, a malformed one and a wrong token: nothing to tell them apart. */
+const unauthorized = (): Response =>
+  new AdminError(401, { error: "unauthorized" }, { "WWW-Authenticate": 'Bearer realm="sitemap-admin"' }).getResponse();
+
+const bearer = bearerAuth<AppEnv>({
+  verifyToken: (given, c) => tokensEqual(given, readVariable(c.env, ADMIN_TOKEN) ?? ""),
+  noAuthenticationHeader: { message: unauthorized },
+  invalidAuthenticationHeader: { message: unauthorized },
+  invalidToken: { message: unauthorized },
+});
 
 export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const expected = (c.env as { ADMIN_TOKEN?: unknown }).ADMIN_TOKEN;
-  if (typeof expected !== "string" || expected === "") return notFound("no such sitemap path");
-  const header = c.req.header("authorization") ?? "";
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  if (!match || !(await tokensEqual(match[1]!, expected))) return unauthorized();
-  await next();
+  if (readVariable(c.env, ADMIN_TOKEN) === null) return c.notFound();
+  return bearer(c, next);
 };

@@ -6,6 +6,7 @@
  * Every record comes with the 1-based line where it starts, so errors (here, and the validator's
  * 422 issues) can name the line for both formats.
  */
+import { AdminError } from "./errors.ts";
 import type { ApiError, Limits } from "./schemas.ts";
 
 export type BodyFormat = "json" | "ndjson";
@@ -17,15 +18,12 @@ export interface ParsedBody {
   lines: number[];
 }
 
-/** A body that cannot be accepted: the status and the error to send. */
-export class BodyError extends Error {
+/** A body that cannot be accepted (400, 413 or 415): thrown, and rendered by the app's onError. */
+export class BodyError extends AdminError {
   override readonly name = "BodyError";
-  readonly status: 400 | 413 | 415;
-  readonly body: ApiError;
+  declare readonly body: ApiError;
   constructor(status: 400 | 413 | 415, body: ApiError) {
-    super(body.message);
-    this.status = status;
-    this.body = body;
+    super(status, body);
   }
 }
 

@@ -3,18 +3,20 @@
  * like the cron's, and answers its summary. 409 while another run holds the site; `full=1`
  * re-renders every shard (after changing render options, say).
  */
-import type { Context } from "hono";
-import type { AppEnv } from "../app.ts";
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/app-env.ts";
 import { RegenBusyError } from "../regen/lease.ts";
 import { purgeChanged } from "../regen/purge.ts";
 import { regenerateSite } from "../regen/regenerate.ts";
 import { regenDeps } from "../regen/scheduled.ts";
-import { json } from "./status.ts";
+import { AdminError } from "./errors.ts";
+import { jsonResponse } from "./json.ts";
+import type { postRegenerate } from "./routes.ts";
 
-export async function regenerate(c: Context<AppEnv>): Promise<Response> {
+export const regenerate: RouteHandler<typeof postRegenerate, AppEnv> = async (c) => {
   const deps = regenDeps(c.var.services);
-  if (!deps) return json({ error: "unavailable", message: "regeneration needs the DB (D1) and SNAPSHOTS (KV) bindings" }, 503);
-  const full = ["1", "true"].includes(c.req.query("full") ?? "");
+  if (!deps) throw new AdminError(503, { error: "unavailable", message: "regeneration needs the DB (D1) and SNAPSHOTS (KV) bindings" });
+  const full = ["1", "true"].includes(c.req.valid("query").full ?? "");
   let ctx: unknown;
   try {
     ctx = c.executionCtx;
@@ -23,10 +25,10 @@ export async function regenerate(c: Context<AppEnv>): Promise<Response> {
   }
   try {
     const summary = await regenerateSite(deps, c.var.origin, { trigger: "admin", full, onPublished: purgeChanged(ctx, c.var.origin) });
-    return json(summary);
+    return jsonResponse(summary, 200, true);
   } catch (err) {
-    if (err instanceof RegenBusyError) return json({ error: "busy", message: err.message }, 409);
+    if (err instanceof RegenBusyError) throw new AdminError(409, { error: "busy", message: err.message });
     console.error("regeneration failed", err);
-    return json({ error: "regeneration_failed", message: err instanceof Error ? err.message : String(err) }, 500);
+    throw new AdminError(500, { error: "regeneration_failed", message: err instanceof Error ? err.message : String(err) });
   }
-}
+};

@@ -2,21 +2,16 @@
  * GET /sitemap-admin/status: the requesting site's manifest summary, the regeneration's progress
  * and its last runs, as JSON (bearer-protected by src/admin/auth.ts like every admin path).
  */
-import type { Context } from "hono";
-import type { AppEnv } from "../app.ts";
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/app-env.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { notificationStatus } from "../notify/notifier.ts";
+import { jsonResponse } from "./json.ts";
+import type { getStatus } from "./routes.ts";
 
 const RUNS_SHOWN = 20;
 
-export function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body, null, 2) + "\n", {
-    status,
-    headers: { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" },
-  });
-}
-
-export async function status(c: Context<AppEnv>): Promise<Response> {
+export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
   const s = c.var.services;
   const origin = c.var.origin;
   const manifest = await s.manifests.load(origin);
@@ -30,32 +25,36 @@ export async function status(c: Context<AppEnv>): Promise<Response> {
     section.urls += shard.urlCount;
   }
   const now = Date.now();
-  return json({
-    site: origin,
-    manifest: manifest && {
-      version: manifest.version,
-      builtAt: new Date(manifest.builtAt).toISOString(),
-      shards: listed.length,
-      emptyShards: manifest.shards.length - listed.length,
-      urls: listed.reduce((sum, shard) => sum + shard.urlCount, 0),
-      bytes: listed.reduce((sum, shard) => sum + shard.byteCount, 0),
-      newestChange: listed.length > 0 ? new Date(Math.max(...listed.map((shard) => shard.lastChange))).toISOString() : null,
-      snapshots: listed.filter((shard) => shard.snapshot).length,
-      withoutSnapshot: listed.filter((shard) => !shard.snapshot).map((shard) => `${shard.section}-${shard.n}`),
-      indexSnapshot: manifest.snapshot ?? null,
-      sections,
+  return jsonResponse(
+    {
+      site: origin,
+      manifest: manifest && {
+        version: manifest.version,
+        builtAt: new Date(manifest.builtAt).toISOString(),
+        shards: listed.length,
+        emptyShards: manifest.shards.length - listed.length,
+        urls: listed.reduce((sum, shard) => sum + shard.urlCount, 0),
+        bytes: listed.reduce((sum, shard) => sum + shard.byteCount, 0),
+        newestChange: listed.length > 0 ? new Date(Math.max(...listed.map((shard) => shard.lastChange))).toISOString() : null,
+        snapshots: listed.filter((shard) => shard.snapshot).length,
+        withoutSnapshot: listed.filter((shard) => !shard.snapshot).map((shard) => `${shard.section}-${shard.n}`),
+        indexSnapshot: manifest.snapshot ?? null,
+        sections,
+      },
+      regeneration: {
+        enabled: s.regen !== null && s.snapshots !== null,
+        running: progress !== null && progress.leaseUntil > now,
+        stateSavedAt: progress && progress.updatedAt > 0 ? new Date(progress.updatedAt).toISOString() : null,
+        cursor: progress?.state.cursor ?? null,
+        pendingShards: progress?.state.pending.length ?? 0,
+        passPending: progress?.state.pass ?? null,
+        limits: s.config.regen,
+      },
+      runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),
+      // Search-engine notification per target: last attempt / success, HTTP status, pending (docs/notify.md).
+      notifications: await notificationStatus(s, origin),
     },
-    regeneration: {
-      enabled: s.regen !== null && s.snapshots !== null,
-      running: progress !== null && progress.leaseUntil > now,
-      stateSavedAt: progress && progress.updatedAt > 0 ? new Date(progress.updatedAt).toISOString() : null,
-      cursor: progress?.state.cursor ?? null,
-      pendingShards: progress?.state.pending.length ?? 0,
-      passPending: progress?.state.pass ?? null,
-      limits: s.config.regen,
-    },
-    runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),
-    // Search-engine notification per target: last attempt / success, HTTP status, pending (docs/notify.md).
-    notifications: await notificationStatus(s, origin),
-  });
-}
+    200,
+    true,
+  );
+};

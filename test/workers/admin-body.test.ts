@@ -1,4 +1,5 @@
 /** Bounded body reading (src/admin/body.ts): formats, chunk boundaries, limits, error lines. */
+import { HTTPException } from "hono/http-exception";
 import { describe, expect, it } from "vitest";
 import { BodyError, bodyFormat, readBatch } from "../../src/admin/body.ts";
 
@@ -118,5 +119,16 @@ describe("readBatch", () => {
       const err = await failure(readBatch(chunked("application/x-ndjson", nd, size), LIMITS));
       expect(err.body, String(size)).toMatchObject({ error: "invalid_body", line: 3 });
     }
+  });
+
+  it("is thrown as an HTTPException that renders the one JSON error shape, never cached", async () => {
+    const err = await failure(readBatch(chunked("application/x-ndjson", '{"loc": "a"}\n{', 4), LIMITS));
+    expect(err).toBeInstanceOf(HTTPException);
+    const response = err.getResponse();
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(await response.json()).toEqual(err.body);
+    expect(err.body).toMatchObject({ error: "invalid_body", line: 2 });
   });
 });

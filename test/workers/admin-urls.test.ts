@@ -7,6 +7,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index.ts";
+import { admin } from "../../src/admin/app.ts";
 import { ApiErrorSchema, DeleteResultSchema, StoredRecordSchema, UpsertResultSchema } from "../../src/admin/schemas.ts";
 
 const SITE = "http://localhost:8787"; // SITES in wrangler.jsonc
@@ -74,7 +75,7 @@ afterEach(() => {
 
 describe("auth", () => {
   it("is 404 on every admin path when no ADMIN_TOKEN is configured", async () => {
-    for (const vars of [{ ADMIN_TOKEN: undefined }, { ADMIN_TOKEN: "" }]) {
+    for (const vars of [{ ADMIN_TOKEN: undefined }, { ADMIN_TOKEN: "" }, { ADMIN_TOKEN: " \t" }]) {
       expect((await send("PUT", records("/noauth/", 1), vars)).status).toBe(404);
       expect((await send("DELETE", [`${SITE}/noauth/0`], vars)).status).toBe(404);
       expect((await get(`${SITE}/noauth/0`, vars)).status).toBe(404);
@@ -90,6 +91,7 @@ describe("auth", () => {
       const response = await call(ADMIN, { method: "PUT", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(records("/auth/", 1)) });
       expect(response.status).toBe(401);
       expect(response.headers.get("www-authenticate")).toMatch(/^Bearer /);
+      expect(response.headers.get("cache-control")).toBe("no-store");
       expect(await response.json()).toEqual({ error: "unauthorized" });
     }
     expect(timingSafeEqual).toHaveBeenCalled();
@@ -97,6 +99,15 @@ describe("auth", () => {
     expect((await send("PUT", records("/auth/", 1))).status).toBe(200);
     expect(timingSafeEqual).toHaveBeenCalledTimes(1);
     expect((await rows("/auth/")).map((r) => r.loc)).toEqual([`${SITE}/auth/0`]);
+  });
+
+  it("is 500 naming ADMIN_TOKEN, not its value, when the token cannot be sent as a bearer token", async () => {
+    const response = await send("PUT", records("/auth-bad/", 1), { ADMIN_TOKEN: "secret token!" });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(text).toMatch(/^configuration error: ADMIN_TOKEN must be /);
+    expect(text).not.toContain("secret");
+    expect(await rows("/auth-bad/")).toEqual([]);
   });
 });
 
@@ -448,6 +459,14 @@ describe("GET /sitemap-admin/urls", () => {
     const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths["/sitemap-admin/urls"]!).sort()).toEqual(["delete", "get", "put"]);
+    // Every route the admin app serves is described, and nothing else: both come from one definition.
+    // (a route with a query validator is two entries of admin.routes: the validator and the handler)
+    const served = [...new Set(admin.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} /sitemap-admin${r.path}`))];
+    const described = Object.entries(doc.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`));
+    expect(described.sort()).toEqual(served.sort());
+    expect(described).toEqual(
+      expect.arrayContaining(["get /sitemap-admin/status", "post /sitemap-admin/regenerate", "get /sitemap-admin/openapi.json"]),
+    );
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(["Error", "Issue", "RecordInput", "UpsertResult", "DeleteResult", "StoredRecord"]),
     );

@@ -1,0 +1,49 @@
+/**
+ * Admin errors are thrown, never returned: AdminError is an HTTPException that carries the one
+ * JSON error shape, and the app's onError renders it once with `err.getResponse()`.
+ */
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ValidationIssue } from "../core/errors.ts";
+import { JSON_HEADERS } from "./json.ts";
+import { type ApiError, type Issue, MAX_LISTED_ISSUES, type UnauthorizedBody } from "./schemas.ts";
+
+export class AdminError extends HTTPException {
+  override readonly name: string = "AdminError";
+  readonly body: ApiError | UnauthorizedBody;
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(status: ContentfulStatusCode, body: ApiError | UnauthorizedBody, headers: Readonly<Record<string, string>> = {}) {
+    super(status, { message: "message" in body ? body.message : body.error });
+    this.body = body;
+    this.headers = headers;
+  }
+
+  override getResponse(): Response {
+    return new Response(JSON.stringify(this.body), { status: this.status, headers: { ...JSON_HEADERS, ...this.headers } });
+  }
+}
+
+/**
+ * 422 for core validation issues; `lines[i]` (when known) is the body line of record i, and
+ * `outcome` ends the message (e.g. "nothing was written").
+ */
+export function validationFailed(issues: readonly ValidationIssue[], outcome: string, lines?: readonly number[] | null): AdminError {
+  const listed: Issue[] = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => {
+    const out: Issue = { field: issue.field, rule: issue.rule, message: issue.message };
+    if (issue.index !== undefined) {
+      out.index = issue.index;
+      const line = lines?.[issue.index];
+      if (line !== undefined) out.line = line;
+    }
+    if (issue.loc !== undefined) out.loc = issue.loc;
+    return out;
+  });
+  const records = new Set(issues.map((i) => i.index)).size;
+  const invalid = `${records} ${records === 1 ? "record is" : "records are"} invalid`;
+  return new AdminError(422, {
+    error: "validation_failed",
+    message: `${invalid} (${issues.length} ${issues.length === 1 ? "issue" : "issues"}); ${outcome}`,
+    issues: listed,
+    issueCount: issues.length,
+  });
+}

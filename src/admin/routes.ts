@@ -1,0 +1,112 @@
+/**
+ * Every admin route, defined once: method, path, parameters, bodies and answers. The handlers are
+ * bound to these in src/admin/app.ts, and the OpenAPI document is generated from them.
+ *
+ * Batch bodies are described by reference, not by a zod schema: zod-openapi reads and validates a
+ * JSON body described with zod itself, which would bypass the bounded streaming reader
+ * (src/admin/body.ts: byte and record limits, line numbers, NDJSON). The reader reads them; the
+ * core validator checks the records.
+ */
+import { createRoute } from "@hono/zod-openapi";
+import {
+  ApiErrorSchema,
+  DeleteResultSchema,
+  RegenerateQuerySchema,
+  RunSummarySchema,
+  StatusSchema,
+  StoredRecordSchema,
+  UnauthorizedSchema,
+  UpsertResultSchema,
+  UrlQuerySchema,
+} from "./schemas.ts";
+
+const json = <T>(schema: T) => ({ "application/json": { schema } });
+const error = (description: string) => ({ description, content: json(ApiErrorSchema) });
+const ref = (component: string) => ({ $ref: `#/components/schemas/${component}` });
+
+/** Every admin path answers these. */
+const common = {
+  401: {
+    description: "missing or wrong bearer token",
+    headers: { "WWW-Authenticate": { schema: { type: "string" as const } } },
+    content: json(UnauthorizedSchema),
+  },
+  404: { description: "no ADMIN_TOKEN is configured: the admin API does not exist (plain text)" },
+};
+
+function batchBody(component: string, description: string) {
+  return {
+    required: true,
+    description: `${description} At most ADMIN_MAX_RECORDS records and ADMIN_MAX_BYTES bytes per request (in force: the document's info).`,
+    content: {
+      "application/json": { schema: { type: "array" as const, items: ref(component) } },
+      "application/x-ndjson": { schema: ref(component), description: "one JSON value per line; blank lines are skipped" },
+    },
+  };
+}
+
+const batchErrors = {
+  400: error("malformed JSON or NDJSON (`line` names the line) or not UTF-8"),
+  413: error("more records or bytes than the limits allow"),
+  415: error("Content-Type is neither application/json nor application/x-ndjson"),
+  422: error("one or more records are invalid; nothing was written"),
+  500: error("the database write failed; nothing was written (safe to retry)"),
+};
+
+export const putUrls = createRoute({
+  method: "put",
+  path: "/urls",
+  summary: "Upsert a batch of URL records (validated as a whole, written atomically)",
+  request: { body: batchBody("RecordInput", "Records to insert or update, keyed by loc.") },
+  responses: { 200: { description: "written", content: json(UpsertResultSchema) }, ...common, ...batchErrors },
+});
+
+export const deleteUrls = createRoute({
+  method: "delete",
+  path: "/urls",
+  summary: "Delete a batch of locs (tombstones, so regeneration and IndexNow see them)",
+  request: { body: batchBody("DeleteItem", "Locs to delete.") },
+  responses: { 200: { description: "deleted", content: json(DeleteResultSchema) }, ...common, ...batchErrors },
+});
+
+export const getUrl = createRoute({
+  method: "get",
+  path: "/urls",
+  summary: "Read one record back",
+  request: { query: UrlQuerySchema },
+  responses: {
+    200: { description: "the record", content: json(StoredRecordSchema) },
+    ...common,
+    400: error("loc parameter missing (or given twice)"),
+    404: error("no such record (never stored, or deleted); without ADMIN_TOKEN, a plain-text 404"),
+    422: error("loc is not a valid URL on a configured site"),
+  },
+});
+
+export const getStatus = createRoute({
+  method: "get",
+  path: "/status",
+  summary: "The site's manifest summary, regeneration progress, last runs and notification state",
+  responses: { 200: { description: "status of the site the request was sent to", content: json(StatusSchema) }, ...common },
+});
+
+export const postRegenerate = createRoute({
+  method: "post",
+  path: "/regenerate",
+  summary: "Run a regeneration of the site now, bounded like the cron's, and answer its summary",
+  request: { query: RegenerateQuerySchema },
+  responses: {
+    200: { description: "the run's summary", content: json(RunSummarySchema) },
+    ...common,
+    409: error("another run holds the site"),
+    500: error("the run failed"),
+    503: error("regeneration needs the DB (D1) and SNAPSHOTS (KV) bindings"),
+  },
+});
+
+export const getOpenApi = createRoute({
+  method: "get",
+  path: "/openapi.json",
+  summary: "This document",
+  responses: { 200: { description: "the admin API as OpenAPI 3.1", content: json({ type: "object" as const }) }, ...common },
+});

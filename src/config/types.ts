@@ -1,0 +1,70 @@
+/**
+ * The typed configuration the Worker reads: built from the declared variables
+ * (src/config/variables.ts) by src/config/parse.ts, which type-checks every field against the
+ * value its declaration parses to. Word choices come from the declarations themselves.
+ */
+import type { NotifyConfig } from "../notify/config.ts";
+import type { Variable } from "./variable.ts";
+import type { INDEX_LINK_FORM, MANIFEST_STORE, URL_SOURCE } from "./variables.ts";
+
+/** The value a declared variable parses to. */
+type ValueOf<V> = V extends Variable<infer T> ? T : never;
+
+export type IndexLinkForm = ValueOf<typeof INDEX_LINK_FORM>;
+
+export interface Config {
+  /** Origins served (e.g. `https://example.com`); any other host gets 404. */
+  sites: ReadonlySet<string>;
+  defaultSection: string;
+  maxUrlsPerShard: number;
+  maxBytesPerShard: number;
+  indexLinkForm: IndexLinkForm;
+  /** Emit `<lastmod>` as dates only. */
+  lastmodDateOnly: boolean;
+  /** Sites (origins) that get date-only `<lastmod>` even when LASTMOD_DATE_ONLY is off (DATE_ONLY_SITES). */
+  dateOnlySites: ReadonlySet<string>;
+  /** Browser view: `<?xml-stylesheet?>` in every sitemap and /sitemap.xsl served (BROWSER_VIEW, default on). */
+  browserView: boolean;
+  /** Entries of the Atom feed of recent changes, /sitemap-feed.atom; 0 turns the feed off (FEED_SIZE). */
+  feedSize: number;
+  /** List the feed in the sitemap index too (FEED_IN_INDEX, default off: some tools expect only urlsets there). */
+  feedInIndex: boolean;
+  /** Admin ingest: most records per request (413 beyond). */
+  adminMaxRecords: number;
+  /** Admin ingest: most request body bytes (413 beyond). */
+  adminMaxBytes: number;
+  /** IndexNow, ping endpoints, Search Console, robots.txt (types in src/notify/config.ts). */
+  notify: NotifyConfig;
+  /** Where URL records are read from (URL_SOURCE): D1 table `urls`, or the KV namespace URLS (docs/kv.md). */
+  urlSource: ValueOf<typeof URL_SOURCE>;
+  /** Where shard manifests live (MANIFEST_STORE): D1 (strongly consistent), or URLS in KV for deployments without D1. */
+  manifestStore: ValueOf<typeof MANIFEST_STORE>;
+  /** HTTP caching of sitemap documents (docs/caching.md). */
+  cache: CacheConfig;
+  /** Cron regeneration and snapshots (docs/regeneration.md). */
+  regen: RegenConfig;
+}
+
+export interface CacheConfig {
+  /** `Cache-Control: max-age` of sitemap documents, seconds (CACHE_MAX_AGE). */
+  maxAge: number;
+  /** `s-maxage` for shared caches, e.g. the tiered Workers Cache (CACHE_S_MAXAGE). */
+  sMaxAge: number;
+  /** `stale-while-revalidate` (CACHE_STALE_WHILE_REVALIDATE); 0 leaves it out. */
+  staleWhileRevalidate: number;
+  /** Lifetime of a versioned copy in the per-location Cache API (EDGE_CACHE_TTL); 0 turns that layer off. */
+  edgeTtl: number;
+  /** How long a location trusts its cached copy of a site's manifest (MANIFEST_CACHE_TTL); 0 = read D1 every time. */
+  manifestTtl: number;
+}
+
+export interface RegenConfig {
+  /** Most shards one run renders per site (REGEN_MAX_SHARDS); the rest waits for the next run. */
+  maxShards: number;
+  /** Most record rows one run reads per site (REGEN_MAX_ROWS); checked at shard boundaries. */
+  maxRows: number;
+  /** Changes stamped within this many seconds of a run are read again by the next (REGEN_SETTLE_SECONDS). */
+  settleSeconds: number;
+  /** Superseded snapshots are deleted once this old (SNAPSHOT_GRACE_SECONDS). */
+  snapshotGraceSeconds: number;
+}
