@@ -12,11 +12,13 @@ import { gunzipSync } from "node:zlib";
 import { XMLParser } from "fast-xml-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normalizeLoc } from "../../src/core/url.ts";
-import { FIXTURES, type RunningWorker, TOKEN, locsOf, runCli, startWorker, summaryOf } from "./import-helpers.ts";
+import { locsOf } from "../shared/locs.ts";
+import { FIXTURES, TOKEN, runCli, summaryOf } from "./import-helpers.ts";
+import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 const SHOP = "http://shop.example";
 
-/** Locs of a fixture shard, read by fast-xml-parser (not by the CLI's own tokenizer), normalised. */
+/** Locs of a fixture shard, read by fast-xml-parser (not by the CLI's own reader), normalised. */
 function fixtureLocs(file: string): string[] {
   const xml = gunzipSync(readFileSync(join(FIXTURES, file))).toString("utf8");
   const doc = new XMLParser({ processEntities: true, htmlEntities: true, trimValues: true }).parse(xml) as {
@@ -31,13 +33,13 @@ function fixtureLocs(file: string): string[] {
 
 /** Every loc served for a site: the index, then each shard it lists. */
 async function servedLocs(worker: RunningWorker, origin: string): Promise<{ shards: string[]; locs: string[] }> {
-  const index = await worker.server.fetch(`${origin}/sitemap.xml`);
+  const index = await worker.harness.fetch(`${origin}/sitemap.xml`);
   expect(index.status).toBe(200);
   const shards = locsOf(await index.text());
   const locs: string[] = [];
   for (const shard of shards) {
     expect(shard.startsWith(`${origin}/sitemap-`)).toBe(true);
-    const response = await worker.server.fetch(shard);
+    const response = await worker.harness.fetch(shard);
     expect(response.status).toBe(200);
     locs.push(...locsOf(await response.text()));
   }
@@ -54,12 +56,15 @@ let tmp: string;
 beforeAll(async () => {
   // Small limits on purpose: shards of 100 URLs, and at most 100 records per admin request (the
   // CLI's default batch of 1,000 is then answered 413 and split until it fits).
-  worker = await startWorker([SHOP], { MAX_URLS_PER_SHARD: "100", ADMIN_MAX_RECORDS: "100" });
+  worker = await startWorker(
+    { SITES: SHOP, MAX_URLS_PER_SHARD: "100", ADMIN_MAX_RECORDS: "100" },
+    { secrets: { ADMIN_TOKEN: TOKEN }, servesOwnOrigin: true },
+  );
   tmp = mkdtempSync(join(tmpdir(), "import-e2e-"));
 });
 
 afterAll(async () => {
-  await worker?.server.close();
+  await worker?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
