@@ -1,12 +1,12 @@
 /**
  * Sitemap XML (urlset or sitemap index) → record inputs, streamed. Each `<url>` (or `<sitemap>`)
- * is assembled as a small tree from tokenizer events, then mapped to the record shape the core
+ * is assembled as a small tree from XML events, then mapped to the record shape the core
  * validator takes (extension fields use its snake_case names). Only one entry is ever in memory.
  *
  * Elements the record model has no field for (e.g. `<video:price>`, `<news:keywords>`, unknown
  * namespaces) are not imported: each is reported through `dropped`, never silently lost.
  */
-import { XmlError, type XmlEvent, XmlTokenizer } from "./xml.ts";
+import { XmlError, type XmlEvent, XmlEvents } from "./xml.ts";
 
 export const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
 export const IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1";
@@ -42,7 +42,7 @@ interface Node {
 const MAX_NODES_PER_ENTRY = 20_000;
 
 export class SitemapXmlReader {
-  readonly #tokenizer = new XmlTokenizer();
+  readonly #xml = new XmlEvents();
   readonly #dropped: DroppedHandler;
   #root: "urlset" | "sitemapindex" | null = null;
   #rootNs = "";
@@ -60,16 +60,16 @@ export class SitemapXmlReader {
   }
 
   get line(): number {
-    return this.#tokenizer.line;
+    return this.#xml.line;
   }
 
   feed(text: string): SitemapItem[] {
-    this.#handle(this.#tokenizer.feed(text));
+    this.#handle(this.#xml.feed(text));
     return this.#take();
   }
 
   end(): SitemapItem[] {
-    this.#handle(this.#tokenizer.end());
+    this.#handle(this.#xml.end());
     return this.#take();
   }
 
