@@ -2,8 +2,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SECTION_PATTERN } from "../../src/core/limits.ts";
+import { normalizeOrigin } from "../../src/core/url.ts";
 import { FORMATS, type Format } from "./readers.ts";
-import { type ImportOptions, originArg, runImport } from "./run.ts";
+import type { ImportOptions } from "./options.ts";
+import { runImport } from "./run.ts";
+import { summaryLine } from "./summary.ts";
 
 export const USAGE = `Usage: npm run import -- <file or URL> [options]
 
@@ -140,13 +143,13 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
     format = v.format as Format;
   }
   const sites = v.site?.map((s) => {
-    const origin = originArg(s);
+    const origin = normalizeOrigin(s);
     if (!origin) throw new UsageError(`--site must be an origin like https://example.com, got "${s}"`);
     return origin;
   });
   let origin: string | undefined;
   if (v.origin !== undefined) {
-    origin = originArg(v.origin) ?? undefined;
+    origin = normalizeOrigin(v.origin) ?? undefined;
     if (!origin) throw new UsageError(`--origin must be an origin like http://localhost:8787, got "${v.origin}"`);
   }
   if (v.section !== undefined && !SECTION_PATTERN.test(v.section)) throw new UsageError(`--section must be a-z, 0-9, "_" and "-" (≤ 64), got "${v.section}"`);
@@ -177,18 +180,6 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
   return options;
 }
 
-function printSummary(io: Io, s: Awaited<ReturnType<typeof runImport>>["summary"]): void {
-  const n = (x: number) => x.toLocaleString("en-US");
-  if (s.mode === "dry-run") {
-    io.stdout.write(`dry run of ${s.input}: ${n(s.records)} valid records, ${n(s.invalid)} invalid; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`);
-    return;
-  }
-  io.stdout.write(
-    `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged; ` +
-      `${n(s.invalid)} invalid; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`,
-  );
-}
-
 export async function main(argv: string[], io: Io): Promise<number> {
   let options: ImportOptions | "help";
   try {
@@ -205,6 +196,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const json = argv.includes("--json");
   const { summary, exitCode } = await runImport(options, io.stderr);
   if (json) io.stdout.write(`${JSON.stringify({ ...summary, exitCode })}\n`);
-  else printSummary(io, summary);
+  else io.stdout.write(summaryLine(summary));
   return exitCode;
 }
