@@ -3,12 +3,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SECTION_PATTERN } from "../../src/core/limits.ts";
 import { normalizeOrigin } from "../../src/core/url.ts";
-import { FORMATS, type Format } from "./readers.ts";
 import type { ImportOptions } from "./options.ts";
+import { FORMATS, type Format } from "./readers.ts";
 import { runImport } from "./run.ts";
 import { summaryLine } from "./summary.ts";
 
-export const USAGE = `Usage: npm run import -- <file or URL> [options]
+const USAGE = `Usage: npm run import -- <file or URL> [options]
 
 Imports URL records into edge-sitemaps through its admin API (PUT /sitemap-admin/urls).
 Input: CSV, NDJSON, a plain text list (one URL per line), or a sitemap / sitemap index XML
@@ -79,10 +79,10 @@ function positiveInt(name: string, raw: string | undefined, fallback: number, ma
   return Number(raw);
 }
 
-export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
-  let parsed;
+/** The command line as node:util reads it; a usage error for unknown or malformed flags. */
+function readArgs(argv: string[]) {
   try {
-    parsed = parseArgs({
+    return parseArgs({
       args: argv,
       allowPositionals: true,
       strict: true,
@@ -113,9 +113,14 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
+  const parsed = readArgs(argv);
   const v = parsed.values;
   if (v.help) return "help";
-  if (parsed.positionals.length !== 1) throw new UsageError(parsed.positionals.length === 0 ? "no input file given" : "give exactly one input file or URL");
+  if (parsed.positionals.length !== 1)
+    throw new UsageError(parsed.positionals.length === 0 ? "no input file given" : "give exactly one input file or URL");
   const input = parsed.positionals[0]!;
 
   const dryRun = v["dry-run"] === true;
@@ -152,7 +157,8 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
     origin = normalizeOrigin(v.origin) ?? undefined;
     if (!origin) throw new UsageError(`--origin must be an origin like http://localhost:8787, got "${v.origin}"`);
   }
-  if (v.section !== undefined && !SECTION_PATTERN.test(v.section)) throw new UsageError(`--section must be a-z, 0-9, "_" and "-" (≤ 64), got "${v.section}"`);
+  if (v.section !== undefined && !SECTION_PATTERN.test(v.section))
+    throw new UsageError(`--section must be a-z, 0-9, "_" and "-" (≤ 64), got "${v.section}"`);
 
   const options: ImportOptions = {
     input,

@@ -8,7 +8,10 @@ import { type CsvError, type Info, type Parser, parse } from "csv-parse";
 import { InputError, type Line, type Opened, lines } from "./input.ts";
 import type { Item } from "./item.ts";
 
-/** The record fields a CSV column can fill; a file without a header has them in this order. */
+/**
+ * The record fields a CSV column can fill; a file without a header has them in this order.
+ * @public (the one list of accepted columns: meant to come from the core record declaration)
+ */
 export const CSV_FIELDS = ["loc", "lastmod", "changefreq", "priority", "section"] as const;
 type CsvField = (typeof CSV_FIELDS)[number];
 
@@ -74,7 +77,14 @@ async function* rows(source: AsyncIterable<Line>): AsyncGenerator<Row> {
   /** Non-blank lines written but not yet part of an emitted record: the first is where the next record starts. */
   const unread: number[] = [];
   const start = (before: number, sep: string): Parser => {
-    const p = parse({ delimiter: sep, relax_column_count: true, skip_records_with_error: true, max_record_size: MAX_CSV_RECORD_CHARS, raw: true, info: true });
+    const p = parse({
+      delimiter: sep,
+      relax_column_count: true,
+      skip_records_with_error: true,
+      max_record_size: MAX_CSV_RECORD_CHARS,
+      raw: true,
+      info: true,
+    });
     const base = before;
     p.on("skip", (err: CsvError) => {
       if (p !== parser) return; // the rest of an abandoned parser
@@ -101,7 +111,10 @@ async function* rows(source: AsyncIterable<Line>): AsyncGenerator<Row> {
       continue;
     }
     delimiter ??= csvDelimiter(text!);
-    parser ??= start((offset = line - 1), delimiter);
+    if (parser === null) {
+      offset = line - 1;
+      parser = start(offset, delimiter);
+    }
     // A line that is not UTF-8 is reported by itself; the parser sees it empty, keeping its line count.
     if (error === undefined && text!.trim() !== "") unread.push(line);
     parser.write(`${error === undefined ? text : ""}\n`);

@@ -4,7 +4,7 @@
  * size is known. Also: byte streams → lines (with numbers, strict UTF-8), and resolving the shard
  * locations listed in a sitemap index.
  */
-import { createReadStream, existsSync, statSync } from "node:fs";
+import { type Stats, createReadStream, existsSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { Readable, pipeline } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -30,7 +30,7 @@ export interface Opened {
   bytes: AsyncIterable<Uint8Array>;
 }
 
-export function isUrl(spec: string): boolean {
+function isUrl(spec: string): boolean {
   return /^https?:\/\//i.test(spec);
 }
 
@@ -81,7 +81,7 @@ export async function openInput(spec: string): Promise<Opened> {
     base = { kind: "url", url: new URL(response.url || spec) };
   } else {
     const path = spec.startsWith("file:") ? fileURLToPath(spec) : spec;
-    let stat;
+    let stat: Stats;
     try {
       stat = statSync(path);
     } catch (err) {

@@ -15,7 +15,10 @@ export type Format = (typeof FORMATS)[number];
 
 /** Format from the name (`.gz` stripped), else sniffed from the first bytes. */
 export function detectFormat(name: string, head: Uint8Array): Format {
-  const path = name.replace(/[?#].*$/, "").toLowerCase().replace(/\.gz$/, "");
+  const path = name
+    .replace(/[?#].*$/, "")
+    .toLowerCase()
+    .replace(/\.gz$/, "");
   if (path.endsWith(".xml")) return "xml";
   if (path.endsWith(".csv") || path.endsWith(".tsv")) return "csv";
   if (path.endsWith(".ndjson") || path.endsWith(".jsonl")) return "ndjson";

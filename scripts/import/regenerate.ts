@@ -3,7 +3,7 @@
  * site the request is sent to (the target's own origin). Other sites' sitemaps follow at their
  * next cron run. A failure here is a warning: the records are stored either way.
  */
-import { type AdminClient, ClientError } from "./client.ts";
+import { type AdminClient, type ApiAnswer, ClientError } from "./client.ts";
 import type { Progress } from "./progress.ts";
 
 /** Whether the regeneration ran (null: the target's origin changed nothing, so none was asked). */
@@ -15,7 +15,7 @@ export async function regenerate(client: AdminClient, url: string, changedOrigin
     }
   }
   if (!changedOrigins.has(target)) return null;
-  let answer;
+  let answer: ApiAnswer;
   try {
     answer = await client.request("POST", "sitemap-admin/regenerate");
   } catch (err) {

@@ -93,7 +93,9 @@ export async function runImport(options: ImportOptions, stderr: ProgressStream):
         walker.restart();
         await pass("importing", true);
       } else {
-        progress.message(`${summary.invalid} invalid ${summary.invalid === 1 ? "line" : "lines"}: nothing was sent (fix them, or pass --skip-invalid to import the valid records)`);
+        progress.message(
+          `${summary.invalid} invalid ${summary.invalid === 1 ? "line" : "lines"}: nothing was sent (fix them, or pass --skip-invalid to import the valid records)`,
+        );
       }
     }
     if (summary.invalid > 0) exitCode = 1;

@@ -74,7 +74,8 @@ export class Sender {
         this.#problems.report(`${entry.source}:${entry.line}`, `${issueText(issue)} (rejected by the server)`, !bad.has(issue.index!));
         bad.add(issue.index!);
       }
-      if (!retryWithoutBad) throw new Stop(1, `the server rejected a batch (${String(json["message"])}); stopped: batches before it were written, nothing after`);
+      if (!retryWithoutBad)
+        throw new Stop(1, `the server rejected a batch (${String(json["message"])}); stopped: batches before it were written, nothing after`);
       await this.send(
         entries.filter((_, i) => !bad.has(i)),
         false,
@@ -82,6 +83,9 @@ export class Sender {
       return;
     }
     if (answer.status === 401 || answer.status === 403) throw new Stop(3, `the token was rejected (${answer.status})`);
-    throw new Stop(3, `PUT ${this.#client.endpoint("sitemap-admin/urls")} answered ${answer.status}: ${String(json?.["message"] ?? answer.text.slice(0, 200))}`);
+    throw new Stop(
+      3,
+      `PUT ${this.#client.endpoint("sitemap-admin/urls")} answered ${answer.status}: ${String(json?.["message"] ?? answer.text.slice(0, 200))}`,
+    );
   }
 }

@@ -33,12 +33,17 @@ export class SiteCheck {
     const client = this.#client;
     const answer = await client.request("GET", `sitemap-admin/urls?loc=${encodeURIComponent(`${origin}/robots.txt`)}`);
     const json = answer.json as { error?: string; message?: string; issues?: { rule: string; message: string }[] } | null;
-    if (answer.status === 401 || answer.status === 403) throw new Stop(3, `${client.endpoint("sitemap-admin/urls")}: the token was rejected (${answer.status})`);
+    if (answer.status === 401 || answer.status === 403)
+      throw new Stop(3, `${client.endpoint("sitemap-admin/urls")}: the token was rejected (${answer.status})`);
     if (answer.status === 404 && json?.error !== "not_found") {
-      throw new Stop(3, `${client.endpoint("sitemap-admin/urls")} answered 404: no admin API there (is ADMIN_TOKEN set for the Worker, and is the URL a configured site?)`);
+      throw new Stop(
+        3,
+        `${client.endpoint("sitemap-admin/urls")} answered 404: no admin API there (is ADMIN_TOKEN set for the Worker, and is the URL a configured site?)`,
+      );
     }
     if (answer.status === 422 && json?.issues?.some((i) => i.rule === "site")) return false;
-    if (answer.status !== 200 && answer.status !== 404) throw new Stop(3, `${client.endpoint("sitemap-admin/urls")} answered ${answer.status}: ${json?.message ?? answer.text.slice(0, 200)}`);
+    if (answer.status !== 200 && answer.status !== 404)
+      throw new Stop(3, `${client.endpoint("sitemap-admin/urls")} answered ${answer.status}: ${json?.message ?? answer.text.slice(0, 200)}`);
     this.#probed.add(origin);
     return true;
   }
@@ -58,7 +63,10 @@ export class SiteCheck {
         );
         return;
       }
-      const hint = this.#summary.rehostedTo !== null ? "" : ` Add it to the Worker's SITES, or pass --origin <a configured origin> to import the paths under that origin.`;
+      const hint =
+        this.#summary.rehostedTo !== null
+          ? ""
+          : ` Add it to the Worker's SITES, or pass --origin <a configured origin> to import the paths under that origin.`;
       throw new Stop(1, `${origin} is not a configured site of ${url}: nothing from it can be imported.${hint}`);
     }
   }

@@ -11,7 +11,7 @@
 import { type SaxesOptions, SaxesParser, type SaxesTagNS } from "saxes";
 import { ReferenceChecker } from "./xml-references.ts";
 
-export interface XmlStart {
+interface XmlStart {
   kind: "start";
   /** Namespace URI ("" when none). */
   ns: string;
@@ -23,14 +23,14 @@ export interface XmlStart {
   error?: string;
 }
 
-export interface XmlEnd {
+interface XmlEnd {
   kind: "end";
   ns: string;
   local: string;
   line: number;
 }
 
-export interface XmlText {
+interface XmlText {
   kind: "text";
   text: string;
   line: number;
@@ -49,7 +49,7 @@ export class XmlError extends Error {
 }
 
 /** Longest markup (one tag, comment, PI) or text node accepted: far above any sane sitemap value. */
-export const MAX_TOKEN_CHARS = 1 << 20;
+const MAX_TOKEN_CHARS = 1 << 20;
 
 type Options = SaxesOptions & { xmlns: true; position: true };
 

@@ -3,9 +3,8 @@
  * D1), the CLI as a child process, real HTTP between them. The served sitemaps are read back and
  * compared with the fixture files as parsed by an independent XML parser (fast-xml-parser).
  */
-import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -139,7 +138,9 @@ describe("import CLI → local Worker", () => {
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     try {
       const port = (proxy.address() as { port: number }).port;
-      const run = await runCli([join(FIXTURES, "products.csv"), "--url", `http://127.0.0.1:${port}`, "--retry-delay", "1", "--json"], { ADMIN_TOKEN: TOKEN });
+      const run = await runCli([join(FIXTURES, "products.csv"), "--url", `http://127.0.0.1:${port}`, "--retry-delay", "1", "--json"], {
+        ADMIN_TOKEN: TOKEN,
+      });
       expect(run.code, run.stderr).toBe(0);
       expect(summaryOf(run)).toMatchObject({ sent: 4, inserted: 4, retries: 3 });
       expect(run.stderr).toMatch(/retry 1\/5 in \d+ ms \(HTTP 503\)/);
@@ -202,7 +203,11 @@ describe("import CLI → local Worker", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(summaryOf(run)).toMatchObject({ sent: 100, inserted: 100 });
     const served = await servedLocs(worker, worker.origin);
-    expect([...served.locs].sort()).toEqual(fixtureLocs("shop-2.xml.gz").map((l) => l.replace(SHOP, worker.origin)).sort());
+    expect([...served.locs].sort()).toEqual(
+      fixtureLocs("shop-2.xml.gz")
+        .map((l) => l.replace(SHOP, worker.origin))
+        .sort(),
+    );
   });
 
   it("previews a foreign site's sitemap on a local Worker under the Worker's own origin", async () => {

@@ -4,7 +4,7 @@
  * HTTP, loops, escapes), and the command line itself (dry runs as a child process).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCli } from "../../scripts/import/cli.ts";
 import { readCsv } from "../../scripts/import/csv.ts";
 import type { Item } from "../../scripts/import/item.ts";
-import { SitemapXmlReader, type SitemapItem } from "../../scripts/import/sitemap-xml.ts";
+import { type SitemapItem, SitemapXmlReader } from "../../scripts/import/sitemap-xml.ts";
 import { XmlError, type XmlEvent, XmlEvents } from "../../scripts/import/xml.ts";
 import { referenceProblem } from "../../scripts/import/xml-references.ts";
 import { FIXTURES, runCli, summaryOf } from "./import-helpers.ts";
@@ -205,7 +205,15 @@ async function csvItems(text: string, size = 3): Promise<Item[]> {
   async function* bytes(): AsyncGenerator<Uint8Array> {
     for (let i = 0; i < data.length; i += size) yield data.subarray(i, i + size);
   }
-  const opened = { name: "t.csv", base: { kind: "file" as const, dir: tmp }, size: data.length, consumed: () => 0, gzip: false, head: data, bytes: bytes() };
+  const opened = {
+    name: "t.csv",
+    base: { kind: "file" as const, dir: tmp },
+    size: data.length,
+    consumed: () => 0,
+    gzip: false,
+    head: data,
+    bytes: bytes(),
+  };
   const items: Item[] = [];
   for await (const item of readCsv(opened)) items.push(item);
   return items;
@@ -221,8 +229,14 @@ describe("CSV records", () => {
       { line: 3, input: { loc: "next" } },
     ]);
     expect(await csvItems("a\tb")).toEqual([{ line: 1, input: { loc: "a", lastmod: "b" } }]);
-    expect(await csvItems('a"b,c\nok')).toEqual([{ line: 1, error: expect.stringMatching(/must be quoted/) }, { line: 2, input: { loc: "ok" } }]);
-    expect(await csvItems('"a"b,c\nok')).toEqual([{ line: 1, error: expect.stringMatching(/after a quoted field/) }, { line: 2, input: { loc: "ok" } }]);
+    expect(await csvItems('a"b,c\nok')).toEqual([
+      { line: 1, error: expect.stringMatching(/must be quoted/) },
+      { line: 2, input: { loc: "ok" } },
+    ]);
+    expect(await csvItems('"a"b,c\nok')).toEqual([
+      { line: 1, error: expect.stringMatching(/after a quoted field/) },
+      { line: 2, input: { loc: "ok" } },
+    ]);
   });
 });
 
@@ -232,7 +246,11 @@ describe("import CLI, dry runs", () => {
     expect(index.code, index.stderr).toBe(0);
     expect(summaryOf(index)).toMatchObject({ mode: "dry-run", records: 224, invalid: 0, sent: 0, dropped: {} });
     expect(index.stderr).toMatch(/validating: 224 records, [\d,]+ records\/s, 100\.0%/);
-    for (const [file, records] of [["products.csv", 4], ["urls.txt", 4], ["records.ndjson", 3]] as const) {
+    for (const [file, records] of [
+      ["products.csv", 4],
+      ["urls.txt", 4],
+      ["records.ndjson", 3],
+    ] as const) {
       const run = await runCli([join(FIXTURES, file), "--dry-run", "--json", "--site", "http://shop.example"]);
       expect(run.code, `${file}: ${run.stderr}`).toBe(0);
       expect(summaryOf(run), file).toMatchObject({ records, invalid: 0 });
@@ -251,7 +269,14 @@ describe("import CLI, dry runs", () => {
     expect(csvRun.stderr).toContain(`${csv}:5: lastmod:`);
     expect(csvRun.stderr).toContain(`${csv}:6: 4 fields, but there are only 3 columns`);
 
-    const text = write("bad.txt", Buffer.concat([Buffer.from("\uFEFFhttp://a.example/1\njavascript:alert(1)\nhttp://a.example/\xff"), Buffer.from([0xff, 0x0a]), Buffer.from("http://a.example/4\n")]));
+    const text = write(
+      "bad.txt",
+      Buffer.concat([
+        Buffer.from("\uFEFFhttp://a.example/1\njavascript:alert(1)\nhttp://a.example/\xff"),
+        Buffer.from([0xff, 0x0a]),
+        Buffer.from("http://a.example/4\n"),
+      ]),
+    );
     const textRun = await runCli([text, "--dry-run", "--json"]);
     expect(summaryOf(textRun)).toMatchObject({ records: 2, invalid: 2 });
     expect(textRun.stderr).toContain(`${text}:2: loc:`);
@@ -268,7 +293,8 @@ describe("import CLI, dry runs", () => {
   it("streams a large gzip sitemap, detected by content whatever its name", async () => {
     const n = 60_000;
     const parts = [`<?xml version="1.0" encoding="UTF-8"?>\n<urlset ${NS}>\n`];
-    for (let i = 0; i < n; i++) parts.push(`<url><loc>http://big.example/item/${i}?ref=a&amp;b=${i % 7}</loc><lastmod>2024-02-0${1 + (i % 9)}</lastmod></url>\n`);
+    for (let i = 0; i < n; i++)
+      parts.push(`<url><loc>http://big.example/item/${i}?ref=a&amp;b=${i % 7}</loc><lastmod>2024-02-0${1 + (i % 9)}</lastmod></url>\n`);
     parts.push("</urlset>\n");
     const file = write("big.data", gzipSync(parts.join("")));
     const run = await runCli([file, "--dry-run", "--json", "--batch-size", "5000", "--progress-interval", "1"]);
@@ -340,7 +366,16 @@ describe("command line", () => {
   const io = (env: Record<string, string> = {}, cwd = "/nonexistent") => ({ stdout: { write: () => true }, stderr: { write: () => true }, env, cwd });
 
   it("rejects unsafe or incomplete targets with exit 2", async () => {
-    for (const args of [[], ["a.xml", "b.xml"], ["a.xml", "--url", "https://example.com"], ["a.xml", "--remote"], ["a.xml", "--remote", "--url", "http://example.com", "--token", "t"], ["a.xml"], ["a.xml", "--format", "json", "--dry-run"], ["a.xml", "--bogus"]]) {
+    for (const args of [
+      [],
+      ["a.xml", "b.xml"],
+      ["a.xml", "--url", "https://example.com"],
+      ["a.xml", "--remote"],
+      ["a.xml", "--remote", "--url", "http://example.com", "--token", "t"],
+      ["a.xml"],
+      ["a.xml", "--format", "json", "--dry-run"],
+      ["a.xml", "--bogus"],
+    ]) {
       const run = await runCli(args);
       expect(run.code, args.join(" ")).toBe(2);
       expect(run.stderr, args.join(" ")).toMatch(/^error: .*\n\nUsage:/);

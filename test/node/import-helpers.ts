@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const FIXTURES = fileURLToPath(new URL("../fixtures/import/", import.meta.url));
 export const TOKEN = "import-e2e-token";
 

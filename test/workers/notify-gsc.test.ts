@@ -5,10 +5,10 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.ts";
 import type { SearchConsoleConfig } from "../../src/notify/config.ts";
-import { serviceAccountClaims, signJwt } from "../../src/notify/search-console.ts";
 import { notifyStatus } from "../../src/notify/notifier.ts";
-import { freshOrigin } from "./support.ts";
+import { serviceAccountClaims, signJwt } from "../../src/notify/search-console.ts";
 import { type Call, FakeEngine, HOUR, MINUTE, MemoryLog, pages, run, siteEnv, upsert } from "./notify-support.ts";
+import { freshOrigin } from "./support.ts";
 
 const T0 = Date.UTC(2026, 2, 1, 12);
 const TOKEN_URL = "https://oauth.test/token";
@@ -30,7 +30,10 @@ async function keyPair(): Promise<{ pem: string; publicKey: CryptoKey }> {
 const { pem, publicKey } = await keyPair();
 
 function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
 }
 
 function fromBase64url(s: string): Uint8Array {
@@ -91,7 +94,11 @@ describe("Search Console JWT", () => {
   });
 
   it("rejects an unusable GSC_SERVICE_ACCOUNT at startup", () => {
-    for (const bad of ["not json", JSON.stringify({ private_key: pem }), JSON.stringify({ client_email: EMAIL, private_key: "-----BEGIN RSA PRIVATE KEY-----" })]) {
+    for (const bad of [
+      "not json",
+      JSON.stringify({ private_key: pem }),
+      JSON.stringify({ client_email: EMAIL, private_key: "-----BEGIN RSA PRIVATE KEY-----" }),
+    ]) {
       expect(() => parseConfig({ SITES: "https://example.com", GSC_SERVICE_ACCOUNT: bad })).toThrow(ConfigError);
     }
   });
@@ -116,9 +123,7 @@ describe("Search Console submission", () => {
 
     expect(put.method).toBe("PUT");
     expect(put.headers.get("Authorization")).toBe("Bearer ya29.test-token");
-    expect(put.url).toBe(
-      `${API}/webmasters/v3/sites/${encodeURIComponent(`${origin}/`)}/sitemaps/${encodeURIComponent(`${origin}/sitemap.xml`)}`,
-    );
+    expect(put.url).toBe(`${API}/webmasters/v3/sites/${encodeURIComponent(`${origin}/`)}/sitemaps/${encodeURIComponent(`${origin}/sitemap.xml`)}`);
 
     await run(e, engine, T0 + HOUR); // nothing changed: no token, no PUT
     expect(engine.calls).toHaveLength(2);

@@ -4,7 +4,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { fileURLToPath } from "node:url";
-import { createTestHarness, type TestHarness } from "wrangler";
+import { type TestHarness, createTestHarness } from "wrangler";
 import { parseConfig } from "../../../src/config.ts";
 import { validateBatch } from "../../../src/core/validate.ts";
 import { D1UrlWriter } from "../../../src/sources/d1-writer.ts";
@@ -77,7 +77,13 @@ export function rawGet(url: URL | string, headers: Record<string, string> = {}, 
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const req = httpRequest(
-      { host: target.hostname, port: target.port, path: target.pathname + target.search, method: "GET", headers: { ...headers, ...(hostHeader ? { host: hostHeader } : {}) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: "GET",
+        headers: { ...headers, ...(hostHeader ? { host: hostHeader } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
