@@ -5,7 +5,8 @@
  * its record starts on; a malformed record is an item with `error` and the parsing goes on.
  */
 import { type CsvError, type Info, type Parser, parse } from "csv-parse";
-import { InputError, type Line, type Opened, lines } from "./input.ts";
+import { type Line, lines } from "./decode.ts";
+import { InputError, type Opened } from "./input.ts";
 import type { Item } from "./item.ts";
 
 /**

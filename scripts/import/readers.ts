@@ -5,7 +5,8 @@
  * InputError.
  */
 import { readCsv } from "./csv.ts";
-import { InputError, type Opened, lines, texts } from "./input.ts";
+import { lines, texts } from "./decode.ts";
+import { InputError, type Opened } from "./input.ts";
 import type { Item } from "./item.ts";
 import { type DroppedHandler, SitemapXmlReader } from "./sitemap-xml.ts";
 import { XmlError } from "./xml.ts";

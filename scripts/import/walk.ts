@@ -3,10 +3,11 @@
  * to it, at most MAX_SHARD_DEPTH indexes deep, each sitemap once). An unreadable or broken shard
  * is reported on the index line that lists it; the other shards are still read.
  */
-import { InputError, type Opened, openInput, resolveShard } from "./input.ts";
+import { InputError, type Opened, openInput } from "./input.ts";
 import type { Problems } from "./problems.ts";
 import type { Progress } from "./progress.ts";
 import { type Format, detectFormat, readItems } from "./readers.ts";
+import { resolveShard } from "./shards.ts";
 
 const MAX_SHARD_DEPTH = 3;
 
