@@ -54,7 +54,13 @@ const MAX_TOKEN_CHARS = 1 << 20;
 type Options = SaxesOptions & { xmlns: true; position: true };
 
 /** saxes' complaints that do not stop the reading (namespaces are kept identifiable instead). */
-const HARMLESS = /^unbound namespace prefix|^an XML declaration must be at the start/;
+const HARMLESS = /^unbound namespace prefix|XML declaration must (be|appear) at the start/;
+
+/** saxes' complaints about one text or tag: the entry holding it is reported, the file read on. */
+const ENTRY_PROBLEMS: ReadonlyMap<string, string> = new Map([
+  ["disallowed character.", "a character that XML does not allow (a control character?)"],
+  ['the string "]]>" is disallowed in char data.', '"]]>" must be escaped as ]]&gt; in XML text'],
+]);
 
 interface Open {
   name: string;
@@ -77,7 +83,7 @@ export class XmlEvents {
   #mismatch: { open: string; written?: string; line: number } | undefined;
   #lastClosed = "";
   /** A non-fatal complaint of saxes, for the next event. */
-  #characterError: string | undefined;
+  #entryError: string | undefined;
 
   constructor() {
     const p = this.#parser;
@@ -154,9 +160,9 @@ export class XmlEvents {
       const open = this.#mismatch?.open;
       throw new XmlError(line, open === undefined ? `</${unmatched[1]}> closes nothing` : `</${unmatched[1]}> does not close <${open}>`);
     }
-    if (message.startsWith("disallowed character.")) {
-      // Like a bad reference: the entry holding it is reported, the file read on.
-      this.#characterError ??= "a character that XML does not allow (a control character?)";
+    const entryProblem = ENTRY_PROBLEMS.get(message);
+    if (entryProblem !== undefined) {
+      this.#entryError ??= entryProblem;
       return;
     }
     const unclosed = /^unclosed tag: (.*)$/.exec(message);
@@ -179,8 +185,8 @@ export class XmlEvents {
 
   /** The first problem in what the current event spans. */
   #takeError(): string | undefined {
-    const error = this.#references.takeBefore(this.#parser.position) ?? this.#characterError;
-    this.#characterError = undefined;
+    const error = this.#references.takeBefore(this.#parser.position) ?? this.#entryError;
+    this.#entryError = undefined;
     return error;
   }
 
@@ -213,6 +219,7 @@ export class XmlEvents {
   #text(text: string): void {
     this.#settle();
     const line = this.#startLine;
+    if (text.length > MAX_TOKEN_CHARS) throw new XmlError(line, `text longer than ${MAX_TOKEN_CHARS} characters`);
     const error = this.#takeError();
     this.#mark();
     if (text.trim() === "" && error === undefined) return;

@@ -125,6 +125,8 @@ describe("XmlEvents", () => {
     expect(text("&#x1F600;")).toMatchObject({ text: "😀" });
     expect(text("&#x1F600;")).not.toHaveProperty("error");
     expect(referenceProblem("&b=2")).toMatch(/must be escaped as &amp;/);
+    // saxes' own complaints about a character are the entry's problem too, not the file's
+    expect(text("\u0001")).toMatchObject({ error: expect.stringMatching(/XML does not allow/) });
     // the rest of the document is still read, and a bad reference in an attribute marks its start tag
     const events = tokenize(`<a>\n<b>x&y</b>\n<c d="&bogus;">z</c>\n</a>`, 2);
     expect(events.filter((e) => e.kind === "text").map((e) => (e as { text: string }).text)).toEqual(["x&y", "z"]);
