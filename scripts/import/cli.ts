@@ -2,10 +2,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SECTION_PATTERN } from "../../src/core/limits.ts";
+import { normalizeOrigin } from "../../src/core/url.ts";
+import type { ImportOptions } from "./options.ts";
 import { FORMATS, type Format } from "./readers.ts";
-import { type ImportOptions, originArg, runImport } from "./run.ts";
+import { runImport } from "./run.ts";
+import { summaryLine } from "./summary.ts";
 
-export const USAGE = `Usage: npm run import -- <file or URL> [options]
+const USAGE = `Usage: npm run import -- <file or URL> [options]
 
 Imports URL records into edge-sitemaps through its admin API (PUT /sitemap-admin/urls).
 Input: CSV, NDJSON, a plain text list (one URL per line), or a sitemap / sitemap index XML
@@ -76,10 +79,10 @@ function positiveInt(name: string, raw: string | undefined, fallback: number, ma
   return Number(raw);
 }
 
-export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
-  let parsed;
+/** The command line as node:util reads it; a usage error for unknown or malformed flags. */
+function readArgs(argv: string[]) {
   try {
-    parsed = parseArgs({
+    return parseArgs({
       args: argv,
       allowPositionals: true,
       strict: true,
@@ -110,9 +113,14 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
+  const parsed = readArgs(argv);
   const v = parsed.values;
   if (v.help) return "help";
-  if (parsed.positionals.length !== 1) throw new UsageError(parsed.positionals.length === 0 ? "no input file given" : "give exactly one input file or URL");
+  if (parsed.positionals.length !== 1)
+    throw new UsageError(parsed.positionals.length === 0 ? "no input file given" : "give exactly one input file or URL");
   const input = parsed.positionals[0]!;
 
   const dryRun = v["dry-run"] === true;
@@ -140,16 +148,17 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
     format = v.format as Format;
   }
   const sites = v.site?.map((s) => {
-    const origin = originArg(s);
+    const origin = normalizeOrigin(s);
     if (!origin) throw new UsageError(`--site must be an origin like https://example.com, got "${s}"`);
     return origin;
   });
   let origin: string | undefined;
   if (v.origin !== undefined) {
-    origin = originArg(v.origin) ?? undefined;
+    origin = normalizeOrigin(v.origin) ?? undefined;
     if (!origin) throw new UsageError(`--origin must be an origin like http://localhost:8787, got "${v.origin}"`);
   }
-  if (v.section !== undefined && !SECTION_PATTERN.test(v.section)) throw new UsageError(`--section must be a-z, 0-9, "_" and "-" (≤ 64), got "${v.section}"`);
+  if (v.section !== undefined && !SECTION_PATTERN.test(v.section))
+    throw new UsageError(`--section must be a-z, 0-9, "_" and "-" (≤ 64), got "${v.section}"`);
 
   const options: ImportOptions = {
     input,
@@ -177,18 +186,6 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
   return options;
 }
 
-function printSummary(io: Io, s: Awaited<ReturnType<typeof runImport>>["summary"]): void {
-  const n = (x: number) => x.toLocaleString("en-US");
-  if (s.mode === "dry-run") {
-    io.stdout.write(`dry run of ${s.input}: ${n(s.records)} valid records, ${n(s.invalid)} invalid; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`);
-    return;
-  }
-  io.stdout.write(
-    `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged; ` +
-      `${n(s.invalid)} invalid; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`,
-  );
-}
-
 export async function main(argv: string[], io: Io): Promise<number> {
   let options: ImportOptions | "help";
   try {
@@ -205,6 +202,6 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const json = argv.includes("--json");
   const { summary, exitCode } = await runImport(options, io.stderr);
   if (json) io.stdout.write(`${JSON.stringify({ ...summary, exitCode })}\n`);
-  else printSummary(io, summary);
+  else io.stdout.write(summaryLine(summary));
   return exitCode;
 }

@@ -1,11 +1,10 @@
 /**
  * Opening inputs: local files or http(s) URLs, gzip detected by its magic bytes (not the name),
  * decompressed as a stream. Counts the raw bytes read so progress can show a percentage when the
- * size is known. Also: byte streams → lines (with numbers, strict UTF-8), and resolving the shard
- * locations listed in a sitemap index.
+ * size is known.
  */
-import { createReadStream, existsSync, statSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { type Stats, createReadStream, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { Readable, pipeline } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { createGunzip } from "node:zlib";
@@ -81,7 +80,7 @@ export async function openInput(spec: string): Promise<Opened> {
     base = { kind: "url", url: new URL(response.url || spec) };
   } else {
     const path = spec.startsWith("file:") ? fileURLToPath(spec) : spec;
-    let stat;
+    let stat: Stats;
     try {
       stat = statSync(path);
     } catch (err) {
@@ -112,83 +111,4 @@ async function* gzipErrors(bytes: AsyncIterable<Uint8Array>, name: string, gzip:
     if (gzip && (err as NodeJS.ErrnoException).code?.startsWith("Z_")) throw new InputError(`${name}: broken gzip data (${(err as Error).message})`);
     throw err;
   }
-}
-
-export interface Line {
-  line: number;
-  text?: string;
-  error?: string;
-}
-
-/** Lines (LF or CRLF) with 1-based numbers; a line that is not valid UTF-8 comes with `error`. */
-export async function* lines(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<Line> {
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  let pending: Buffer = Buffer.alloc(0);
-  let n = 0;
-  const decode = (slice: Buffer): Line => {
-    n += 1;
-    const end = slice.length > 0 && slice[slice.length - 1] === 0x0d ? slice.length - 1 : slice.length;
-    try {
-      let text = decoder.decode(slice.subarray(0, end));
-      if (n === 1 && text.startsWith("\uFEFF")) text = text.slice(1);
-      return { line: n, text };
-    } catch {
-      return { line: n, error: "line is not valid UTF-8" };
-    }
-  };
-  for await (const chunk of bytes) {
-    const buf: Buffer = pending.length > 0 ? Buffer.concat([pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    let start = 0;
-    for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-      yield decode(buf.subarray(start, nl));
-      start = nl + 1;
-    }
-    pending = Buffer.from(buf.subarray(start));
-    if (pending.length > 16 * 1024 * 1024) throw new InputError(`line ${n + 1} is longer than 16 MiB`);
-  }
-  if (pending.length > 0) yield decode(pending);
-}
-
-/** Decoded text chunks (strict UTF-8); `where()` names the position for the error. */
-export async function* texts(bytes: AsyncIterable<Uint8Array>, where: () => string): AsyncGenerator<string> {
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  try {
-    for await (const chunk of bytes) yield decoder.decode(chunk, { stream: true });
-    yield decoder.decode();
-  } catch (err) {
-    if (err instanceof TypeError) throw new InputError(`${where()}: not valid UTF-8`);
-    throw err;
-  }
-}
-
-function inside(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
-}
-
-/**
- * Where a `<sitemap><loc>` of an index points: relative to the index (URL or directory). For a
- * local index, an absolute http(s) loc is looked up next to the index first (its path under the
- * index's directory, then its file name), so a downloaded index with its shards imports offline;
- * only when no such file exists is the URL fetched (unless `noFetch`). Local paths never leave the
- * index's directory.
- */
-export function resolveShard(loc: string, parent: Opened, noFetch: boolean): string {
-  if (parent.base.kind === "url") {
-    const url = new URL(loc, parent.base.url);
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new InputError(`shard ${loc} is not an http(s) URL`);
-    return url.href;
-  }
-  const dir = parent.base.dir;
-  if (isUrl(loc)) {
-    const pathname = decodeURIComponent(new URL(loc).pathname);
-    for (const candidate of [join(dir, pathname), join(dir, basename(pathname))]) {
-      if (inside(dir, candidate) && existsSync(candidate) && statSync(candidate).isFile()) return candidate;
-    }
-    if (noFetch) throw new InputError(`shard ${loc} is not next to the index (${dir}) and --no-fetch is set`);
-    return loc;
-  }
-  const path = loc.startsWith("file:") ? fileURLToPath(loc) : resolve(dir, loc);
-  if (!inside(dir, path)) throw new InputError(`shard ${loc} is outside the index's directory ${dir}`);
-  return path;
 }

@@ -1,18 +1,18 @@
 /**
  * Sitemap XML (urlset or sitemap index) → record inputs, streamed. Each `<url>` (or `<sitemap>`)
- * is assembled as a small tree from tokenizer events, then mapped to the record shape the core
+ * is assembled as a small tree from XML events, then mapped to the record shape the core
  * validator takes (extension fields use its snake_case names). Only one entry is ever in memory.
  *
  * Elements the record model has no field for (e.g. `<video:price>`, `<news:keywords>`, unknown
  * namespaces) are not imported: each is reported through `dropped`, never silently lost.
  */
-import { XmlError, type XmlEvent, XmlTokenizer } from "./xml.ts";
+import { XmlError, type XmlEvent, XmlEvents } from "./xml.ts";
 
-export const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
-export const IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1";
-export const VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1";
-export const NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9";
-export const XHTML_NS = "http://www.w3.org/1999/xhtml";
+const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
+const IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1";
+const VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1";
+const NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9";
+const XHTML_NS = "http://www.w3.org/1999/xhtml";
 
 const PREFIXES: ReadonlyMap<string, string> = new Map([
   [IMAGE_NS, "image"],
@@ -42,7 +42,7 @@ interface Node {
 const MAX_NODES_PER_ENTRY = 20_000;
 
 export class SitemapXmlReader {
-  readonly #tokenizer = new XmlTokenizer();
+  readonly #xml = new XmlEvents();
   readonly #dropped: DroppedHandler;
   #root: "urlset" | "sitemapindex" | null = null;
   #rootNs = "";
@@ -60,16 +60,16 @@ export class SitemapXmlReader {
   }
 
   get line(): number {
-    return this.#tokenizer.line;
+    return this.#xml.line;
   }
 
   feed(text: string): SitemapItem[] {
-    this.#handle(this.#tokenizer.feed(text));
+    this.#handle(this.#xml.feed(text));
     return this.#take();
   }
 
   end(): SitemapItem[] {
-    this.#handle(this.#tokenizer.end());
+    this.#handle(this.#xml.end());
     return this.#take();
   }
 
@@ -146,12 +146,22 @@ function displayName(node: Node, rootNs: string): string {
 const CORE_FIELDS: ReadonlySet<string> = new Set(["loc", "lastmod", "changefreq", "priority"]);
 const IMAGE_FIELDS: ReadonlySet<string> = new Set(["loc", "caption", "geo_location", "title", "license"]);
 const VIDEO_TEXT_FIELDS: ReadonlySet<string> = new Set([
-  "thumbnail_loc", "title", "description", "content_loc", "player_loc", "duration", "expiration_date",
-  "view_count", "publication_date", "family_friendly", "requires_subscription", "live",
+  "thumbnail_loc",
+  "title",
+  "description",
+  "content_loc",
+  "player_loc",
+  "duration",
+  "expiration_date",
+  "view_count",
+  "publication_date",
+  "family_friendly",
+  "requires_subscription",
+  "live",
 ]);
 
 /** A `<url>` tree → record input. `error` when the entry itself is malformed (e.g. two `<loc>`). */
-export function mapUrl(node: Node, rootNs: string, dropped: DroppedHandler): { input: Record<string, unknown>; error?: string } {
+function mapUrl(node: Node, rootNs: string, dropped: DroppedHandler): { input: Record<string, unknown>; error?: string } {
   const input: Record<string, unknown> = {};
   let error: string | undefined;
   const images: Record<string, unknown>[] = [];

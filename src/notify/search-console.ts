@@ -2,10 +2,11 @@
  * Google Search Console API (optional): Google takes no IndexNow and no pings, but accepts an
  * authenticated sitemap submission. With a service account's JSON key (secret
  * GSC_SERVICE_ACCOUNT; the account must be an owner or full user of the property), sign an RS256
- * JWT with WebCrypto, exchange it for an access token (OAuth 2.0 JWT bearer grant, RFC 7523), and
+ * JWT (hono/jwt), exchange it for an access token (OAuth 2.0 JWT bearer grant, RFC 7523), and
  * `PUT {api}/webmasters/v3/sites/{site}/sitemaps/{feedpath}` when the site changed. Errors are
  * logged and retried with backoff like pings.
  */
+import { sign } from "hono/jwt";
 import { GSC_SCOPE, type SearchConsoleConfig, fillTemplate } from "./config.ts";
 import type { RunContext, TargetReport } from "./context.ts";
 import { type Attempt, attempt, classify, nextAttemptAt } from "./http.ts";
@@ -16,27 +17,15 @@ export const GSC_TARGET = "gsc";
 /** Lifetime of the signed assertion (Google accepts at most one hour). */
 const JWT_LIFETIME_S = 3600;
 
-const utf8 = new TextEncoder();
+/**
+ * The key as hono's signer reads it. A service account JSON copied through an environment
+ * variable can carry its newlines as the two characters "\\n": those become real line breaks.
+ */
+const pemOf = (privateKeyPem: string): string => privateKeyPem.replace(/\\n/g, "\n");
 
-export function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-const base64urlJson = (value: unknown): string => base64url(utf8.encode(JSON.stringify(value)));
-
-/** DER bytes of a PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----"). */
-export function pemToDer(pem: string): Uint8Array<ArrayBuffer> {
-  const body = pem
-    .replace(/-----BEGIN PRIVATE KEY-----/, "")
-    .replace(/-----END PRIVATE KEY-----/, "")
-    .replace(/\\n/g, "")
-    .replace(/\s+/g, "");
-  const binary = atob(body);
-  const der = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) der[i] = binary.charCodeAt(i);
-  return der;
+/** DER bytes of a PKCS#8 PEM, for WebCrypto's import (hono/jwt imports PEM itself but cannot export a JWK). */
+function pemToDer(pem: string): Uint8Array<ArrayBuffer> {
+  return Uint8Array.from(atob(pem.replace(/-----(BEGIN|END) PRIVATE KEY-----/g, "").replace(/\s+/g, "")), (c) => c.charCodeAt(0));
 }
 
 export interface JwtClaims {
@@ -52,13 +41,16 @@ export function serviceAccountClaims(config: SearchConsoleConfig, nowMs: number)
   return { iss: config.clientEmail, scope: GSC_SCOPE, aud: config.tokenUrl, iat, exp: iat + JWT_LIFETIME_S };
 }
 
-/** A compact JWS: base64url(header).base64url(claims).base64url(RSASSA-PKCS1-v1_5 SHA-256 signature). */
+/**
+ * A compact RS256 JWS signed by hono/jwt. hono writes a `kid` header only for a JWK carrying one,
+ * so with a key id the PEM is turned into that JWK first.
+ */
 export async function signJwt(claims: JwtClaims, privateKeyPem: string, keyId: string | null): Promise<string> {
-  const key = await crypto.subtle.importKey("pkcs8", pemToDer(privateKeyPem), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
-  const header = keyId ? { alg: "RS256", typ: "JWT", kid: keyId } : { alg: "RS256", typ: "JWT" };
-  const input = `${base64urlJson(header)}.${base64urlJson(claims)}`;
-  const signature = new Uint8Array(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, utf8.encode(input)));
-  return `${input}.${base64url(signature)}`;
+  const pem = pemOf(privateKeyPem);
+  if (keyId === null || keyId === "") return sign({ ...claims }, pem, "RS256");
+  const key = await crypto.subtle.importKey("pkcs8", pemToDer(pem), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, true, ["sign"]);
+  const jwk = (await crypto.subtle.exportKey("jwk", key)) as JsonWebKey;
+  return sign({ ...claims }, { ...jwk, alg: "RS256", kid: keyId }, "RS256");
 }
 
 export type TokenResult = { ok: true; token: string } | { ok: false; answer: Attempt };

@@ -3,20 +3,21 @@
  * D1), the CLI as a child process, real HTTP between them. The served sitemaps are read back and
  * compared with the fixture files as parsed by an independent XML parser (fast-xml-parser).
  */
-import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { XMLParser } from "fast-xml-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normalizeLoc } from "../../src/core/url.ts";
-import { FIXTURES, type RunningWorker, TOKEN, locsOf, runCli, startWorker, summaryOf } from "./import-helpers.ts";
+import { locsOf } from "../shared/locs.ts";
+import { FIXTURES, TOKEN, runCli, summaryOf } from "./import-helpers.ts";
+import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 const SHOP = "http://shop.example";
 
-/** Locs of a fixture shard, read by fast-xml-parser (not by the CLI's own tokenizer), normalised. */
+/** Locs of a fixture shard, read by fast-xml-parser (not by the CLI's own reader), normalised. */
 function fixtureLocs(file: string): string[] {
   const xml = gunzipSync(readFileSync(join(FIXTURES, file))).toString("utf8");
   const doc = new XMLParser({ processEntities: true, htmlEntities: true, trimValues: true }).parse(xml) as {
@@ -31,13 +32,13 @@ function fixtureLocs(file: string): string[] {
 
 /** Every loc served for a site: the index, then each shard it lists. */
 async function servedLocs(worker: RunningWorker, origin: string): Promise<{ shards: string[]; locs: string[] }> {
-  const index = await worker.server.fetch(`${origin}/sitemap.xml`);
+  const index = await worker.harness.fetch(`${origin}/sitemap.xml`);
   expect(index.status).toBe(200);
   const shards = locsOf(await index.text());
   const locs: string[] = [];
   for (const shard of shards) {
     expect(shard.startsWith(`${origin}/sitemap-`)).toBe(true);
-    const response = await worker.server.fetch(shard);
+    const response = await worker.harness.fetch(shard);
     expect(response.status).toBe(200);
     locs.push(...locsOf(await response.text()));
   }
@@ -54,12 +55,15 @@ let tmp: string;
 beforeAll(async () => {
   // Small limits on purpose: shards of 100 URLs, and at most 100 records per admin request (the
   // CLI's default batch of 1,000 is then answered 413 and split until it fits).
-  worker = await startWorker([SHOP], { MAX_URLS_PER_SHARD: "100", ADMIN_MAX_RECORDS: "100" });
+  worker = await startWorker(
+    { SITES: SHOP, MAX_URLS_PER_SHARD: "100", ADMIN_MAX_RECORDS: "100" },
+    { secrets: { ADMIN_TOKEN: TOKEN }, servesOwnOrigin: true },
+  );
   tmp = mkdtempSync(join(tmpdir(), "import-e2e-"));
 });
 
 afterAll(async () => {
-  await worker?.server.close();
+  await worker?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -134,7 +138,9 @@ describe("import CLI → local Worker", () => {
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     try {
       const port = (proxy.address() as { port: number }).port;
-      const run = await runCli([join(FIXTURES, "products.csv"), "--url", `http://127.0.0.1:${port}`, "--retry-delay", "1", "--json"], { ADMIN_TOKEN: TOKEN });
+      const run = await runCli([join(FIXTURES, "products.csv"), "--url", `http://127.0.0.1:${port}`, "--retry-delay", "1", "--json"], {
+        ADMIN_TOKEN: TOKEN,
+      });
       expect(run.code, run.stderr).toBe(0);
       expect(summaryOf(run)).toMatchObject({ sent: 4, inserted: 4, retries: 3 });
       expect(run.stderr).toMatch(/retry 1\/5 in \d+ ms \(HTTP 503\)/);
@@ -197,7 +203,11 @@ describe("import CLI → local Worker", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(summaryOf(run)).toMatchObject({ sent: 100, inserted: 100 });
     const served = await servedLocs(worker, worker.origin);
-    expect([...served.locs].sort()).toEqual(fixtureLocs("shop-2.xml.gz").map((l) => l.replace(SHOP, worker.origin)).sort());
+    expect([...served.locs].sort()).toEqual(
+      fixtureLocs("shop-2.xml.gz")
+        .map((l) => l.replace(SHOP, worker.origin))
+        .sort(),
+    );
   });
 
   it("previews a foreign site's sitemap on a local Worker under the Worker's own origin", async () => {

@@ -1,18 +1,20 @@
 /**
- * The import CLI's readers without a Worker: the streaming XML tokenizer at every chunk split,
+ * The import CLI's readers without a Worker: the streaming XML reader (saxes) at every chunk split,
  * sitemap mapping, CSV / NDJSON / text line numbers, gzip, sitemap indexes (local, over loopback
  * HTTP, loops, escapes), and the command line itself (dry runs as a child process).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCli } from "../../scripts/import/cli.ts";
-import { parseCsvRecord } from "../../scripts/import/readers.ts";
-import { SitemapXmlReader, type SitemapItem } from "../../scripts/import/sitemap-xml.ts";
-import { XmlError, type XmlEvent, XmlTokenizer, decodeEntities } from "../../scripts/import/xml.ts";
+import { readCsv } from "../../scripts/import/csv.ts";
+import type { Item } from "../../scripts/import/item.ts";
+import { type SitemapItem, SitemapXmlReader } from "../../scripts/import/sitemap-xml.ts";
+import { XmlError, type XmlEvent, XmlEvents } from "../../scripts/import/xml.ts";
+import { referenceProblem } from "../../scripts/import/xml-references.ts";
 import { FIXTURES, runCli, summaryOf } from "./import-helpers.ts";
 
 let tmp: string;
@@ -31,7 +33,7 @@ function write(name: string, content: string | Uint8Array): string {
 
 /** All events of a document fed in pieces of `size` characters. */
 function tokenize(xml: string, size: number): XmlEvent[] {
-  const t = new XmlTokenizer();
+  const t = new XmlEvents();
   const events: XmlEvent[] = [];
   for (let i = 0; i < xml.length; i += size) events.push(...t.feed(xml.slice(i, i + size)));
   events.push(...t.end());
@@ -56,7 +58,7 @@ function readSitemap(xml: string, size = xml.length): { items: SitemapItem[]; dr
 
 const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"';
 
-describe("XmlTokenizer", () => {
+describe("XmlEvents", () => {
   const doc = [
     '<?xml version="1.0" encoding="utf-8"?>',
     "<!-- a comment with <tags> & ampersands -->",
@@ -114,11 +116,21 @@ describe("XmlTokenizer", () => {
   });
 
   it("reports bad entity references on the text, not as a fatal error", () => {
-    expect(decodeEntities("a &amp; b").text).toBe("a & b");
-    expect(decodeEntities("?a=1&b=2").error).toMatch(/must be escaped as &amp;/);
-    expect(decodeEntities("&nbsp;").error).toMatch(/unknown entity &nbsp;/);
-    expect(decodeEntities("&#0;").error).toMatch(/not an XML character/);
-    expect(decodeEntities("&#x1F600;").text).toBe("😀");
+    const text = (inner: string): XmlEvent | undefined => tokenize(`<a>${inner}</a>`, 3).find((e) => e.kind === "text");
+    expect(text("a &amp; b")).toMatchObject({ text: "a & b" });
+    expect(text("a &amp; b")).not.toHaveProperty("error");
+    expect(text("?a=1&b=2")).toMatchObject({ text: "?a=1&b=2", error: expect.stringMatching(/must be escaped as &amp;/) });
+    expect(text("&nbsp;")).toMatchObject({ error: expect.stringMatching(/unknown entity &nbsp;/) });
+    expect(text("&#0;")).toMatchObject({ error: expect.stringMatching(/not an XML character/) });
+    expect(text("&#x1F600;")).toMatchObject({ text: "😀" });
+    expect(text("&#x1F600;")).not.toHaveProperty("error");
+    expect(referenceProblem("&b=2")).toMatch(/must be escaped as &amp;/);
+    // saxes' own complaints about a character are the entry's problem too, not the file's
+    expect(text("\u0001")).toMatchObject({ error: expect.stringMatching(/XML does not allow/) });
+    // the rest of the document is still read, and a bad reference in an attribute marks its start tag
+    const events = tokenize(`<a>\n<b>x&y</b>\n<c d="&bogus;">z</c>\n</a>`, 2);
+    expect(events.filter((e) => e.kind === "text").map((e) => (e as { text: string }).text)).toEqual(["x&y", "z"]);
+    expect(events.find((e) => e.kind === "start" && e.local === "c")).toMatchObject({ line: 3, error: expect.stringMatching(/unknown entity &bogus;/) });
   });
 });
 
@@ -189,14 +201,44 @@ describe("SitemapXmlReader", () => {
   });
 });
 
+/** Items of a CSV given as text, read in chunks of `size` bytes. */
+async function csvItems(text: string, size = 3): Promise<Item[]> {
+  const data = new TextEncoder().encode(text);
+  async function* bytes(): AsyncGenerator<Uint8Array> {
+    for (let i = 0; i < data.length; i += size) yield data.subarray(i, i + size);
+  }
+  const opened = {
+    name: "t.csv",
+    base: { kind: "file" as const, dir: tmp },
+    size: data.length,
+    consumed: () => 0,
+    gzip: false,
+    head: data,
+    bytes: bytes(),
+  };
+  const items: Item[] = [];
+  for await (const item of readCsv(opened)) items.push(item);
+  return items;
+}
+
 describe("CSV records", () => {
-  it("parses RFC 4180 fields", () => {
-    expect(parseCsvRecord('a,"b,c","d""e",,f', ",")).toEqual(["a", "b,c", 'd"e', "", "f"]);
-    expect(parseCsvRecord('"open\nstill', ",")).toBeNull();
-    expect(parseCsvRecord('"multi\nline",x', ",")).toEqual(["multi\nline", "x"]);
-    expect(parseCsvRecord("a\tb", "\t")).toEqual(["a", "b"]);
-    expect(parseCsvRecord('a"b,c', ",")).toEqual({ error: expect.stringMatching(/must be quoted/) });
-    expect(parseCsvRecord('"a"b,c', ",")).toEqual({ error: expect.stringMatching(/after a quoted field/) });
+  it("parses RFC 4180 fields", async () => {
+    // No header: the columns are loc, lastmod, changefreq, priority, section in that order.
+    expect(await csvItems('a,"b,c","d""e",,f')).toEqual([{ line: 1, input: { loc: "a", lastmod: "b,c", changefreq: 'd"e', priority: "", section: "f" } }]);
+    expect(await csvItems('"open\nstill')).toEqual([{ line: 1, error: "unterminated quoted field at the end of the file" }]);
+    expect(await csvItems('"multi\nline",x\nnext')).toEqual([
+      { line: 1, input: { loc: "multi\nline", lastmod: "x" } },
+      { line: 3, input: { loc: "next" } },
+    ]);
+    expect(await csvItems("a\tb")).toEqual([{ line: 1, input: { loc: "a", lastmod: "b" } }]);
+    expect(await csvItems('a"b,c\nok')).toEqual([
+      { line: 1, error: expect.stringMatching(/must be quoted/) },
+      { line: 2, input: { loc: "ok" } },
+    ]);
+    expect(await csvItems('"a"b,c\nok')).toEqual([
+      { line: 1, error: expect.stringMatching(/after a quoted field/) },
+      { line: 2, input: { loc: "ok" } },
+    ]);
   });
 });
 
@@ -206,7 +248,11 @@ describe("import CLI, dry runs", () => {
     expect(index.code, index.stderr).toBe(0);
     expect(summaryOf(index)).toMatchObject({ mode: "dry-run", records: 224, invalid: 0, sent: 0, dropped: {} });
     expect(index.stderr).toMatch(/validating: 224 records, [\d,]+ records\/s, 100\.0%/);
-    for (const [file, records] of [["products.csv", 4], ["urls.txt", 4], ["records.ndjson", 3]] as const) {
+    for (const [file, records] of [
+      ["products.csv", 4],
+      ["urls.txt", 4],
+      ["records.ndjson", 3],
+    ] as const) {
       const run = await runCli([join(FIXTURES, file), "--dry-run", "--json", "--site", "http://shop.example"]);
       expect(run.code, `${file}: ${run.stderr}`).toBe(0);
       expect(summaryOf(run), file).toMatchObject({ records, invalid: 0 });
@@ -225,7 +271,14 @@ describe("import CLI, dry runs", () => {
     expect(csvRun.stderr).toContain(`${csv}:5: lastmod:`);
     expect(csvRun.stderr).toContain(`${csv}:6: 4 fields, but there are only 3 columns`);
 
-    const text = write("bad.txt", Buffer.concat([Buffer.from("\uFEFFhttp://a.example/1\njavascript:alert(1)\nhttp://a.example/\xff"), Buffer.from([0xff, 0x0a]), Buffer.from("http://a.example/4\n")]));
+    const text = write(
+      "bad.txt",
+      Buffer.concat([
+        Buffer.from("\uFEFFhttp://a.example/1\njavascript:alert(1)\nhttp://a.example/\xff"),
+        Buffer.from([0xff, 0x0a]),
+        Buffer.from("http://a.example/4\n"),
+      ]),
+    );
     const textRun = await runCli([text, "--dry-run", "--json"]);
     expect(summaryOf(textRun)).toMatchObject({ records: 2, invalid: 2 });
     expect(textRun.stderr).toContain(`${text}:2: loc:`);
@@ -242,7 +295,8 @@ describe("import CLI, dry runs", () => {
   it("streams a large gzip sitemap, detected by content whatever its name", async () => {
     const n = 60_000;
     const parts = [`<?xml version="1.0" encoding="UTF-8"?>\n<urlset ${NS}>\n`];
-    for (let i = 0; i < n; i++) parts.push(`<url><loc>http://big.example/item/${i}?ref=a&amp;b=${i % 7}</loc><lastmod>2024-02-0${1 + (i % 9)}</lastmod></url>\n`);
+    for (let i = 0; i < n; i++)
+      parts.push(`<url><loc>http://big.example/item/${i}?ref=a&amp;b=${i % 7}</loc><lastmod>2024-02-0${1 + (i % 9)}</lastmod></url>\n`);
     parts.push("</urlset>\n");
     const file = write("big.data", gzipSync(parts.join("")));
     const run = await runCli([file, "--dry-run", "--json", "--batch-size", "5000", "--progress-interval", "1"]);
@@ -314,7 +368,16 @@ describe("command line", () => {
   const io = (env: Record<string, string> = {}, cwd = "/nonexistent") => ({ stdout: { write: () => true }, stderr: { write: () => true }, env, cwd });
 
   it("rejects unsafe or incomplete targets with exit 2", async () => {
-    for (const args of [[], ["a.xml", "b.xml"], ["a.xml", "--url", "https://example.com"], ["a.xml", "--remote"], ["a.xml", "--remote", "--url", "http://example.com", "--token", "t"], ["a.xml"], ["a.xml", "--format", "json", "--dry-run"], ["a.xml", "--bogus"]]) {
+    for (const args of [
+      [],
+      ["a.xml", "b.xml"],
+      ["a.xml", "--url", "https://example.com"],
+      ["a.xml", "--remote"],
+      ["a.xml", "--remote", "--url", "http://example.com", "--token", "t"],
+      ["a.xml"],
+      ["a.xml", "--format", "json", "--dry-run"],
+      ["a.xml", "--bogus"],
+    ]) {
       const run = await runCli(args);
       expect(run.code, args.join(" ")).toBe(2);
       expect(run.stderr, args.join(" ")).toMatch(/^error: .*\n\nUsage:/);

@@ -99,7 +99,7 @@ describe("ping endpoints", () => {
     for (const bad of ["https://engine.test/ping", "ftp://x.test/{sitemap}", "not a url {sitemap}"]) {
       expect(() => parseConfig({ ...base, PING_URLS: bad })).toThrow(ConfigError);
     }
-    expect(() => parseConfig({ ...base, PING_URLS: "https://engine.test/ping" })).toThrow(/PING_URLS has "https:\/\/engine.test\/ping" without the \{sitemap\} placeholder/);
+    expect(() => parseConfig({ ...base, PING_URLS: "https://engine.test/ping" })).toThrow(/PING_URLS must list http\(s\) URL templates with \{sitemap\}.*\(entry 1 has no \{sitemap\} placeholder\)/);
   });
 
   it("a ping target holds the tombstone watermark until it announced the change", async () => {

@@ -40,11 +40,7 @@ export async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
 export const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 /** `<loc>` values of a document, entity-decoded. */
-export function locsOf(xml: string): string[] {
-  return [...xml.matchAll(/<loc>([^<]*)<\/loc>/g)].map((m) =>
-    m[1]!.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&apos;", "'").replaceAll("&amp;", "&"),
-  );
-}
+export { locsOf } from "../shared/locs.ts";
 
 export function range(n: number, from = 0): number[] {
   return Array.from({ length: n }, (_, i) => from + i);

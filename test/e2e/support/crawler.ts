@@ -209,10 +209,3 @@ export async function crawl(port: number, origin: string, check: Check, validato
     feed,
   };
 }
-
-/** The `<loc>`s of a urlset, fast (no full parse): for polls that run while things change. */
-export function locsOf(xml: Buffer): string[] {
-  return [...xml.toString().matchAll(/<url><loc>([^<]*)<\/loc>/g)].map((m) =>
-    m[1]!.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&apos;", "'").replaceAll("&amp;", "&"),
-  );
-}

@@ -9,7 +9,8 @@
  * no half-updated index, no URL missing, at any moment a crawler could have looked.
  */
 import { gunzipSync } from "node:zlib";
-import { type Check, Validator, locsOf, sha256 } from "./crawler.ts";
+import { locsOf } from "../../shared/locs.ts";
+import { type Check, Validator, sha256 } from "./crawler.ts";
 import { type WireResponse, get, header } from "./http.ts";
 
 const SHARD_LOC = /<sitemap><loc>[^<]*?(\/sitemap-[a-z0-9_-]+-[1-9][0-9]*\.xml)<\/loc><lastmod>([^<]*)<\/lastmod><\/sitemap>/g;
@@ -154,7 +155,7 @@ export class Poller {
         );
         if (!shard.body) continue;
         let urls = locs.get(shard.body);
-        if (!urls) locs.set(shard.body, (urls = locsOf(this.decoded(shard.body))));
+        if (!urls) locs.set(shard.body, (urls = locsOf(this.decoded(shard.body).toString())));
         all.push(...urls);
       }
       const set = new Set(all);

@@ -3,7 +3,8 @@
  * Node through wrangler's test harness, for tests that need Node-side tools: xmllint, raw sockets.
  */
 import { request as httpRequest } from "node:http";
-import { createTestHarness, type TestHarness } from "wrangler";
+import { fileURLToPath } from "node:url";
+import { type TestHarness, createTestHarness } from "wrangler";
 import { parseConfig } from "../../../src/config.ts";
 import { validateBatch } from "../../../src/core/validate.ts";
 import { D1RecordWriter } from "../../../src/adapters/d1/writer.ts";
@@ -11,23 +12,46 @@ import { D1RecordWriter } from "../../../src/adapters/d1/writer.ts";
 export interface RunningWorker {
   harness: TestHarness;
   url: URL;
+  /** Where the Worker listens, e.g. http://127.0.0.1:41234 */
+  origin: string;
   env: Env;
   /** Validates and writes records through the Worker's own writer (all-or-nothing batch). */
   seed(records: readonly unknown[], now?: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startWorker(vars: Record<string, string> = {}): Promise<RunningWorker> {
-  const harness = createTestHarness({ workers: [{ configPath: "./wrangler.jsonc", vars }] });
+export interface WorkerOptions {
+  secrets?: Record<string, string>;
+  /**
+   * Add the listening origin to SITES (known only once the harness listens), so requests sent
+   * straight to the Worker's own origin, like the import CLI's admin calls, are for a configured site.
+   */
+  servesOwnOrigin?: boolean;
+}
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+export async function startWorker(vars: Record<string, string> = {}, options: WorkerOptions = {}): Promise<RunningWorker> {
+  const input = { configPath: "./wrangler.jsonc", vars, ...(options.secrets ? { secrets: options.secrets } : {}) };
+  const harness = createTestHarness({ root: ROOT, workers: [input] });
   try {
-    const { url } = await harness.listen();
+    let { url } = await harness.listen();
+    let served = vars;
+    if (options.servesOwnOrigin) {
+      served = { ...vars, SITES: [vars["SITES"] ?? "", url.origin].join(" ").trim() };
+      await harness.update({ root: ROOT, workers: [{ ...input, vars: served }] });
+      const again = await harness.listen();
+      if (again.url.origin !== url.origin) throw new Error(`the harness moved from ${url.origin} to ${again.url.origin}`);
+      url = again.url;
+    }
     const worker = harness.getWorker<Env>();
     await worker.applyD1Migrations("DB");
     const env = await worker.getEnv();
-    const config = parseConfig({ ...env, ...vars } as unknown as Record<string, unknown>);
+    const config = parseConfig({ ...env, ...served } as unknown as Record<string, unknown>);
     return {
       harness,
       url,
+      origin: url.origin,
       env,
       async seed(records, now = Date.now()) {
         const valid = validateBatch(records, { sites: config.sites, defaultSection: config.defaultSection });
@@ -53,7 +77,13 @@ export function rawGet(url: URL | string, headers: Record<string, string> = {}, 
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const req = httpRequest(
-      { host: target.hostname, port: target.port, path: target.pathname + target.search, method: "GET", headers: { ...headers, ...(hostHeader ? { host: hostHeader } : {}) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: "GET",
+        headers: { ...headers, ...(hostHeader ? { host: hostHeader } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));

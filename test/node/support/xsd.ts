@@ -8,7 +8,16 @@ import { fileURLToPath } from "node:url";
 import { memoryPages, validateXML } from "xmllint-wasm";
 
 const dir = fileURLToPath(new URL("../../fixtures/xsd/", import.meta.url));
-const SCHEMA_FILES = ["sitemap.xsd", "siteindex.xsd", "sitemap-image.xsd", "sitemap-video.xsd", "sitemap-news.xsd", "xhtml1-strict.xsd", "xml.xsd", "all-urlset.xsd"];
+const SCHEMA_FILES = [
+  "sitemap.xsd",
+  "siteindex.xsd",
+  "sitemap-image.xsd",
+  "sitemap-video.xsd",
+  "sitemap-news.xsd",
+  "xhtml1-strict.xsd",
+  "xml.xsd",
+  "all-urlset.xsd",
+];
 
 const files = SCHEMA_FILES.map((fileName) => ({
   fileName,

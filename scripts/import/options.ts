@@ -1,0 +1,40 @@
+/** What one import does: the command line's result (see cli.ts), runImport's input. */
+import type { Format } from "./readers.ts";
+
+export interface ImportOptions {
+  input: string;
+  format?: Format;
+  dryRun: boolean;
+  skipInvalid: boolean;
+  /** Worker base URL. */
+  url: string;
+  token?: string;
+  /** Only these origins are accepted locally (otherwise the server's SITES decide). */
+  sites?: string[];
+  /** Section for records without one (otherwise the server's DEFAULT_SECTION). */
+  section?: string;
+  /** Rewrite every loc (and same-origin hreflang hrefs) to this origin. */
+  origin?: string;
+  /**
+   * Local preview: when the input's origin is not a configured site of the (local) Worker, import
+   * every loc under the Worker's own origin instead of stopping.
+   */
+  autoRehost: boolean;
+  /** After a successful import that changed something, POST /sitemap-admin/regenerate. */
+  regenerate: boolean;
+  batchSize: number;
+  maxBatchBytes: number;
+  retries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  noFetch: boolean;
+  progressMs: number;
+  quiet: boolean;
+  /** Most bad lines printed (all are counted). */
+  maxReported: number;
+  /**
+   * Skip duplicate detection across batches (it keeps every loc in memory, ~125 bytes each);
+   * duplicates within one batch are still rejected.
+   */
+  noDedupe?: boolean;
+}

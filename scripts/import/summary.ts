@@ -1,0 +1,55 @@
+/** The counts an import ends with: printed as one line, or as JSON with --json. */
+import type { ImportOptions } from "./options.ts";
+
+export interface ImportSummary {
+  input: string;
+  mode: "dry-run" | "import" | "import (skip invalid)";
+  /** Valid records read (per pass). */
+  records: number;
+  /** Lines or records rejected locally or by the server. */
+  invalid: number;
+  sent: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  batches: number;
+  retries: number;
+  /** Elements not imported (not in the record model), by element name. */
+  dropped: Record<string, number>;
+  /** Origin every loc was rewritten to (--origin, or a local preview), if any. */
+  rehostedTo: string | null;
+  /** Whether POST /sitemap-admin/regenerate ran (null: not attempted). */
+  regenerated: boolean | null;
+  elapsedMs: number;
+}
+
+export function newSummary(options: ImportOptions): ImportSummary {
+  return {
+    input: options.input,
+    mode: options.dryRun ? "dry-run" : options.skipInvalid ? "import (skip invalid)" : "import",
+    records: 0,
+    invalid: 0,
+    sent: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    batches: 0,
+    retries: 0,
+    dropped: {},
+    rehostedTo: options.origin ?? null,
+    regenerated: null,
+    elapsedMs: 0,
+  };
+}
+
+/** The one-line summary on stdout. */
+export function summaryLine(s: ImportSummary): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  if (s.mode === "dry-run") {
+    return `dry run of ${s.input}: ${n(s.records)} valid records, ${n(s.invalid)} invalid; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`;
+  }
+  return (
+    `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged; ` +
+    `${n(s.invalid)} invalid; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`
+  );
+}
