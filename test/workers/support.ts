@@ -6,7 +6,7 @@ import { parseConfig } from "../../src/config.ts";
 import { type ValidRecord, validateBatch } from "../../src/core/validate.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
-import type { SourceFixture } from "./fixtures/sources.ts";
+import type { SourceFixture } from "./fixtures/fixture.ts";
 
 let siteCounter = 0;
 
