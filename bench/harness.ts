@@ -137,7 +137,9 @@ export async function startHarness(vars: Record<string, string> = {}): Promise<H
 
     // Migrations, split the way wrangler splits them, each file in one batch.
     const db = await mf.getD1Database("DB");
-    for (const file of readdirSync(join(ROOT, "migrations")).filter((f) => f.endsWith(".sql")).sort()) {
+    for (const file of readdirSync(join(ROOT, "migrations"))
+      .filter((f) => f.endsWith(".sql"))
+      .sort()) {
       const statements = unstable_splitSqlQuery(readFileSync(join(ROOT, "migrations", file), "utf8"));
       await db.batch(statements.map((sql: string) => db.prepare(sql)));
     }

@@ -49,7 +49,12 @@ export async function loadBench(h: Harness, options: BenchOptions, what: { shard
   if (typeof source === "string" && source !== "live") {
     rows.push(row(`cached shard ${what.shard} (gzip, source ${source})`, await hammer(h, what.shard, seconds, gzip)));
   } else {
-    rows.push({ name: `cached shard ${what.shard} (gzip)`, value: NOT_BUILT, detail: "needs the Cache API layer (src/cache); every request would render 50,000 rows live", target: "0 errors" });
+    rows.push({
+      name: `cached shard ${what.shard} (gzip)`,
+      value: NOT_BUILT,
+      detail: "needs the Cache API layer (src/cache); every request would render 50,000 rows live",
+      target: "0 errors",
+    });
   }
   return {
     title: `Load on loopback (autocannon, ${CONNECTIONS} connections, ${seconds} s per target, ${int(what.records)} records)`,

@@ -50,12 +50,15 @@ if (mode === "--summary") {
   for await (const c of renderUrlset(records) as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
   const floorStream = (): ReadableStream<Uint8Array> => {
     let i = 0;
-    return new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (i < chunks.length) controller.enqueue(chunks[i++]!);
-        else controller.close();
+    return new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (i < chunks.length) controller.enqueue(chunks[i++]!);
+          else controller.close();
+        },
       },
-    }, { highWaterMark: 1 });
+      { highWaterMark: 1 },
+    );
   };
   const run = (): Promise<number> =>
     mode === "plain" ? drain(renderUrlset(records)) : mode === "floor" ? drain(gzip(floorStream())) : drain(gzip(renderUrlset(records)));

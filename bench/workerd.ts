@@ -110,7 +110,14 @@ function sourceOf(r: HttpResult): string {
 }
 
 /** Times `path`, checking every answer came from `source` (X-Sitemap-Source; absent = live). */
-async function timedSource(h: Harness, runs: number, path: string, source: string, headers: Record<string, string> = GZIP, status = 200): Promise<number[]> {
+async function timedSource(
+  h: Harness,
+  runs: number,
+  path: string,
+  source: string,
+  headers: Record<string, string> = GZIP,
+  status = 200,
+): Promise<number[]> {
   return timesOf(
     runs,
     async () => {
@@ -173,7 +180,7 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
   // Incremental: 100 changed records (new lastmod through D1RecordWriter), then one regeneration run.
   const products = Math.round(total * MIX[0].share);
   const incremental = async (key: string, start: number, step: number, what: string): Promise<void> => {
-    await h.bench("touch", { origin: h.origin, section: MIX[0].section, start, count: 100, step, lastmod: new Date().toISOString().slice(0, 19) + "Z" });
+    await h.bench("touch", { origin: h.origin, section: MIX[0].section, start, count: 100, step, lastmod: `${new Date().toISOString().slice(0, 19)}Z` });
     const run = await regenerate(h, false);
     const s = run.regen.summary;
     result.set(key, {

@@ -11,15 +11,15 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getPlatformProxy } from "wrangler";
+import { D1ManifestStore } from "../src/adapters/d1/manifest-store.ts";
+import { d1RecordStore } from "../src/adapters/d1/record-store.ts";
+import { extJson } from "../src/adapters/d1/writer.ts";
+import { kvBulkEntries } from "../src/adapters/kv/bulk.ts";
+import { sitePrefix } from "../src/adapters/kv/layout.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { type ValidRecord, validateBatch } from "../src/core/validate.ts";
 import { urlElementBytes } from "../src/core/writers.ts";
 import { type DemoInput, demoRecords } from "../src/demo/demo-data.ts";
-import { D1ManifestStore } from "../src/adapters/d1/manifest-store.ts";
-import { d1RecordStore } from "../src/adapters/d1/record-store.ts";
-import { extJson } from "../src/adapters/d1/writer.ts";
-import { sitePrefix } from "../src/adapters/kv/layout.ts";
-import { kvBulkEntries } from "../src/adapters/kv/bulk.ts";
 import { services } from "../src/services.ts";
 import { rebuildManifest } from "../src/sitemaps.ts";
 
@@ -58,9 +58,12 @@ const sqlValue = (v: unknown): string =>
 export function insertSql(records: readonly ValidRecord[], stampOf: (i: number) => number): string {
   const statements: string[] = [];
   for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
-    const rows = records.slice(i, i + ROWS_PER_INSERT).map((r, j) =>
-      `(${[r.origin, r.section, r.loc, r.lastmod, r.changefreq, r.priority, extJson(r), urlElementBytes(r), stampOf(i + j)].map(sqlValue).join(",")})`,
-    );
+    const rows = records
+      .slice(i, i + ROWS_PER_INSERT)
+      .map(
+        (r, j) =>
+          `(${[r.origin, r.section, r.loc, r.lastmod, r.changefreq, r.priority, extJson(r), urlElementBytes(r), stampOf(i + j)].map(sqlValue).join(",")})`,
+      );
     statements.push(`INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at) VALUES ${rows.join(",")};`);
   }
   return statements.join("\n");
@@ -94,7 +97,10 @@ export async function seedIfEmpty(origin: string, options: SeedOptions): Promise
   const dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-seed-"));
   try {
     const file = join(dir, "seed.sql");
-    writeFileSync(file, insertSql(records, (i) => now - (records.length - i) * 1000));
+    writeFileSync(
+      file,
+      insertSql(records, (i) => now - (records.length - i) * 1000),
+    );
     wrangler(["d1", "execute", "DB", "--local", "--yes", "--file", file, ...persistArgs(persistTo)], true);
   } finally {
     rmSync(dir, { recursive: true, force: true });

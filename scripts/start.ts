@@ -14,7 +14,9 @@ import { applyMigrations, seedIfEmpty } from "./local-db.ts";
 function ensureDevVars(): string {
   if (!existsSync(".dev.vars")) {
     const example = existsSync(".dev.vars.example") ? readFileSync(".dev.vars.example", "utf8") : "";
-    writeFileSync(".dev.vars", `${example.replace(/^# ADMIN_TOKEN=.*$/m, "").trimEnd()}\nADMIN_TOKEN=${randomBytes(24).toString("hex")}\n`, { mode: 0o600 });
+    writeFileSync(".dev.vars", `${example.replace(/^# ADMIN_TOKEN=.*$/m, "").trimEnd()}\nADMIN_TOKEN=${randomBytes(24).toString("hex")}\n`, {
+      mode: 0o600,
+    });
     return "created .dev.vars with a random ADMIN_TOKEN (local only, git-ignored)";
   }
   return /^ADMIN_TOKEN=\S+/m.test(readFileSync(".dev.vars", "utf8")) ? "ADMIN_TOKEN from .dev.vars" : "no ADMIN_TOKEN in .dev.vars: the admin API is off";
@@ -56,7 +58,19 @@ console.log(`
 
 const child = spawn(
   "npx",
-  ["wrangler", "dev", "--test-scheduled", "--port", String(port), "--ip", "127.0.0.1", "--var", `SITES:${origin}`, ...Object.entries(storeVars).map(([k, v]) => ["--var", `${k}:${v}`]).flat(), ...rest],
+  [
+    "wrangler",
+    "dev",
+    "--test-scheduled",
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--var",
+    `SITES:${origin}`,
+    ...Object.entries(storeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ...rest,
+  ],
   { stdio: "inherit" },
 );
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));

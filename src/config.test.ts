@@ -40,10 +40,7 @@ describe("parseConfig", () => {
         { SITES: "https://e.com secret-host.example" },
         'configuration error: SITES must list http(s) origins like "https://example.com" (entry 2 is not an http(s) origin)',
       ],
-      [
-        { DATE_ONLY_SITES: "https://secret-other.example" },
-        "configuration error: DATE_ONLY_SITES must list origins that are also in SITES",
-      ],
+      [{ DATE_ONLY_SITES: "https://secret-other.example" }, "configuration error: DATE_ONLY_SITES must list origins that are also in SITES"],
       [{ INDEXNOW_KEY: "secret!" }, 'configuration error: INDEXNOW_KEY must be 8 to 128 characters of a-z, A-Z, 0-9 and "-"'],
       [
         { GSC_SERVICE_ACCOUNT: "secret-not-json" },
@@ -97,8 +94,6 @@ describe("parseConfig", () => {
   });
 
   it("keeps test-only fault knobs out of the production config", () => {
-    expect(parseConfig({ SITES: "https://e.com", FAULT_INJECTION: "on", FAULT_AFTER_RECORDS: "10" })).not.toHaveProperty(
-      "faultAfterRecords",
-    );
+    expect(parseConfig({ SITES: "https://e.com", FAULT_INJECTION: "on", FAULT_AFTER_RECORDS: "10" })).not.toHaveProperty("faultAfterRecords");
   });
 });

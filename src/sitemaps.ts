@@ -9,9 +9,9 @@ import { renderSitemapIndex, renderUrlset } from "./core/render.ts";
 import type { SitemapRef, UrlRecord } from "./core/types.ts";
 import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
 import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
+import { FEED_PATH, newsPath, shardPath } from "./http/paths.ts";
 import { type BuildOptions, buildManifest } from "./manifest/build.ts";
 import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
-import { FEED_PATH, newsPath, shardPath } from "./http/paths.ts";
 import type { RecordStore } from "./store/port.ts";
 
 export interface SitemapDeps {

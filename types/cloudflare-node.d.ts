@@ -29,4 +29,5 @@ declare global {
     encodeBody?: "automatic" | "manual";
   }
 }
+
 export type { CF };

@@ -6,21 +6,22 @@
  * is summed, for the real request path (`/__bench/count?path=…` runs the app itself with the
  * wrapped binding) and for service calls (`/__bench/rebuild`).
  */
-import worker from "../../src/index.ts";
-import { validateBatch } from "../../src/core/validate.ts";
-import { demoSection } from "../../src/demo/demo-data.ts";
+
 import { D1ManifestStore } from "../../src/adapters/d1/manifest-store.ts";
-import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
 import { D1RecordReader } from "../../src/adapters/d1/reader.ts";
-import { services } from "../../src/services.ts";
-import { rebuildManifest } from "../../src/sitemaps.ts";
+import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
 import { D1RecordWriter, extJson } from "../../src/adapters/d1/writer.ts";
-import { urlElementBytes } from "../../src/core/writers.ts";
 import { gzip, renderUrlset } from "../../src/core/render.ts";
 import type { UrlRecord } from "../../src/core/types.ts";
+import { validateBatch } from "../../src/core/validate.ts";
+import { urlElementBytes } from "../../src/core/writers.ts";
+import { demoSection } from "../../src/demo/demo-data.ts";
+import worker from "../../src/index.ts";
 import { findShard } from "../../src/manifest/manifest.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { regenDeps } from "../../src/regen/scheduled.ts";
+import { services } from "../../src/services.ts";
+import { rebuildManifest } from "../../src/sitemaps.ts";
 
 /** Rows read, rows written and statements of one measured operation. */
 export interface D1Counter {
@@ -87,7 +88,7 @@ export function countingD1(db: D1Database, counter: D1Counter): D1Database {
     prepare: (sql: string) => wrapStatement(db.prepare(sql), counter, sql),
     async batch<T>(statements: D1PreparedStatement[]) {
       const results = await db.batch<T>(statements.map((s) => (s as Wrapped)[REAL] ?? s));
-      results.forEach((r, i) => count(counter, r.meta, (statements[i] as Wrapped)[SQL] ?? "?"));
+      for (const [i, r] of results.entries()) count(counter, r.meta, (statements[i] as Wrapped)[SQL] ?? "?");
       return results;
     },
     exec: (sql: string) => db.exec(sql),
@@ -143,10 +144,15 @@ async function seed(env: Env, url: URL): Promise<Response> {
   const records = validateBatch(demoSection(origin, section, count, start), { sites: new Set([origin]), defaultSection: "pages" });
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
-    const rows = records.slice(i, i + ROWS_PER_INSERT).map((r, j) =>
-      `(${[r.origin, r.section, r.loc, r.lastmod, r.changefreq, r.priority, extJson(r), urlElementBytes(r), stamp + i + j].map(sqlValue).join(",")})`,
+    const rows = records
+      .slice(i, i + ROWS_PER_INSERT)
+      .map(
+        (r, j) =>
+          `(${[r.origin, r.section, r.loc, r.lastmod, r.changefreq, r.priority, extJson(r), urlElementBytes(r), stamp + i + j].map(sqlValue).join(",")})`,
+      );
+    statements.push(
+      env.DB.prepare(`INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at) VALUES ${rows.join(",")}`),
     );
-    statements.push(env.DB.prepare(`INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at) VALUES ${rows.join(",")}`));
   }
   const results = await env.DB.batch(statements);
   return json({ seeded: records.length, rowsWritten: results.reduce((n, r) => n + (r.meta.rows_written ?? 0), 0) });

@@ -17,16 +17,12 @@ const encoder = new TextEncoder();
  * same length (timingSafeEqual requires it, and lengths must not leak either).
  */
 async function tokensEqual(given: string, expected: string): Promise<boolean> {
-  const [a, b] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(given)),
-    crypto.subtle.digest("SHA-256", encoder.encode(expected)),
-  ]);
+  const [a, b] = await Promise.all([crypto.subtle.digest("SHA-256", encoder.encode(given)), crypto.subtle.digest("SHA-256", encoder.encode(expected))]);
   return crypto.subtle.timingSafeEqual(a, b);
 }
 
 /** One answer for a missing header, a malformed one and a wrong token: nothing to tell them apart. */
-const unauthorized = (): Response =>
-  new AdminError(401, { error: "unauthorized" }, { "WWW-Authenticate": 'Bearer realm="sitemap-admin"' }).getResponse();
+const unauthorized = (): Response => new AdminError(401, { error: "unauthorized" }, { "WWW-Authenticate": 'Bearer realm="sitemap-admin"' }).getResponse();
 
 const bearer = bearerAuth<AppEnv>({
   verifyToken: (given, c) => tokensEqual(given, readVariable(c.env, ADMIN_TOKEN) ?? ""),

@@ -12,11 +12,7 @@ export const JSON_HEADERS: Readonly<Record<string, string>> = {
  * A JSON answer; `pretty` indents it for people reading it in a terminal (status, regenerate).
  * Typed like `c.json()`'s answer, so a route's handler is checked against its response schema.
  */
-export function jsonResponse<T, S extends ContentfulStatusCode>(
-  body: T,
-  status: S,
-  pretty = false,
-): Response & TypedResponse<JSONParsed<T>, S, "json"> {
+export function jsonResponse<T, S extends ContentfulStatusCode>(body: T, status: S, pretty = false): Response & TypedResponse<JSONParsed<T>, S, "json"> {
   const text = pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
   return new Response(text, { status, headers: JSON_HEADERS }) as Response & TypedResponse<JSONParsed<T>, S, "json">;
 }

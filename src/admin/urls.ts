@@ -9,7 +9,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { RecordValidationError } from "../core/errors.ts";
-import { type ValidationContext, type ValidRecord, validateBatch, validateRecord } from "../core/validate.ts";
+import { type ValidRecord, type ValidationContext, validateBatch, validateRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import type { FoundRecord } from "../store/port.ts";
 import { type ParsedBody, readBatch } from "./body.ts";

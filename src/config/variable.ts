@@ -78,9 +78,7 @@ export function wholeNumber(d: Described<number> & { min: number; max: number })
 }
 
 /** One of a few words. */
-export function oneOf<const A extends readonly [string, ...string[]]>(
-  d: Described<A[number]> & { allowed: A },
-): Variable<A[number], "default"> {
+export function oneOf<const A extends readonly [string, ...string[]]>(d: Described<A[number]> & { allowed: A }): Variable<A[number], "default"> {
   return variable({
     name: d.name,
     presence: "default",

@@ -5,7 +5,7 @@
  * Test-only knobs are not declared here.
  */
 import { z } from "zod";
-import { DEFAULT_SECTION as SECTION_DEFAULT, MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, SECTION_PATTERN } from "../core/limits.ts";
+import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, DEFAULT_SECTION as SECTION_DEFAULT, SECTION_PATTERN } from "../core/limits.ts";
 import { normalizeOrigin } from "../core/url.ts";
 import { GSC_API_BASE_DEFAULT, INDEXNOW_ENDPOINT_DEFAULT, INDEXNOW_KEY_PATTERN, ROBOTS_ORIGIN_URL_DEFAULT } from "../notify/config.ts";
 import { type Variable, flag, isHttpUrl, isUrlTemplate, listVar, oneOf, variable, wholeNumber } from "./variable.ts";
@@ -222,11 +222,9 @@ const PROPERTY_RULE = 'must be a URL-prefix property (e.g. "{origin}/") or "sc-d
 export const GSC_PROPERTY = variable({
   name: "GSC_PROPERTY",
   presence: "default",
-  schema: z
-    .string()
-    .refine((text) => (text.startsWith("sc-domain:") ? /^sc-domain:[a-z0-9.{}-]+$/i.test(text) : isUrlTemplate(text, ORIGIN_SAMPLES)), {
-      message: PROPERTY_RULE,
-    }),
+  schema: z.string().refine((text) => (text.startsWith("sc-domain:") ? /^sc-domain:[a-z0-9.{}-]+$/i.test(text) : isUrlTemplate(text, ORIGIN_SAMPLES)), {
+    message: PROPERTY_RULE,
+  }),
   default: "{origin}/",
   rule: PROPERTY_RULE,
   doc: "Search Console property of a site (`{origin}`, `{host}` filled in)",

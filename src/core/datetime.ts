@@ -8,8 +8,7 @@
 
 // YYYY[-MM[-DD[Thh:mm[:ss[.s+]]TZD]]]. `[0-9]` rather than `\d` keeps it ASCII-only on purpose,
 // and `T`/`Z` are uppercase only, as in the W3C note (RFC 3339 allows lowercase; W3C does not).
-const W3C_DATETIME =
-  /^([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2})(?:T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2}))?)?)?$/;
+const W3C_DATETIME = /^([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2})(?:T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2}))?)?)?$/;
 
 /** Real-world UTC offsets span -12:00 to +14:00; ±14:00 is the symmetric bound we accept. */
 const MAX_OFFSET_MINUTES = 14 * 60;

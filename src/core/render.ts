@@ -9,15 +9,7 @@
 import { EmptySitemapError, SitemapLimitError } from "./errors.ts";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, RENDER_CHUNK_BYTES } from "./limits.ts";
 import type { SitemapRef, UrlRecord } from "./types.ts";
-import {
-  type RenderOptions,
-  SITEMAPINDEX_CLOSE,
-  URLSET_CLOSE,
-  sitemapElement,
-  sitemapIndexOpen,
-  urlElement,
-  urlsetOpen,
-} from "./writers.ts";
+import { type RenderOptions, SITEMAPINDEX_CLOSE, URLSET_CLOSE, sitemapElement, sitemapIndexOpen, urlElement, urlsetOpen } from "./writers.ts";
 
 export interface RenderLimits {
   maxUrls?: number;
@@ -97,10 +89,7 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
 }
 
 /** `<urlset>` of the given records. Errors the stream on an empty set or a broken limit. */
-export function renderUrlset(
-  records: Source<UrlRecord>,
-  options: RenderOptions & RenderLimits = {},
-): ReadableStream<Uint8Array> {
+export function renderUrlset(records: Source<UrlRecord>, options: RenderOptions & RenderLimits = {}): ReadableStream<Uint8Array> {
   return renderDocument(
     records,
     {
@@ -114,10 +103,7 @@ export function renderUrlset(
 }
 
 /** `<sitemapindex>` of the given sitemap references (`stylesheet`: link the browser view). */
-export function renderSitemapIndex(
-  refs: Source<SitemapRef>,
-  limits: RenderLimits & { stylesheet?: boolean } = {},
-): ReadableStream<Uint8Array> {
+export function renderSitemapIndex(refs: Source<SitemapRef>, limits: RenderLimits & { stylesheet?: boolean } = {}): ReadableStream<Uint8Array> {
   return renderDocument(
     refs,
     { head: sitemapIndexOpen(limits.stylesheet ?? false), tail: SITEMAPINDEX_CLOSE, element: sitemapElement, kind: "sitemapindex" },

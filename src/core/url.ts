@@ -24,6 +24,7 @@ type LocFailure = Extract<LocResult, { ok: false }>;
 const MAX_RAW_LOC_LENGTH = 8 * 1024;
 
 /** Whitespace and controls the URL parser would strip or that no one means in a URL. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const WHITESPACE_OR_CONTROL = /[\s\x00-\x1f\x7f-\x9f]/;
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 /** What may still need fixing after the WHATWG parser (see normalizeTail). */
@@ -93,10 +94,7 @@ function checkRawShape(raw: string, field: string): number | LocFailure {
   }
   const ws = raw.search(WHITESPACE_OR_CONTROL);
   if (ws !== -1) {
-    return fail(
-      "absolute-url",
-      `${field} contains whitespace or a control character (${describeCharAt(raw, ws)}) at position ${ws}; percent-encode it`,
-    );
+    return fail("absolute-url", `${field} contains whitespace or a control character (${describeCharAt(raw, ws)}) at position ${ws}; percent-encode it`);
   }
   let authorityStart = lowercaseSchemePrefix(raw);
   if (authorityStart === 0) {

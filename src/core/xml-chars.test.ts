@@ -42,8 +42,7 @@ describe("findXmlForbiddenChar", () => {
   });
 
   it("checks every code unit of the BMP against the XML 1.0 Char production", () => {
-    const allowed = (c: number) =>
-      c === 0x9 || c === 0xa || c === 0xd || (c >= 0x20 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd);
+    const allowed = (c: number) => c === 0x9 || c === 0xa || c === 0xd || (c >= 0x20 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd);
     const wrong: number[] = [];
     for (let c = 0; c <= 0xffff; c++) {
       const got = findXmlForbiddenChar(`ab${String.fromCharCode(c)}`);

@@ -31,8 +31,26 @@ export function prng(seed: number): () => number {
 }
 
 const WORDS = [
-  "garden", "kitchen", "chair", "lamp", "table", "sofa", "rug", "mirror", "shelf", "desk",
-  "café", "crème", "naïve", "straße", "smörgåsbord", "日本", "piñata", "über", "façade", "jalapeño",
+  "garden",
+  "kitchen",
+  "chair",
+  "lamp",
+  "table",
+  "sofa",
+  "rug",
+  "mirror",
+  "shelf",
+  "desk",
+  "café",
+  "crème",
+  "naïve",
+  "straße",
+  "smörgåsbord",
+  "日本",
+  "piñata",
+  "über",
+  "façade",
+  "jalapeño",
 ];
 const CATEGORIES = ["home", "outdoor", "office", "kids", "sale", "new-in", "rock'n'roll", "r&d"];
 

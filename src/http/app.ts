@@ -16,9 +16,7 @@ app.use("*", resolveSite);
 app.route("/sitemap-admin", admin);
 
 // robots.txt with the Sitemap: lines (docs/notify.md); the zone's second route.
-app.get("/robots.txt", (c) =>
-  robotsResponse(c.req.raw, { config: c.var.services.config, origin: c.var.origin, waitUntil: waitUntilOf(c) }),
-);
+app.get("/robots.txt", (c) => robotsResponse(c.req.raw, { config: c.var.services.config, origin: c.var.origin, waitUntil: waitUntilOf(c) }));
 
 // The index, shards, other formats, the stylesheet and the IndexNow key file (src/http/dispatch.ts).
 app.get(DOCUMENT_ROUTE, ...documentHandlers);

@@ -63,12 +63,7 @@ function documentCacheControl(cache: CacheConfig): string {
 }
 
 /** Headers of a 200 (GET with its body's source, or HEAD with none). */
-export function documentHeaders(
-  doc: DocumentHeaderFields,
-  representation: Representation,
-  cache: CacheConfig,
-  source: BodySource | null,
-): Headers {
+export function documentHeaders(doc: DocumentHeaderFields, representation: Representation, cache: CacheConfig, source: BodySource | null): Headers {
   const headers = new Headers({
     "Content-Type": representation === "file" ? "application/gzip" : (doc.contentType ?? "application/xml; charset=utf-8"),
     "X-Robots-Tag": "noindex",

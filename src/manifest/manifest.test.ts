@@ -23,7 +23,11 @@ describe("SectionPlanner", () => {
   });
 
   it("splits by bytes before the URL limit", () => {
-    const rows = [{ key: 1, size: 400 }, { key: 2, size: 400 }, { key: 3, size: 400 }];
+    const rows = [
+      { key: 1, size: 400 },
+      { key: 2, size: 400 },
+      { key: 3, size: 400 },
+    ];
     const shards = plan(rows);
     expect(shape(shards)).toEqual([
       [1, 0, 2, 2],
@@ -59,7 +63,10 @@ describe("SectionPlanner", () => {
 
   it("keeps emptied shards, with no URLs, so their range and number stay reserved", () => {
     const first = plan(keys(1, 2, 3, 4, 5, 6));
-    const second = plan([{ key: 1, deleted: true, updatedAt: 7 }, { key: 2, deleted: true, updatedAt: 7 }, { key: 3, deleted: true, updatedAt: 7 }, ...keys(4, 5, 6)], first);
+    const second = plan(
+      [{ key: 1, deleted: true, updatedAt: 7 }, { key: 2, deleted: true, updatedAt: 7 }, { key: 3, deleted: true, updatedAt: 7 }, ...keys(4, 5, 6)],
+      first,
+    );
     expect(shape(second)).toEqual([
       [1, 0, 3, 0],
       [2, 4, 6, 3],
@@ -69,7 +76,10 @@ describe("SectionPlanner", () => {
   });
 
   it("moves lastChange forward whenever the content changes, even without a newer stamp", () => {
-    const first = plan([{ key: 1, updatedAt: 10 }, { key: 2, updatedAt: 10 }]);
+    const first = plan([
+      { key: 1, updatedAt: 10 },
+      { key: 2, updatedAt: 10 },
+    ]);
     // Key 2 moved to another section: no stamp in this range is newer, but the content changed.
     const second = plan([{ key: 1, updatedAt: 10 }], first, 50);
     expect(second[0]!.version).not.toBe(first[0]!.version);
@@ -77,7 +87,10 @@ describe("SectionPlanner", () => {
   });
 
   it("counts deletions as changes (tombstones move lastChange, not the URL count)", () => {
-    const shards = plan([{ key: 1, updatedAt: 10 }, { key: 2, updatedAt: 99, deleted: true }]);
+    const shards = plan([
+      { key: 1, updatedAt: 10 },
+      { key: 2, updatedAt: 99, deleted: true },
+    ]);
     expect(shape(shards)).toEqual([[1, 0, 2, 1]]);
     expect(shards[0]!.lastChange).toBe(99);
   });

@@ -1,7 +1,8 @@
 /** What one notification run shares between its targets. */
+
+import type { ChangeFeed } from "../store/port.ts";
 import type { NotifyConfig } from "./config.ts";
 import type { Fetcher, OutcomeKind } from "./http.ts";
-import type { ChangeFeed } from "../store/port.ts";
 import type { NotifyStateStore } from "./store.ts";
 
 export interface Logger {

@@ -67,7 +67,6 @@ export function classify(status: number, retiresOn404: boolean): OutcomeKind {
 /** When to try again after the n-th consecutive failure (n ≥ 1). */
 export function nextAttemptAt(kind: "retry" | "config", failures: number, now: number, retryAfterMs: number | null): number {
   const exp = Math.min(failures - 1, 16);
-  const delay =
-    kind === "retry" ? Math.min(RETRY_BASE_MS * 2 ** exp, RETRY_MAX_MS) : Math.min(CONFIG_BASE_MS * 2 ** exp, CONFIG_MAX_MS);
+  const delay = kind === "retry" ? Math.min(RETRY_BASE_MS * 2 ** exp, RETRY_MAX_MS) : Math.min(CONFIG_BASE_MS * 2 ** exp, CONFIG_MAX_MS);
   return now + Math.min(Math.max(delay, retryAfterMs ?? 0), CONFIG_MAX_MS);
 }

@@ -50,12 +50,7 @@ const configKey = (c: IndexNowConfig): string => `${c.endpoint} ${c.key}`;
  * written) right after the engine accepted them; any other answer stops the run for this site
  * with the changes still pending.
  */
-export async function submitIndexNow(
-  ctx: RunContext,
-  config: IndexNowConfig,
-  origin: string,
-  current: TargetState | undefined,
-): Promise<TargetReport> {
+export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, origin: string, current: TargetState | undefined): Promise<TargetReport> {
   const report: TargetReport = { target: INDEXNOW_TARGET, origin, result: "idle", requests: 0, acknowledged: 0 };
   if (!current) {
     // First run for this site: changes made before IndexNow was turned on are not sent.

@@ -114,8 +114,7 @@ async function notifySites(s: NotifyServices, options: NotifyOptions = {}): Prom
           log.warn(`ping endpoint ${template} answered HTTP ${r.status}: retired, it will not be called again until PING_URLS changes`);
         }
       }
-      if (n.searchConsole)
-        report.targets.push(await submitToSearchConsole(ctx, n.searchConsole, origin, states.get(GSC_TARGET), newest, tokens));
+      if (n.searchConsole) report.targets.push(await submitToSearchConsole(ctx, n.searchConsole, origin, states.get(GSC_TARGET), newest, tokens));
     } catch (error) {
       // D1 trouble mid-run: what was acknowledged is saved, the rest stays pending.
       log.error(`notification for ${origin} stopped: ${String(error)}`);

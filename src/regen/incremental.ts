@@ -78,8 +78,7 @@ export async function incremental(
   const units = new Map<string, [string, number]>();
   for (const [section, key] of state.pending) units.set(`${section}\u0000${key}`, [section, key]);
   if (!state.pass) {
-    for (const s of run.working.all())
-      if (s.urlCount > 0 && !s.snapshot) units.set(`${s.section}\u0000${s.firstKey}`, [s.section, s.firstKey]);
+    for (const s of run.working.all()) if (s.urlCount > 0 && !s.snapshot) units.set(`${s.section}\u0000${s.firstKey}`, [s.section, s.firstKey]);
   }
   const left: [string, number][] = [];
   const done = new Set<string>();

@@ -18,9 +18,7 @@ interface Published {
 function sameShards(a: readonly ShardEntry[], b: readonly ShardEntry[]): boolean {
   if (a.length !== b.length) return false;
   const key = (s: ShardEntry): string =>
-    [s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version, s.extKinds ?? 0, s.snapshot ?? ""].join(
-      "\u0000",
-    );
+    [s.section, s.n, s.firstKey, s.lastKey, s.urlCount, s.byteCount, s.lastChange, s.version, s.extKinds ?? 0, s.snapshot ?? ""].join("\u0000");
   const left = a.map(key).sort();
   const right = b.map(key).sort();
   return left.every((k, i) => k === right[i]);

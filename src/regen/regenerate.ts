@@ -115,7 +115,5 @@ async function runOnce(
   summary.pendingShards = state.pending.length;
   summary.passPending = state.pass !== null;
   summary.converged =
-    summary.pendingShards === 0 &&
-    !summary.passPending &&
-    (summary.mode === "walk" ? !listedShards(manifest).some((s) => !s.snapshot) : true);
+    summary.pendingShards === 0 && !summary.passPending && (summary.mode === "walk" ? !listedShards(manifest).some((s) => !s.snapshot) : true);
 }

@@ -33,8 +33,7 @@ export async function regenerateAll(env: Env, ctx?: unknown, trigger = "cron"): 
     try {
       summaries.push(await regenerateSite(deps, origin, { trigger, onPublished: purgeChanged(ctx, origin) }));
     } catch (err) {
-      if (err instanceof RegenBusyError)
-        console.log(JSON.stringify({ event: "sitemap.regeneration.skipped", origin, reason: err.message }));
+      if (err instanceof RegenBusyError) console.log(JSON.stringify({ event: "sitemap.regeneration.skipped", origin, reason: err.message }));
       // Other failures were logged with their summary by regenerateSite; the next run retries.
     }
   }

@@ -43,7 +43,14 @@ const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const json = { ...auth, "content-type": "application/json" };
 
 function corpus(origin: string, port: number): Hostile[] {
-  const put = (name: string, body: string | Buffer, status: number, error: string, headers: Record<string, string> = json, extra: Partial<SendOptions> = {}): Hostile => ({
+  const put = (
+    name: string,
+    body: string | Buffer,
+    status: number,
+    error: string,
+    headers: Record<string, string> = json,
+    extra: Partial<SendOptions> = {},
+  ): Hostile => ({
     name,
     request: { method: "PUT", path: "/sitemap-admin/urls", headers, body, ...extra },
     status,
@@ -52,12 +59,26 @@ function corpus(origin: string, port: number): Hostile[] {
   const ten = 10 * 1024 * 1024;
   return [
     // Path traversal and odd paths: "anything else … 404" (README), never a file of the project.
-    ...["/../../etc/passwd", "/sitemap-..%2f..%2fwrangler.jsonc", "/sitemap-%2e%2e/%2e%2e/wrangler.jsonc", "/sitemap.xsl/../../wrangler.jsonc",
-      "/sitemap-pages-1.xml%00.txt", "//sitemap.xml", "/sitemap-pages-0.xml", "/sitemap-PAGES-1.xml", "/sitemap-pages-999999999.xml",
-      "/sitemap-pages-1.xml/..%2f..%2fpackage.json", "/.dev.vars", "/src/index.ts"].map(
-      (path): Hostile => ({ name: `path ${path}`, request: { path }, status: 404, body: /^404 Not Found: / }),
-    ),
-    { name: "traversal inside the admin API, no token", request: { path: "/sitemap-admin/..%2f../sitemap-admin/status" }, status: 401, error: "unauthorized" },
+    ...[
+      "/../../etc/passwd",
+      "/sitemap-..%2f..%2fwrangler.jsonc",
+      "/sitemap-%2e%2e/%2e%2e/wrangler.jsonc",
+      "/sitemap.xsl/../../wrangler.jsonc",
+      "/sitemap-pages-1.xml%00.txt",
+      "//sitemap.xml",
+      "/sitemap-pages-0.xml",
+      "/sitemap-PAGES-1.xml",
+      "/sitemap-pages-999999999.xml",
+      "/sitemap-pages-1.xml/..%2f..%2fpackage.json",
+      "/.dev.vars",
+      "/src/index.ts",
+    ].map((path): Hostile => ({ name: `path ${path}`, request: { path }, status: 404, body: /^404 Not Found: / })),
+    {
+      name: "traversal inside the admin API, no token",
+      request: { path: "/sitemap-admin/..%2f../sitemap-admin/status" },
+      status: 401,
+      error: "unauthorized",
+    },
     { name: "admin path via dot segments, no token", request: { path: "/x/../sitemap-admin/status" }, status: 401, error: "unauthorized" },
     // Huge query strings: ignored by the Worker (never part of a cache key) up to the URL limit of the
     // HTTP layer in front of it, which refuses longer ones (414 URI Too Long / 431).
@@ -68,35 +89,101 @@ function corpus(origin: string, port: number): Hostile[] {
     { name: "unknown host", request: { path: "/sitemap.xml", host: "evil.example" }, status: 404, body: /unknown site/ },
     { name: "IP literal as host", request: { path: "/sitemap.xml", host: `127.0.0.1:${port}` }, status: 404, body: /unknown site/ },
     { name: "site host, other port", request: { path: "/sitemap.xml", host: "localhost:1" }, status: 404, body: /unknown site/ },
-    { name: "unknown host + X-Forwarded-Host of the site", request: { path: "/sitemap.xml", host: "evil.example", headers: { "x-forwarded-host": `localhost:${port}` } }, status: 404 },
+    {
+      name: "unknown host + X-Forwarded-Host of the site",
+      request: { path: "/sitemap.xml", host: "evil.example", headers: { "x-forwarded-host": `localhost:${port}` } },
+      status: 404,
+    },
     { name: "empty host", request: { path: "/sitemap.xml", host: "" }, status: 404 },
-    { name: "admin API on an unknown host, right token", request: { method: "PUT", path: "/sitemap-admin/urls", host: "evil.example", headers: json, body: JSON.stringify([{ loc: "https://evil.example/x" }]) }, status: 404 },
+    {
+      name: "admin API on an unknown host, right token",
+      request: {
+        method: "PUT",
+        path: "/sitemap-admin/urls",
+        host: "evil.example",
+        headers: json,
+        body: JSON.stringify([{ loc: "https://evil.example/x" }]),
+      },
+      status: 404,
+    },
     // Invalid If-None-Match / If-Modified-Since: malformed members match nothing → the full 200.
     ...["garbage", '"unterminated', "W/", `${'"x",'.repeat(2_000)}"y"`, "\u00ff\u00fe"].map(
-      (value): Hostile => ({ name: `If-None-Match ${JSON.stringify(value.slice(0, 20))}`, request: { path: "/sitemap-pages-1.xml", headers: { "if-none-match": value, "accept-encoding": "gzip" } }, status: 200 }),
+      (value): Hostile => ({
+        name: `If-None-Match ${JSON.stringify(value.slice(0, 20))}`,
+        request: { path: "/sitemap-pages-1.xml", headers: { "if-none-match": value, "accept-encoding": "gzip" } },
+        status: 200,
+      }),
     ),
     { name: "If-Modified-Since: yesterday", request: { path: "/sitemap.xml", headers: { "if-modified-since": "yesterday" } }, status: 200 },
     { name: "If-None-Match: * (matches any current representation)", request: { path: "/sitemap.xml", headers: { "if-none-match": "*" } }, status: 304 },
     // Wrong tokens: 401 with nothing more.
-    { name: "admin, no Authorization", request: { method: "PUT", path: "/sitemap-admin/urls", headers: { "content-type": "application/json" }, body: "[]" }, status: 401, error: "unauthorized" },
-    { name: "admin, wrong token", request: { method: "PUT", path: "/sitemap-admin/urls", headers: { "content-type": "application/json", authorization: "Bearer wrong" }, body: "[]" }, status: 401, error: "unauthorized" },
-    { name: "admin, token + suffix", request: { path: "/sitemap-admin/status", headers: { authorization: `Bearer ${ADMIN_TOKEN}x` } }, status: 401, error: "unauthorized" },
-    { name: "admin, token prefix", request: { path: "/sitemap-admin/status", headers: { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}` } }, status: 401, error: "unauthorized" },
-    { name: "admin, Basic scheme", request: { path: "/sitemap-admin/status", headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString("base64")}` } }, status: 401, error: "unauthorized" },
+    {
+      name: "admin, no Authorization",
+      request: { method: "PUT", path: "/sitemap-admin/urls", headers: { "content-type": "application/json" }, body: "[]" },
+      status: 401,
+      error: "unauthorized",
+    },
+    {
+      name: "admin, wrong token",
+      request: { method: "PUT", path: "/sitemap-admin/urls", headers: { "content-type": "application/json", authorization: "Bearer wrong" }, body: "[]" },
+      status: 401,
+      error: "unauthorized",
+    },
+    {
+      name: "admin, token + suffix",
+      request: { path: "/sitemap-admin/status", headers: { authorization: `Bearer ${ADMIN_TOKEN}x` } },
+      status: 401,
+      error: "unauthorized",
+    },
+    {
+      name: "admin, token prefix",
+      request: { path: "/sitemap-admin/status", headers: { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}` } },
+      status: 401,
+      error: "unauthorized",
+    },
+    {
+      name: "admin, Basic scheme",
+      request: { path: "/sitemap-admin/status", headers: { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString("base64")}` } },
+      status: 401,
+      error: "unauthorized",
+    },
     { name: "admin, token in the query", request: { path: `/sitemap-admin/status?token=${ADMIN_TOKEN}` }, status: 401, error: "unauthorized" },
-    { name: "admin, wrong token, DELETE", request: { method: "DELETE", path: "/sitemap-admin/urls", headers: { "content-type": "application/json", authorization: "Bearer nope" }, body: JSON.stringify([`${origin}/pages/x/1`]) }, status: 401, error: "unauthorized" },
+    {
+      name: "admin, wrong token, DELETE",
+      request: {
+        method: "DELETE",
+        path: "/sitemap-admin/urls",
+        headers: { "content-type": "application/json", authorization: "Bearer nope" },
+        body: JSON.stringify([`${origin}/pages/x/1`]),
+      },
+      status: 401,
+      error: "unauthorized",
+    },
     // Oversized bodies: 413, nothing read beyond the limit, nothing written.
     // A declared Content-Length over the limit is refused before the body is read: only its first
     // bytes are sent, and the answer comes anyway.
     put("admin, Content-Length over 10 MiB", "[", 413, "payload_too_large", json, { declaredLength: ten + 1 }),
     put("admin, chunked body over 10 MiB", `[${" ".repeat(ten)}]`, 413, "payload_too_large", json, { chunked: true }),
-    put("admin, 10,001 records", JSON.stringify(Array.from({ length: 10_001 }, (_, i) => ({ loc: `${origin}/pages/flood/${i}` }))), 413, "payload_too_large"),
+    put(
+      "admin, 10,001 records",
+      JSON.stringify(Array.from({ length: 10_001 }, (_, i) => ({ loc: `${origin}/pages/flood/${i}` }))),
+      413,
+      "payload_too_large",
+    ),
     // Malformed bodies: 400 / 415 / 422, nothing written.
     put("admin, JSON cut short", `[{"loc": "${origin}/pages/a"`, 400, "invalid_body"),
     put("admin, not an array", `{"loc": "${origin}/pages/a"}`, 400, "invalid_body"),
     put("admin, empty body", "", 400, "invalid_body"),
-    put("admin, invalid UTF-8", Buffer.concat([Buffer.from(`[{"loc": "${origin}/pages/`), Buffer.from([0xff, 0xfe]), Buffer.from('"}]')]), 400, "invalid_body"),
-    put("admin, NDJSON with a broken line", `{"loc":"${origin}/pages/n1"}\n{nope\n`, 400, "invalid_body", { ...auth, "content-type": "application/x-ndjson" }),
+    put(
+      "admin, invalid UTF-8",
+      Buffer.concat([Buffer.from(`[{"loc": "${origin}/pages/`), Buffer.from([0xff, 0xfe]), Buffer.from('"}]')]),
+      400,
+      "invalid_body",
+    ),
+    put("admin, NDJSON with a broken line", `{"loc":"${origin}/pages/n1"}\n{nope\n`, 400, "invalid_body", {
+      ...auth,
+      "content-type": "application/x-ndjson",
+    }),
     put("admin, text/plain", "[]", 415, "unsupported_media_type", { ...auth, "content-type": "text/plain" }),
     put("admin, no Content-Type", "[]", 415, "unsupported_media_type", auth),
     put("admin, charset latin1", "[]", 415, "unsupported_media_type", { ...auth, "content-type": "application/json; charset=iso-8859-1" }),
@@ -119,15 +206,34 @@ function corpus(origin: string, port: number): Hostile[] {
       422,
       "validation_failed",
     ),
-    { name: "admin DELETE of non-strings", request: { method: "DELETE", path: "/sitemap-admin/urls", headers: json, body: JSON.stringify([`${origin}/pages/x/1`, 42, null]) }, status: 422, error: "validation_failed" },
+    {
+      name: "admin DELETE of non-strings",
+      request: { method: "DELETE", path: "/sitemap-admin/urls", headers: json, body: JSON.stringify([`${origin}/pages/x/1`, 42, null]) },
+      status: 422,
+      error: "validation_failed",
+    },
     { name: "admin GET without loc", request: { path: "/sitemap-admin/urls", headers: auth }, status: 400, error: "invalid_query" },
-    { name: "admin GET of a foreign loc", request: { path: "/sitemap-admin/urls?loc=https%3A%2F%2Fevil.example%2F", headers: auth }, status: 422, error: "validation_failed" },
+    {
+      name: "admin GET of a foreign loc",
+      request: { path: "/sitemap-admin/urls?loc=https%3A%2F%2Fevil.example%2F", headers: auth },
+      status: 422,
+      error: "validation_failed",
+    },
     // Bad methods: no such route → "anything else … 404" (README); an unknown method is refused by
     // the HTTP layer (501).
-    ...[["POST", "/sitemap.xml"], ["PUT", "/sitemap-pages-1.xml"], ["DELETE", "/sitemap-pages-1.xml"], ["PATCH", "/sitemap-products-1.xml.gz"], ["OPTIONS", "/sitemap.xml"],
-      ["TRACE", "/sitemap.xml"], ["POST", "/robots.txt"], ["POST", "/sitemap-admin/urls"], ["PATCH", "/sitemap-admin/urls"], ["GET", "/sitemap-admin/regenerate"], ["DELETE", "/sitemap-admin/status"]].map(
-      ([method, path]): Hostile => ({ name: `${method} ${path}`, request: { method: method!, path: path!, headers: json, body: "[]" }, status: 404 }),
-    ),
+    ...[
+      ["POST", "/sitemap.xml"],
+      ["PUT", "/sitemap-pages-1.xml"],
+      ["DELETE", "/sitemap-pages-1.xml"],
+      ["PATCH", "/sitemap-products-1.xml.gz"],
+      ["OPTIONS", "/sitemap.xml"],
+      ["TRACE", "/sitemap.xml"],
+      ["POST", "/robots.txt"],
+      ["POST", "/sitemap-admin/urls"],
+      ["PATCH", "/sitemap-admin/urls"],
+      ["GET", "/sitemap-admin/regenerate"],
+      ["DELETE", "/sitemap-admin/status"],
+    ].map(([method, path]): Hostile => ({ name: `${method} ${path}`, request: { method: method!, path: path!, headers: json, body: "[]" }, status: 404 })),
     { name: "unknown method", request: { method: "FOO", path: "/sitemap.xml" }, status: 501, statusIn: [400, 405, 501] },
   ];
 }

@@ -60,7 +60,12 @@ describe("a crawler", () => {
     first = crawled;
     expect(first.sitemapLines).toEqual([`${server.origin}/sitemap.xml`, `${server.origin}/sitemap-feed.atom`]);
     expect(records.length).toBeGreaterThanOrEqual(120_000);
-    expect(first.documents.filter((d) => d.kind === "shard").map((d) => d.name).sort()).toEqual(["blog-1", "pages-1", "products-1", "products-2"]);
+    expect(
+      first.documents
+        .filter((d) => d.kind === "shard")
+        .map((d) => d.name)
+        .sort(),
+    ).toEqual(["blog-1", "pages-1", "products-1", "products-2"]);
     expect(first.documents.filter((d) => d.kind === "news").map((d) => d.name)).toEqual(["news"]);
     for (const doc of first.documents) expect(doc.indexLastmod, `${doc.url} has no lastmod in the index`).toBeDefined();
     compare(first, records);

@@ -198,7 +198,9 @@ describe("a kill in the middle of a regeneration", () => {
 
     // Everything the poller was served, before, during and after the kill.
     const report = await poller.verify(expected, check, validator);
-    console.log(`kill mid-regeneration: killed after ${kills.join(", ")} ms; ${report.rounds} poll rounds (${report.consistentRounds} with a steady index), ${report.indexVersions} index versions, ${report.unavailable} requests met the Worker down`);
+    console.log(
+      `kill mid-regeneration: killed after ${kills.join(", ")} ms; ${report.rounds} poll rounds (${report.consistentRounds} with a steady index), ${report.indexVersions} index versions, ${report.unavailable} requests met the Worker down`,
+    );
     expect(report.consistentRounds).toBeGreaterThan(0);
     expect(report.indexVersions).toBeGreaterThanOrEqual(2);
     totals.documentsValidated += report.documentsChecked;
@@ -228,9 +230,16 @@ describe("a search engine that answers 500, then 429, then 200", () => {
 
     // More changes: new URLs and deletions.
     const records = await db.records();
-    const fresh = Array.from({ length: 40 }, (_, i) => ({ loc: `${server.origin}/blog/2026/e2e-${i}?ref=%22feed%22&x=${i}`, section: "blog", lastmod: "2026-11-22" }));
+    const fresh = Array.from({ length: 40 }, (_, i) => ({
+      loc: `${server.origin}/blog/2026/e2e-${i}?ref=%22feed%22&x=${i}`,
+      section: "blog",
+      lastmod: "2026-11-22",
+    }));
     expect((await putUrls(server.port, fresh)).json).toMatchObject({ inserted: 40 });
-    const doomed = records.filter((r) => r.section === "pages" && !changed.has(r.loc)).slice(100, 115).map((r) => r.loc);
+    const doomed = records
+      .filter((r) => r.section === "pages" && !changed.has(r.loc))
+      .slice(100, 115)
+      .map((r) => r.loc);
     expect((await deleteUrls(server.port, doomed)).json).toMatchObject({ deleted: doomed.length });
     for (const loc of [...fresh.map((r) => r.loc), ...doomed]) changed.add(loc);
 
@@ -259,7 +268,11 @@ describe("a search engine that answers 500, then 429, then 200", () => {
     expect(delivered.length, "a URL was delivered twice").toBe(new Set(delivered).size);
     expect(new Set(delivered)).toEqual(changed);
     for (const r of accepted) {
-      expect(r.payload).toMatchObject({ host: new URL(server.origin).host, key: INDEXNOW_KEY, keyLocation: `${server.origin}/sitemap-indexnow-${INDEXNOW_KEY}.txt` });
+      expect(r.payload).toMatchObject({
+        host: new URL(server.origin).host,
+        key: INDEXNOW_KEY,
+        keyLocation: `${server.origin}/sitemap-indexnow-${INDEXNOW_KEY}.txt`,
+      });
     }
     const keyFile = await get(server.port, `/sitemap-indexnow-${INDEXNOW_KEY}.txt`);
     expect([keyFile.status, keyFile.body.toString()]).toEqual([200, INDEXNOW_KEY]);

@@ -46,7 +46,7 @@ function startProxy(target: () => URL): Promise<Server> {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
-const TRICKY = "/quotes/it's?q=\"a\"&b=<c>";
+const TRICKY = '/quotes/it\'s?q="a"&b=<c>';
 const TRICKY_NORMALISED = "/quotes/it's?q=%22a%22&b=%3Cc%3E";
 const TRICKY_RECORD = (origin: string) => ({
   loc: origin + TRICKY,

@@ -7,10 +7,10 @@
 import { type IncomingHttpHeaders, type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestHarness, type TestHarness } from "wrangler";
+import { type TestHarness, createTestHarness } from "wrangler";
+import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { parseConfig } from "../../src/config.ts";
 import { validateBatch } from "../../src/core/validate.ts";
-import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 
 const SITE = "https://shop.example";
 const KEY = "e2e-indexnow-key-5f3a9c";
@@ -46,7 +46,7 @@ async function cron(): Promise<void> {
 }
 
 /** Waits until the wall clock has passed `t` (change stamps must be after the last run's time). */
-async function after(t: number): Promise<number> {
+async function settledAfter(t: number): Promise<number> {
   while (Date.now() <= t) await new Promise((r) => setTimeout(r, 2));
   return Date.now();
 }
@@ -104,11 +104,18 @@ describe("notifying search engines, end to end", () => {
     expect(pathsOf("/dead-ping").map((r) => [r.method, r.path])).toEqual([["GET", `/dead-ping?u=${index}`]]);
 
     // Change records: two updated, one deleted, one added, one re-sent unchanged.
-    const t = await after(firstRun);
-    await write([{ loc: `${SITE}/p/3`, lastmod: "2026-02-02" }, { loc: `${SITE}/p/5`, priority: "0.9" }, { loc: `${SITE}/p/6`, lastmod: "2026-01-01" }], t);
+    const t = await settledAfter(firstRun);
+    await write(
+      [
+        { loc: `${SITE}/p/3`, lastmod: "2026-02-02" },
+        { loc: `${SITE}/p/5`, priority: "0.9" },
+        { loc: `${SITE}/p/6`, lastmod: "2026-01-01" },
+      ],
+      t,
+    );
     await writer.delete([`${SITE}/p/9`], t + 1);
     await write([{ loc: `${SITE}/new-arrival?colour=red&size=M` }], t + 2);
-    await after(t + 2);
+    await settledAfter(t + 2);
     await cron();
 
     const posts = pathsOf("/indexnow");
@@ -148,9 +155,9 @@ describe("notifying search engines, end to end", () => {
 
   it("keeps URLs pending through a 429 and sends them once when the engine accepts", async () => {
     const runAt = Date.now();
-    const t = await after(runAt);
+    const t = await settledAfter(runAt);
     await write([{ loc: `${SITE}/p/11`, lastmod: "2026-03-03" }], t);
-    await after(t);
+    await settledAfter(t);
     indexNowStatus = 429;
     await cron();
     expect(pathsOf("/indexnow")).toHaveLength(2);

@@ -3,8 +3,7 @@ import { validateXml } from "./support/xsd.ts";
 
 // The validator itself must reject what the schemas reject, or every "valid" elsewhere means nothing.
 describe("XSD helper", () => {
-  const urlset = (body: string) =>
-    `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${body}</urlset>`;
+  const urlset = (body: string) => `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${body}</urlset>`;
 
   it("accepts a minimal urlset and index", async () => {
     expect(await validateXml(urlset("<url><loc>https://example.com/</loc></url>"), "urlset")).toEqual({ valid: true, errors: [] });

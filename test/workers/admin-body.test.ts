@@ -66,7 +66,7 @@ describe("readBatch", () => {
   });
 
   it("reads NDJSON line by line at any chunk size (LF, CRLF, blank lines, multi-byte characters split)", async () => {
-    const text = tricky.map((t) => JSON.stringify(t)).join("\r\n\n") + "\n\n";
+    const text = `${tricky.map((t) => JSON.stringify(t)).join("\r\n\n")}\n\n`;
     for (const size of [1, 2, 5, 1 << 16]) {
       const parsed = await readBatch(chunked("application/x-ndjson", text, size), LIMITS);
       expect(parsed.items).toEqual(tricky);
@@ -106,7 +106,11 @@ describe("readBatch", () => {
     const big = `[${'"x",'.repeat(20_000)}"x"]`;
     const bytes = await failure(readBatch(chunked("application/json", big, 4096), LIMITS));
     expect(bytes.status).toBe(413);
-    const declared = new Request("http://x/", { method: "PUT", headers: { "Content-Type": "application/json", "Content-Length": String(big.length) }, body: big });
+    const declared = new Request("http://x/", {
+      method: "PUT",
+      headers: { "Content-Type": "application/json", "Content-Length": String(big.length) },
+      body: big,
+    });
     expect((await failure(readBatch(declared, LIMITS))).status).toBe(413);
   });
 

@@ -6,9 +6,9 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index.ts";
 import { admin } from "../../src/admin/app.ts";
 import { ApiErrorSchema, DeleteResultSchema, StoredRecordSchema, UpsertResultSchema } from "../../src/admin/schemas.ts";
+import worker from "../../src/index.ts";
 
 const SITE = "http://localhost:8787"; // SITES in wrangler.jsonc
 const ADMIN = `${SITE}/sitemap-admin/urls`;
@@ -86,9 +86,18 @@ describe("auth", () => {
 
   it("is 401 with WWW-Authenticate and no detail for a wrong or missing token, compared in constant time", async () => {
     const timingSafeEqual = vi.spyOn(crypto.subtle, "timingSafeEqual");
-    const attempts: Record<string, string>[] = [{ Authorization: "Bearer wrong-token" }, { Authorization: "Basic dGVzdA==" }, {}, { Authorization: "Bearer test-admin-token-longer" }];
+    const attempts: Record<string, string>[] = [
+      { Authorization: "Bearer wrong-token" },
+      { Authorization: "Basic dGVzdA==" },
+      {},
+      { Authorization: "Bearer test-admin-token-longer" },
+    ];
     for (const headers of attempts) {
-      const response = await call(ADMIN, { method: "PUT", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(records("/auth/", 1)) });
+      const response = await call(ADMIN, {
+        method: "PUT",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify(records("/auth/", 1)),
+      });
       expect(response.status).toBe(401);
       expect(response.headers.get("www-authenticate")).toMatch(/^Bearer /);
       expect(response.headers.get("cache-control")).toBe("no-store");
@@ -124,7 +133,14 @@ describe("PUT /sitemap-admin/urls", () => {
     const a = await get(`${SITE}/basic/a`);
     expect(a.status).toBe(200);
     const stored = StoredRecordSchema.parse(await a.json());
-    expect(stored).toMatchObject({ loc: `${SITE}/basic/a`, origin: SITE, section: "blog", lastmod: "2024-05-01T10:00:00+02:00", changefreq: "daily", priority: 0.8 });
+    expect(stored).toMatchObject({
+      loc: `${SITE}/basic/a`,
+      origin: SITE,
+      section: "blog",
+      lastmod: "2024-05-01T10:00:00+02:00",
+      changefreq: "daily",
+      priority: 0.8,
+    });
 
     // Any spelling that normalises to the stored loc finds it.
     const b = await get("http://localhost:8787/basic/./b?q=~");
@@ -153,7 +169,7 @@ describe("PUT /sitemap-admin/urls", () => {
 
     // NDJSON of the same records is the same batch.
     await tick();
-    const third = await sendNdjson("PUT", batch.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const third = await sendNdjson("PUT", `${batch.map((r) => JSON.stringify(r)).join("\n")}\n`);
     expect(await third.json()).toEqual({ received: 250, inserted: 0, updated: 0, unchanged: 250 });
     expect(await rows("/idem/")).toEqual(before);
 
@@ -347,7 +363,12 @@ describe("limits and malformed bodies", () => {
   });
 
   it("is 400 for a body that is not UTF-8, naming the NDJSON line", async () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode('{"loc":"http://localhost:8787/u/1"}\n{"loc":"http://localhost:8787/u/'), 0xff, 0xfe, ...new TextEncoder().encode('"}\n')]);
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('{"loc":"http://localhost:8787/u/1"}\n{"loc":"http://localhost:8787/u/'),
+      0xff,
+      0xfe,
+      ...new TextEncoder().encode('"}\n'),
+    ]);
     const response = await call(ADMIN, { method: "PUT", headers: { ...AUTH, "Content-Type": "application/x-ndjson" }, body: bytes });
     expect(response.status).toBe(400);
     expect(await apiError(response)).toMatchObject({ error: "invalid_body", line: 2, message: expect.stringContaining("UTF-8") });
@@ -372,7 +393,10 @@ describe("DELETE /sitemap-admin/urls", () => {
     const before = await rows("/del/");
     await tick();
 
-    const response = await sendNdjson("DELETE", [`"${SITE}/del/1"`, `{"loc": "${SITE}/del/3", "lastmod": "2024-01-01"}`, `"${SITE}/del/never"`].join("\n"));
+    const response = await sendNdjson(
+      "DELETE",
+      [`"${SITE}/del/1"`, `{"loc": "${SITE}/del/3", "lastmod": "2024-01-01"}`, `"${SITE}/del/never"`].join("\n"),
+    );
     expect(response.status).toBe(200);
     expect(DeleteResultSchema.parse(await response.json())).toEqual({ received: 3, deleted: 2, alreadyDeleted: 0, notFound: 1 });
     const after = await rows("/del/");
@@ -397,7 +421,10 @@ describe("DELETE /sitemap-admin/urls", () => {
 
     // A deleted loc sent again is inserted under its old key.
     await tick();
-    const back = await send("PUT", [{ loc: `${SITE}/del/1`, lastmod: "2024-05-01" }, { loc: `${SITE}/del/2`, lastmod: "2024-05-01" }]);
+    const back = await send("PUT", [
+      { loc: `${SITE}/del/1`, lastmod: "2024-05-01" },
+      { loc: `${SITE}/del/2`, lastmod: "2024-05-01" },
+    ]);
     expect(await back.json()).toEqual({ received: 2, inserted: 1, updated: 0, unchanged: 1 });
     const revived = (await rows("/del/"))[1]!;
     expect(revived).toMatchObject({ id: before[1]!.id, deleted: 0 });
@@ -427,7 +454,12 @@ describe("URL_SOURCE=kv", () => {
     expect(await (await send("PUT", batch, vars)).json()).toEqual({ received: 30, inserted: 0, updated: 0, unchanged: 30 });
     const back = await get(`${SITE}/kv/4`, vars);
     expect(StoredRecordSchema.parse(await back.json())).toMatchObject({ loc: `${SITE}/kv/4`, priority: 0.5, lastmod: "2024-05-01" });
-    expect(await (await send("DELETE", [`${SITE}/kv/4`, `${SITE}/kv/nope`], vars)).json()).toEqual({ received: 2, deleted: 1, alreadyDeleted: 0, notFound: 1 });
+    expect(await (await send("DELETE", [`${SITE}/kv/4`, `${SITE}/kv/nope`], vars)).json()).toEqual({
+      received: 2,
+      deleted: 1,
+      alreadyDeleted: 0,
+      notFound: 1,
+    });
     expect((await get(`${SITE}/kv/4`, vars)).status).toBe(404);
     // Nothing went to D1.
     expect(await rows("/kv/")).toEqual([]);
@@ -456,7 +488,11 @@ describe("GET /sitemap-admin/urls", () => {
   it("serves an OpenAPI description of the API", async () => {
     const response = await call(`${SITE}/sitemap-admin/openapi.json`, { headers: AUTH });
     expect(response.status).toBe(200);
-    const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
+    const doc = (await response.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, unknown> };
+    };
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths["/sitemap-admin/urls"]!).sort()).toEqual(["delete", "get", "put"]);
     // Every route the admin app serves is described, and nothing else: both come from one definition.
@@ -464,9 +500,7 @@ describe("GET /sitemap-admin/urls", () => {
     const served = [...new Set(admin.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} /sitemap-admin${r.path}`))];
     const described = Object.entries(doc.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`));
     expect(described.sort()).toEqual(served.sort());
-    expect(described).toEqual(
-      expect.arrayContaining(["get /sitemap-admin/status", "post /sitemap-admin/regenerate", "get /sitemap-admin/openapi.json"]),
-    );
+    expect(described).toEqual(expect.arrayContaining(["get /sitemap-admin/status", "post /sitemap-admin/regenerate", "get /sitemap-admin/openapi.json"]));
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(["Error", "Issue", "RecordInput", "UpsertResult", "DeleteResult", "StoredRecord"]),
     );
@@ -474,6 +508,8 @@ describe("GET /sitemap-admin/urls", () => {
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
     expect(refs.length).toBeGreaterThan(10);
     for (const ref of refs) expect(doc.components.schemas[ref.replace("#/components/schemas/", "")], ref).toBeDefined();
-    expect((doc.components.schemas["Error"] as { properties: { issues: { items: unknown } } }).properties.issues.items).toEqual({ $ref: "#/components/schemas/Issue" });
+    expect((doc.components.schemas["Error"] as { properties: { issues: { items: unknown } } }).properties.issues.items).toEqual({
+      $ref: "#/components/schemas/Issue",
+    });
   });
 });

@@ -79,7 +79,10 @@ describe("edge cache", () => {
     const etag = first.headers.get("etag")!;
     await first.text();
     expect((await call(site.env, url, { headers: { "If-None-Match": etag } })).status).toBe(304);
-    await write(site, demoSection(site.origin, "products", 1, 5).map((r) => ({ ...r, priority: 0.4321 })));
+    await write(
+      site,
+      demoSection(site.origin, "products", 1, 5).map((r) => ({ ...r, priority: 0.4321 })),
+    );
     await rebuildManifest(services(site.env), site.origin);
     const changed = await call(site.env, url, { headers: { "If-None-Match": etag } });
     expect(changed.status).toBe(200);
@@ -160,7 +163,9 @@ describe("edge cache", () => {
     const off = await call({ ...site.env, CACHE_STALE_WHILE_REVALIDATE: "0", EDGE_CACHE_TTL: "0" } as Env, `${site.origin}/sitemap-products-3.xml`);
     expect(off.headers.get("cache-control")).toBe("public, max-age=120, s-maxage=7200, no-transform");
     expect(off.headers.get("x-sitemap-source")).toBe("live");
-    expect((await call({ ...site.env, EDGE_CACHE_TTL: "0" } as Env, `${site.origin}/sitemap-products-3.xml`)).headers.get("x-sitemap-source")).toBe("live");
+    expect((await call({ ...site.env, EDGE_CACHE_TTL: "0" } as Env, `${site.origin}/sitemap-products-3.xml`)).headers.get("x-sitemap-source")).toBe(
+      "live",
+    );
     expect((await call({ ...site.env, CACHE_MAX_AGE: "soon" } as Env, `${site.origin}/sitemap.xml`)).status).toBe(500);
   });
 });

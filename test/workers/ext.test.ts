@@ -152,7 +152,9 @@ describe("ingest of extension data", () => {
     const origin = freshOrigin("ext-store");
     const env = d1Fixture.env({ SITES: origin });
     await d1Fixture.upsert(env, validRecords(env, [{ loc: `${origin}/a`, images: [`${origin.toUpperCase().replace("HTTPS", "https")}/x.jpg`] }]));
-    const row = await env.DB.prepare("SELECT ext, size, ext_kinds FROM urls WHERE loc = ?1").bind(`${origin}/a`).first<{ ext: string; size: number; ext_kinds: number }>();
+    const row = await env.DB.prepare("SELECT ext, size, ext_kinds FROM urls WHERE loc = ?1")
+      .bind(`${origin}/a`)
+      .first<{ ext: string; size: number; ext_kinds: number }>();
     expect(JSON.parse(row!.ext)).toEqual({ images: [{ loc: `${origin}/x.jpg` }] });
     expect(row!.ext_kinds).toBe(EXT_IMAGE);
     expect(row!.size).toBe(`<url><loc>${origin}/a</loc><image:image><image:loc>${origin}/x.jpg</image:loc></image:image></url>\n`.length);

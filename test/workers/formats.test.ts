@@ -5,7 +5,7 @@
  */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
-import { withDemoExtensions, demoSection } from "../../src/demo/demo-data.ts";
+import { demoSection, withDemoExtensions } from "../../src/demo/demo-data.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { d1Fixture } from "./fixtures/sources.ts";
@@ -61,11 +61,19 @@ describe("text sitemaps", () => {
     const xml = await call(env, `${origin}/sitemap-pages-1.xml`);
     expect(identity.headers.get("etag")).not.toBe(xml.headers.get("etag"));
     expect(identity.headers.get("x-robots-tag")).toBe("noindex");
-    expect(text(await bytesOf(identity))).toBe(range(5).map((i) => `${origin}/p/${i}\n`).join(""));
+    expect(text(await bytesOf(identity))).toBe(
+      range(5)
+        .map((i) => `${origin}/p/${i}\n`)
+        .join(""),
+    );
     // The test client may hand back the encoded bytes or decode them itself: either way, the same text.
     const gzBytes = await bytesOf(gz);
     const decoded = gzBytes[0] === 0x1f && gzBytes[1] === 0x8b ? await gunzip(gzBytes) : gzBytes;
-    expect(text(decoded)).toBe(range(5).map((i) => `${origin}/p/${i}\n`).join(""));
+    expect(text(decoded)).toBe(
+      range(5)
+        .map((i) => `${origin}/p/${i}\n`)
+        .join(""),
+    );
     for (const path of ["/sitemap-pages-2.txt", "/sitemap-nosuch-1.txt", "/sitemap-pages-0.txt", "/sitemap-pages-1.txt.gz"]) {
       expect((await call(env, origin + path)).status, path).toBe(404);
     }
@@ -84,7 +92,10 @@ describe("Atom feed of recent changes", () => {
     for (const i of range(40)) {
       const input =
         i === 39
-          ? { loc: `${origin}/news/latest`, news: { publication: { name: "Daily", language: "en" }, publication_date: "2026-03-01T12:00:00Z", title: "Big & bold" } }
+          ? {
+              loc: `${origin}/news/latest`,
+              news: { publication: { name: "Daily", language: "en" }, publication_date: "2026-03-01T12:00:00Z", title: "Big & bold" },
+            }
           : i === 38
             ? tricky(origin)[0]!
             : { loc: `${origin}/page/${i}` };
@@ -144,7 +155,11 @@ describe("browser view", () => {
     const { origin, env } = await site(
       (o) => [
         ...demoSection(o, "pages", 3),
-        { loc: `${o}/story`, section: "blog", news: { publication: { name: "D", language: "de" }, publication_date: new Date().toISOString(), title: "T" } },
+        {
+          loc: `${o}/story`,
+          section: "blog",
+          news: { publication: { name: "D", language: "de" }, publication_date: new Date().toISOString(), title: "T" },
+        },
       ],
       { BROWSER_VIEW: "true" },
     );
@@ -177,7 +192,10 @@ describe("browser view", () => {
 
   it("changes shard and index versions when the browser view is switched on", async () => {
     const { origin, env } = await site((o) => demoSection(o, "pages", 3), { BROWSER_VIEW: "false" });
-    const before = [(await call(env, `${origin}/sitemap.xml`)).headers.get("etag"), (await call(env, `${origin}/sitemap-pages-1.xml`)).headers.get("etag")];
+    const before = [
+      (await call(env, `${origin}/sitemap.xml`)).headers.get("etag"),
+      (await call(env, `${origin}/sitemap-pages-1.xml`)).headers.get("etag"),
+    ];
     const on = { ...env, BROWSER_VIEW: "true" } as Env;
     await rebuildManifest(services(on), origin);
     const after = [(await call(on, `${origin}/sitemap.xml`)).headers.get("etag"), (await call(on, `${origin}/sitemap-pages-1.xml`)).headers.get("etag")];

@@ -57,7 +57,8 @@ describe("conditional GET and HEAD", () => {
         const res = await call(s.env, s.origin + path, { headers: { ...headers, "If-None-Match": inm } });
         expect(res.status, `${path} ${inm}`).toBe(304);
         expect(await res.text()).toBe("");
-        for (const name of ["etag", "last-modified", "cache-control", "vary", "cache-tag"]) expect(res.headers.get(name), name).toBe(full.headers.get(name));
+        for (const name of ["etag", "last-modified", "cache-control", "vary", "cache-tag"])
+          expect(res.headers.get(name), name).toBe(full.headers.get(name));
         expect(res.headers.get("content-encoding")).toBeNull();
       }
       const miss = await call(s.env, s.origin + path, { headers: { ...headers, "If-None-Match": '"nope"' } });

@@ -5,14 +5,14 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { ValidRecord } from "../../src/core/validate.ts";
-import { demoSection } from "../../src/demo/demo-data.ts";
 import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
 import { kvRecordStore } from "../../src/adapters/kv/record-store.ts";
+import type { ValidRecord } from "../../src/core/validate.ts";
+import { demoSection } from "../../src/demo/demo-data.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
-import { d1Fixture } from "./fixtures/sources.ts";
 import { kvFixture } from "./fixtures/kv.ts";
+import { d1Fixture } from "./fixtures/sources.ts";
 import { bytesOf, call, freshOrigin, locsOf, range, validRecords } from "./support.ts";
 
 const T0 = Date.UTC(2026, 0, 1);

@@ -5,29 +5,29 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { demoSection } from "../../src/demo/demo-data.ts";
 import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
-import { KvManifestStore } from "../../src/adapters/kv/manifest-store.ts";
-import { regenerateSite } from "../../src/regen/regenerate.ts";
-import { services } from "../../src/services.ts";
-import { rebuildManifest } from "../../src/sitemaps.ts";
+import { kvBulkEntries } from "../../src/adapters/kv/bulk.ts";
+import { KvChangeFeed } from "../../src/adapters/kv/change-feed.ts";
 import {
   type BlockEntry,
   blockName,
+  bucketOfHash,
   counterName,
   idOfHash,
   indexName,
-  bucketOfHash,
   listBlockNames,
   locHash,
   overflowName,
   sitePrefix,
 } from "../../src/adapters/kv/layout.ts";
-import { KvChangeFeed } from "../../src/adapters/kv/change-feed.ts";
+import { KvManifestStore } from "../../src/adapters/kv/manifest-store.ts";
 import { KvRecordReader } from "../../src/adapters/kv/reader.ts";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
-import { kvBulkEntries } from "../../src/adapters/kv/bulk.ts";
 import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
+import { demoSection } from "../../src/demo/demo-data.ts";
+import { regenerateSite } from "../../src/regen/regenerate.ts";
+import { services } from "../../src/services.ts";
+import { rebuildManifest } from "../../src/sitemaps.ts";
 import type { FoundRecord, KeyRow } from "../../src/store/port.ts";
 import { countingKv, failingKv, totalOps } from "./fixtures/kv-ops.ts";
 import { call, freshOrigin, locsOf, range, validRecords } from "./support.ts";
@@ -64,7 +64,10 @@ describe("KvRecordWriter", () => {
     const origin = freshOrigin("kvw");
     const e = kvEnv(origin);
     const writer = new KvRecordWriter(env.URLS);
-    const records = validRecords(e, range(5).map((i) => ({ loc: `${origin}/p/${i}`, lastmod: "2025-01-01" })));
+    const records = validRecords(
+      e,
+      range(5).map((i) => ({ loc: `${origin}/p/${i}`, lastmod: "2025-01-01" })),
+    );
     expect(await writer.upsert(records, T0)).toMatchObject({ inserted: 5, updated: 0, unchanged: 0, atomic: false });
     expect((await keyRows(origin)).map((r) => [r.key, r.updatedAt])).toEqual(range(5, 1).map((k) => [k, T0]));
 
@@ -73,7 +76,10 @@ describe("KvRecordWriter", () => {
     expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 5, atomic: false, writes: 0 });
 
     // One real change: only its stamp moves; its key stays.
-    const changed = validRecords(e, [{ loc: `${origin}/p/3`, lastmod: "2025-06-01" }, { loc: `${origin}/p/4`, lastmod: "2025-01-01" }]);
+    const changed = validRecords(e, [
+      { loc: `${origin}/p/3`, lastmod: "2025-06-01" },
+      { loc: `${origin}/p/4`, lastmod: "2025-01-01" },
+    ]);
     expect(await writer.upsert(changed, T1)).toMatchObject({ inserted: 0, updated: 1, unchanged: 1 });
     expect((await keyRows(origin)).map((r) => r.updatedAt)).toEqual([T0, T0, T0, T1, T0]);
     expect(await find(`${origin}/p/3`)).toMatchObject({ key: 4, section: "pages", lastmod: "2025-06-01", updatedAt: T1, deleted: false });
@@ -113,7 +119,13 @@ describe("KvRecordWriter", () => {
     const origin = freshOrigin("kvd");
     const e = kvEnv(origin);
     const writer = new KvRecordWriter(env.URLS);
-    await writer.upsert(validRecords(e, range(4).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
+    await writer.upsert(
+      validRecords(
+        e,
+        range(4).map((i) => ({ loc: `${origin}/p/${i}` })),
+      ),
+      T0,
+    );
 
     const del = await writer.delete([`${origin}/p/1`, `${origin}/p/1`, `${origin}/nope`, "not a url"], T1);
     expect(del).toMatchObject({ deleted: 1, alreadyDeleted: 0, notFound: 2, atomic: false });
@@ -132,7 +144,13 @@ describe("KvRecordWriter", () => {
     const origin = freshOrigin("kvm");
     const e = kvEnv(origin);
     const writer = new KvRecordWriter(env.URLS);
-    await writer.upsert(validRecords(e, range(3).map((i) => ({ loc: `${origin}/a/${i}`, section: "blog" }))), T0);
+    await writer.upsert(
+      validRecords(
+        e,
+        range(3).map((i) => ({ loc: `${origin}/a/${i}`, section: "blog" })),
+      ),
+      T0,
+    );
     const moved = await writer.upsert(validRecords(e, [{ loc: `${origin}/a/1`, section: "pages" }]), T1);
     expect(moved).toMatchObject({ updated: 1 });
     expect(await liveLocs(origin, "blog")).toEqual([`${origin}/a/0`, `${origin}/a/2`]);
@@ -170,7 +188,10 @@ describe("KvRecordWriter", () => {
 
   it("converges to the same state when a batch is interrupted after any number of writes and retried", async () => {
     const seed = async (origin: string): Promise<void> => {
-      const records = validRecords(kvEnv(origin), range(6).map((i) => ({ loc: `${origin}/p/${i}`, section: i < 3 ? "blog" : "pages" })));
+      const records = validRecords(
+        kvEnv(origin),
+        range(6).map((i) => ({ loc: `${origin}/p/${i}`, section: i < 3 ? "blog" : "pages" })),
+      );
       await new KvRecordWriter(env.URLS).upsert(records, T0);
     };
     // The batch: 2 moves, 1 change, 2 new locs. Count its writes once on a clean run.
@@ -216,7 +237,13 @@ describe("KvRecordWriter", () => {
     const origin = freshOrigin("kvx");
     const e = kvEnv(origin);
     const writer = new KvRecordWriter(env.URLS);
-    await writer.upsert(validRecords(e, range(3).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
+    await writer.upsert(
+      validRecords(
+        e,
+        range(3).map((i) => ({ loc: `${origin}/p/${i}` })),
+      ),
+      T0,
+    );
     await env.URLS.delete(counterName(origin));
     await writer.upsert(validRecords(e, [{ loc: `${origin}/after` }]), T0);
     expect((await find(`${origin}/after`))?.key).toBe(4);
@@ -251,7 +278,7 @@ describe("KvRecordWriter", () => {
     const writer = new KvRecordWriter(env.URLS);
     const again = await writer.upsert(records, T1);
     expect(again).toMatchObject({ unchanged: 2_200, inserted: 0, updated: 0, writes: 0 });
-    expect((await find(records[1_600]!.loc))).toMatchObject({ key: 1_601, section: "blog", updatedAt: T0 + 1_600 });
+    expect(await find(records[1_600]!.loc)).toMatchObject({ key: 1_601, section: "blog", updatedAt: T0 + 1_600 });
   });
 });
 
@@ -286,7 +313,13 @@ describe("KvRecordReader", () => {
     const name = blockName(origin, "pages", 0);
     await env.URLS.put(name, "not json");
     await expect(all(source.records(range0))).rejects.toThrow(`KV layout error in "${name}": value is not JSON`);
-    await env.URLS.put(name, JSON.stringify([{ k: 5, u: T0, loc: `${origin}/a` }, { k: 4, u: T0, loc: `${origin}/b` }]));
+    await env.URLS.put(
+      name,
+      JSON.stringify([
+        { k: 5, u: T0, loc: `${origin}/a` },
+        { k: 4, u: T0, loc: `${origin}/b` },
+      ]),
+    );
     await expect(all(source.records(range0))).rejects.toThrow(/entry 1: keys must be strictly ascending/);
     await env.URLS.put(name, JSON.stringify([{ k: 1500, u: T0, loc: `${origin}/a` }]));
     await expect(all(source.keyRows(origin))).rejects.toThrow(/key 1500 is outside this block \(0–999\)/);
@@ -337,8 +370,20 @@ describe("KvChangeFeed", () => {
     const origin = freshOrigin("kvfeed");
     const e = kvEnv(origin);
     const writer = new KvRecordWriter(env.URLS);
-    await writer.upsert(validRecords(e, range(30).map((i) => ({ loc: `${origin}/p/${i}` }))), T0); // keys 1…30
-    await writer.upsert(validRecords(e, [5, 20, 7].map((i) => ({ loc: `${origin}/p/${i}`, lastmod: "2026-01-05" }))), T1);
+    await writer.upsert(
+      validRecords(
+        e,
+        range(30).map((i) => ({ loc: `${origin}/p/${i}` })),
+      ),
+      T0,
+    ); // keys 1…30
+    await writer.upsert(
+      validRecords(
+        e,
+        [5, 20, 7].map((i) => ({ loc: `${origin}/p/${i}`, lastmod: "2026-01-05" })),
+      ),
+      T1,
+    );
     await writer.delete([`${origin}/p/3`], T2);
     const feed = new KvChangeFeed(env.URLS);
     expect(feed.indexed).toBe(false);
@@ -346,7 +391,12 @@ describe("KvChangeFeed", () => {
 
     const start = { stamp: T0, key: 28, moveSeq: 0 };
     const first = await feed.changes(origin, start, 4);
-    expect(first.rows.map((r) => [r.key, r.updatedAt])).toEqual([[29, T0], [30, T0], [6, T1], [8, T1]]);
+    expect(first.rows.map((r) => [r.key, r.updatedAt])).toEqual([
+      [29, T0],
+      [30, T0],
+      [6, T1],
+      [8, T1],
+    ]);
     expect(first).toMatchObject({ cursor: { stamp: T1, key: 8, moveSeq: 0 }, done: false });
     const second = await feed.changes(origin, first.cursor, 4);
     expect(second.rows.map((r) => [r.loc, r.section, r.deleted, r.moved])).toEqual([
@@ -370,7 +420,13 @@ describe("regeneration over KV records", () => {
     const writer = new KvRecordWriter(env.URLS);
     await writer.upsert(validRecords(e, demoSection(origin, "products", 500)), T0);
     const s = services(e);
-    const deps = { config: s.config, store: s.store, manifests: s.manifests, snapshots: new KvSnapshotStore(env.SNAPSHOTS), state: new D1RegenStore(env.DB) };
+    const deps = {
+      config: s.config,
+      store: s.store,
+      manifests: s.manifests,
+      snapshots: new KvSnapshotStore(env.SNAPSHOTS),
+      state: new D1RegenStore(env.DB),
+    };
 
     const first = await regenerateSite(deps, origin, { trigger: "test" });
     expect(first).toMatchObject({ shardsRendered: 5, indexRendered: true, converged: true });
@@ -384,7 +440,13 @@ describe("regeneration over KV records", () => {
       expect(await stored.text(), path).toBe(await live.text());
     }
 
-    await writer.upsert(validRecords(e, demoSection(origin, "products", 1, 250).map((r) => ({ ...r, lastmod: "2026-02-02" }))), T1);
+    await writer.upsert(
+      validRecords(
+        e,
+        demoSection(origin, "products", 1, 250).map((r) => ({ ...r, lastmod: "2026-02-02" })),
+      ),
+      T1,
+    );
     const second = await regenerateSite(deps, origin, { trigger: "test" });
     expect(second.changed).toEqual(["products-3"]);
     expect(second.shardsRendered).toBe(1);
@@ -414,15 +476,23 @@ describe("KV configuration and manifests", () => {
   it("stores the manifest as one KV value and ignores a value it cannot read", async () => {
     const origin = freshOrigin("kvman");
     const e = kvEnv(origin);
-    await new KvRecordWriter(env.URLS).upsert(validRecords(e, range(30).map((i) => ({ loc: `${origin}/p/${i}` }))), T0);
+    await new KvRecordWriter(env.URLS).upsert(
+      validRecords(
+        e,
+        range(30).map((i) => ({ loc: `${origin}/p/${i}` })),
+      ),
+      T0,
+    );
     const built = await rebuildManifest(services(kvEnv(origin, { MAX_URLS_PER_SHARD: "10" })), origin);
     const store = new KvManifestStore(env.URLS);
     expect(await store.load(origin)).toEqual(built);
-    expect(built.shards.map((s) => [s.n, s.firstKey, s.lastKey, s.urlCount])).toEqual([
-      [1, 0, 10],
-      [2, 11, 20],
-      [3, 21, 30],
-    ].map(([n, f, l]) => [n, f, l, 10]));
+    expect(built.shards.map((s) => [s.n, s.firstKey, s.lastKey, s.urlCount])).toEqual(
+      [
+        [1, 0, 10],
+        [2, 11, 20],
+        [3, 21, 30],
+      ].map(([n, f, l]) => [n, f, l, 10]),
+    );
     await env.URLS.put(`m#${origin}`, JSON.stringify({ format: 99 }));
     expect(await store.load(origin)).toBeNull();
   });

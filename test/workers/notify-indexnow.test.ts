@@ -8,8 +8,8 @@ import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
 import type { IndexNowPayload } from "../../src/notify/indexnow.ts";
 import { notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
 import { services } from "../../src/services.ts";
-import { call, freshOrigin, validRecords } from "./support.ts";
 import { FakeEngine, HOUR, MINUTE, MemoryLog, pages, remove, run, siteEnv, upsert } from "./notify-support.ts";
+import { call, freshOrigin, validRecords } from "./support.ts";
 
 const KEY = "test-key-0123456789abcdef";
 const ENDPOINT = "https://indexnow.test/indexnow";
@@ -223,7 +223,9 @@ describe("IndexNow submissions", () => {
     expect(new Set(all).size).toBe(12_000);
 
     // A run that died holding the lease blocks the site only until the lease expires.
-    await env.DB.prepare("UPDATE notify_leases SET lease_id = 'dead-run', lease_until = ? WHERE origin = ?").bind(T0 + 30 * MINUTE, origin).run();
+    await env.DB.prepare("UPDATE notify_leases SET lease_id = 'dead-run', lease_until = ? WHERE origin = ?")
+      .bind(T0 + 30 * MINUTE, origin)
+      .run();
     await upsert(e, pages(origin, 1, 50_000), T0 + 10 * MINUTE);
     await run(e, engine, T0 + 20 * MINUTE);
     expect(engine.calls).toHaveLength(2);
@@ -278,7 +280,9 @@ describe("IndexNow submissions", () => {
     const watermark = await notifyLowWatermark(services(e), origin);
     expect(watermark).toBe(T0 - MINUTE);
     // What the regeneration may purge: `deleted = 1 AND updated_at < watermark` — not this tombstone.
-    const purgeable = await env.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ? AND deleted = 1 AND updated_at < ?").bind(origin, watermark).first<{ n: number }>();
+    const purgeable = await env.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ? AND deleted = 1 AND updated_at < ?")
+      .bind(origin, watermark)
+      .first<{ n: number }>();
     expect(purgeable?.n).toBe(0);
 
     engine.respond = () => new Response(null, { status: 200 });

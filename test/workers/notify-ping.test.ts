@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.ts";
 import { notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
 import { services } from "../../src/services.ts";
+import { FakeEngine, HOUR, MINUTE, MemoryLog, hang, pages, remove, run, siteEnv, upsert } from "./notify-support.ts";
 import { freshOrigin } from "./support.ts";
-import { FakeEngine, HOUR, hang, MINUTE, MemoryLog, pages, remove, run, siteEnv, upsert } from "./notify-support.ts";
 
 const T0 = Date.UTC(2026, 1, 1);
 let templates = 0;
@@ -99,7 +99,9 @@ describe("ping endpoints", () => {
     for (const bad of ["https://engine.test/ping", "ftp://x.test/{sitemap}", "not a url {sitemap}"]) {
       expect(() => parseConfig({ ...base, PING_URLS: bad })).toThrow(ConfigError);
     }
-    expect(() => parseConfig({ ...base, PING_URLS: "https://engine.test/ping" })).toThrow(/PING_URLS must list http\(s\) URL templates with \{sitemap\}.*\(entry 1 has no \{sitemap\} placeholder\)/);
+    expect(() => parseConfig({ ...base, PING_URLS: "https://engine.test/ping" })).toThrow(
+      /PING_URLS must list http\(s\) URL templates with \{sitemap\}.*\(entry 1 has no \{sitemap\} placeholder\)/,
+    );
   });
 
   it("a ping target holds the tombstone watermark until it announced the change", async () => {

@@ -1,8 +1,8 @@
 /** Helpers for notifier tests: a fake search engine at the fetch boundary, seeding, runs. */
 import { env } from "cloudflare:workers";
+import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import type { Logger } from "../../src/notify/context.ts";
 import { type NotifyReport, notifyAfterRegeneration } from "../../src/notify/notifier.ts";
-import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { validRecords } from "./support.ts";
 
 export interface Call {

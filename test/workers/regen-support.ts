@@ -1,11 +1,11 @@
 /** Helpers for the regeneration tests: a site, observed D1 reads, snapshot bytes, HTTP fetches. */
 import { env as baseEnv } from "cloudflare:workers";
-import type { ShardEntry, ShardManifest } from "../../src/manifest/manifest.ts";
-import type { RegenDeps } from "../../src/regen/deps.ts";
-import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
 import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
+import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
 import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
+import type { ShardEntry, ShardManifest } from "../../src/manifest/manifest.ts";
+import type { RegenDeps } from "../../src/regen/deps.ts";
 import { services } from "../../src/services.ts";
 import { renderShard } from "../../src/sitemaps.ts";
 import { readAll } from "../../src/snapshots/store.ts";

@@ -4,17 +4,16 @@
  */
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { gzip } from "../../src/core/render.ts";
 import { demoSection, withDemoExtensions } from "../../src/demo/demo-data.ts";
 import worker from "../../src/index.ts";
 import { buildManifest } from "../../src/manifest/build.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { services } from "../../src/services.ts";
-import { manifestBuildOptions, rebuildManifest } from "../../src/sitemaps.ts";
+import { manifestBuildOptions, rebuildManifest, renderShard } from "../../src/sitemaps.ts";
 import { readAll } from "../../src/snapshots/store.ts";
 import type { RecordStore } from "../../src/store/port.ts";
-import { gzip } from "../../src/core/render.ts";
-import { renderShard } from "../../src/sitemaps.ts";
-import { fetchPath, liveXml, listed, manifestOf, newSite, observedDeps, shardName, snapshotXml, write } from "./regen-support.ts";
+import { fetchPath, listed, liveXml, manifestOf, newSite, observedDeps, shardName, snapshotXml, write } from "./regen-support.ts";
 import { call, gunzip, locsOf, text, validRecords } from "./support.ts";
 
 const PAST = Date.UTC(2026, 0, 1);
@@ -95,7 +94,10 @@ describe("regeneration: only what changed", () => {
     await write(site, [...demoSection(site.origin, "blog", 100), ...demoSection(site.origin, "pages", 100)], PAST);
     const o = observedDeps(site);
     await regenerateSite(o.deps, site.origin);
-    const moved = validRecords(site.env, demoSection(site.origin, "blog", 1, 10).map((r) => ({ ...r, section: "pages" })));
+    const moved = validRecords(
+      site.env,
+      demoSection(site.origin, "blog", 1, 10).map((r) => ({ ...r, section: "pages" })),
+    );
     await site.writer.upsert(moved);
     const run = await regenerateSite(o.deps, site.origin);
     expect(run.changed.some((n) => n.startsWith("blog-"))).toBe(true);
@@ -117,7 +119,10 @@ describe("regeneration: the settle window", () => {
     expect(pass.mode).toBe("pass");
     const state = await o.deps.state.load(site.origin);
     expect(state.recent.length).toBeLessThanOrEqual(8); // intervals, not 400 rows
-    await write(site, demoSection(site.origin, "pages", 1, 150).map((r) => ({ ...r, priority: 0.4321 })));
+    await write(
+      site,
+      demoSection(site.origin, "pages", 1, 150).map((r) => ({ ...r, priority: 0.4321 })),
+    );
     o.reset();
     const next = await regenerateSite(o.deps, site.origin);
     expect(next.changesRead).toBe(400); // the window is read again (399 rows + the changed one)…
@@ -167,7 +172,8 @@ describe("snapshots", () => {
         const b = await call(liveEnv, `${site.origin}${path}`, { headers });
         expect(a.headers.get("x-sitemap-source")).toBe("snapshot");
         expect(b.headers.get("x-sitemap-source")).toBe("live");
-        for (const name of ["etag", "last-modified", "content-type", "content-encoding", "vary"]) expect(a.headers.get(name), name).toBe(b.headers.get(name));
+        for (const name of ["etag", "last-modified", "content-type", "content-encoding", "vary"])
+          expect(a.headers.get(name), name).toBe(b.headers.get(name));
         const aBytes = new Uint8Array(await a.arrayBuffer());
         const bBytes = new Uint8Array(await b.arrayBuffer());
         expect(aBytes).toEqual(bBytes);
@@ -213,11 +219,27 @@ describe("snapshots", () => {
     await regenerateSite(o.deps, site.origin);
     await site.writer.delete(demoSection(site.origin, "pages", 5, 80).map((r) => r.loc as string));
     await write(site, demoSection(site.origin, "pages", 90, 230));
-    await write(site, demoSection(site.origin, "blog", 3, 10).map((r) => ({ ...r, section: "pages" })));
+    await write(
+      site,
+      demoSection(site.origin, "blog", 3, 10).map((r) => ({ ...r, section: "pages" })),
+    );
     await regenerateSite(o.deps, site.origin);
     const regenerated = await manifestOf(site);
-    const walked = await buildManifest(o.deps.store.reader, site.origin, regenerated, { ...manifestBuildOptions(o.deps.config, site.origin), now: Date.now() });
-    const strip = (shards: typeof walked.shards) => shards.map(({ section, n, firstKey, lastKey, urlCount, byteCount, version, extKinds }) => ({ section, n, firstKey, lastKey, urlCount, byteCount, version, extKinds }));
+    const walked = await buildManifest(o.deps.store.reader, site.origin, regenerated, {
+      ...manifestBuildOptions(o.deps.config, site.origin),
+      now: Date.now(),
+    });
+    const strip = (shards: typeof walked.shards) =>
+      shards.map(({ section, n, firstKey, lastKey, urlCount, byteCount, version, extKinds }) => ({
+        section,
+        n,
+        firstKey,
+        lastKey,
+        urlCount,
+        byteCount,
+        version,
+        extKinds,
+      }));
     expect(strip(regenerated.shards)).toEqual(strip(walked.shards));
     expect(regenerated.version).toBe(walked.version);
   });
@@ -230,7 +252,10 @@ describe("snapshots", () => {
     const now = () => clock;
     await regenerateSite(o.deps, site.origin, { now });
     const old = listed(await manifestOf(site))[0]!.snapshot!;
-    await write(site, demoSection(site.origin, "pages", 1, 5).map((r) => ({ ...r, priority: 0.9 })));
+    await write(
+      site,
+      demoSection(site.origin, "pages", 1, 5).map((r) => ({ ...r, priority: 0.9 })),
+    );
     clock += 1000;
     const publish = await regenerateSite(o.deps, site.origin, { now });
     expect(publish.changed).toEqual(["pages-1"]);
@@ -257,7 +282,10 @@ describe("work bound and interruption", () => {
     expect(runs.map((r) => r.converged)).toEqual([false, false, true]);
 
     // Change a record in every shard.
-    await write(site, [0, 100, 200, 300, 400].flatMap((i) => demoSection(site.origin, "pages", 1, i).map((r) => ({ ...r, priority: 0.4321 }))));
+    await write(
+      site,
+      [0, 100, 200, 300, 400].flatMap((i) => demoSection(site.origin, "pages", 1, i).map((r) => ({ ...r, priority: 0.4321 }))),
+    );
     const results = [];
     for (let i = 0; i < 3; i++) {
       results.push(await regenerateSite(o.deps, site.origin));
@@ -334,7 +362,10 @@ describe("work bound and interruption", () => {
     for (const shard of listed(before)) bodiesBefore.set(shardName(shard), await fetchPath(site, `/sitemap-${shardName(shard)}.xml`));
     const indexBefore = await fetchPath(site, "/sitemap.xml");
 
-    await write(site, [0, 100, 200, 300].flatMap((i) => demoSection(site.origin, "products", 1, i).map((r) => ({ ...r, priority: 0.4321 }))));
+    await write(
+      site,
+      [0, 100, 200, 300].flatMap((i) => demoSection(site.origin, "products", 1, i).map((r) => ({ ...r, priority: 0.4321 }))),
+    );
     // A store that dies after two snapshots, as a killed isolate would.
     let puts = 0;
     const dying = observedDeps(site, {
@@ -357,7 +388,14 @@ describe("work bound and interruption", () => {
     expect((await fetchPath(site, "/sitemap.xml")).body).toBe(indexBefore.body);
 
     // Killed after the switch but before its progress was saved: the next run redoes nothing new.
-    const forgetful = observedDeps(site, { state: { ...bind(healthy.deps.state), save: async () => { throw new Error("killed after switch"); } } });
+    const forgetful = observedDeps(site, {
+      state: {
+        ...bind(healthy.deps.state),
+        save: async () => {
+          throw new Error("killed after switch");
+        },
+      },
+    });
     await expect(regenerateSite(forgetful.deps, site.origin)).rejects.toThrow("killed after switch");
     const switched = await manifestOf(site);
     expect(switched.version).not.toBe(before.version);
@@ -397,7 +435,10 @@ describe("stores without a range scan", () => {
     const o = observedDeps(site, { store: minimal });
     const first = await regenerateSite(o.deps, site.origin);
     expect(first).toMatchObject({ mode: "walk", shardsRendered: 3, converged: true });
-    await write(site, demoSection(site.origin, "pages", 1, 150).map((r) => ({ ...r, lastmod: "2026-03-03" })));
+    await write(
+      site,
+      demoSection(site.origin, "pages", 1, 150).map((r) => ({ ...r, lastmod: "2026-03-03" })),
+    );
     const second = await regenerateSite(o.deps, site.origin);
     expect(second.changed).toEqual(["pages-2"]);
     expect(second.shardsRendered).toBe(1);
@@ -431,8 +472,14 @@ describe("cron and admin endpoints", () => {
     expect(status.runs[0]).toMatchObject({ trigger: "cron", ok: true, shardsRendered: 2 });
     expect(status.runs[0]!.rowsRead).toBeGreaterThanOrEqual(150);
 
-    await write(site, demoSection(site.origin, "pages", 1, 3).map((r) => ({ ...r, lastmod: "2026-04-04" })));
-    const post = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, { method: "POST", headers: { Authorization: "Bearer test-admin-token" } });
+    await write(
+      site,
+      demoSection(site.origin, "pages", 1, 3).map((r) => ({ ...r, lastmod: "2026-04-04" })),
+    );
+    const post = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, {
+      method: "POST",
+      headers: { Authorization: "Bearer test-admin-token" },
+    });
     expect(post.status).toBe(200);
     expect(await post.json()).toMatchObject({ trigger: "admin", changed: ["pages-1"], shardsRendered: 1, converged: true });
   });

@@ -5,8 +5,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.ts";
 import { ROBOTS_LOOP_HEADER, mergeRobots, minimalRobots } from "../../src/http/robots.ts";
-import { call, freshOrigin } from "./support.ts";
 import { siteEnv as notifySiteEnv } from "./notify-support.ts";
+import { call, freshOrigin } from "./support.ts";
 
 /** Most cases check the index line alone; the feed's own line has its test below. */
 const siteEnv = (origin: string, vars: Record<string, string> = {}): Env => notifySiteEnv(origin, { FEED_SIZE: "0", ...vars });
@@ -103,9 +103,7 @@ describe("GET /robots.txt", () => {
 
   it("serves the minimal file when the origin times out", async () => {
     const origin = freshOrigin("robots");
-    fakeOrigin(
-      (_, init) => new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason))),
-    );
+    fakeOrigin((_, init) => new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason))));
     const res = await call(siteEnv(origin, { ROBOTS_ORIGIN_TIMEOUT_MS: "100" }), `${origin}/robots.txt`);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe(minimalRobots([`${origin}/sitemap.xml`]));
@@ -195,7 +193,8 @@ describe("notification and robots.txt configuration", () => {
     ["GSC_PROPERTY", "example.com"],
   ])("rejects %s=%j naming the variable", (variable, value) => {
     const env = { SITES: "https://example.com", INDEXNOW_KEY: "abcdefgh", [variable]: value };
-    if (variable === "GSC_PROPERTY") Object.assign(env, { GSC_SERVICE_ACCOUNT: JSON.stringify({ client_email: "a@b.c", private_key: "-----BEGIN PRIVATE KEY-----x" }) });
+    if (variable === "GSC_PROPERTY")
+      Object.assign(env, { GSC_SERVICE_ACCOUNT: JSON.stringify({ client_email: "a@b.c", private_key: "-----BEGIN PRIVATE KEY-----x" }) });
     expect(() => parseConfig(env)).toThrow(ConfigError);
     try {
       parseConfig(env);

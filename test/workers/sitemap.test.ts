@@ -16,13 +16,14 @@ describe.each(sourceFixtures)("sitemaps from $name", (fixture) => {
     seedSite(fixture, fixture.name, inputs, vars, now, "https://other.example");
 
   it("serves an index whose every shard resolves, with every record exactly once", async () => {
-    const { origin, env } = await site(
-      (o) => [...demoSection(o, "pages", 1_200), ...demoSection(o, "products", 2_500), ...demoSection(o, "blog", 300)],
-      { MAX_URLS_PER_SHARD: "1000" },
-    );
+    const { origin, env } = await site((o) => [...demoSection(o, "pages", 1_200), ...demoSection(o, "products", 2_500), ...demoSection(o, "blog", 300)], {
+      MAX_URLS_PER_SHARD: "1000",
+    });
     const index = await document(env, `${origin}/sitemap.xml`);
     // The browser view (on in wrangler.jsonc) adds an xml-stylesheet processing instruction.
-    expect(index).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<\?xml-stylesheet type="text\/xsl" href="\/sitemap.xsl"\?>\n<sitemapindex xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/);
+    expect(index).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<\?xml-stylesheet type="text\/xsl" href="\/sitemap.xsl"\?>\n<sitemapindex xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/,
+    );
     const shardUrls = locsOf(index);
     expect(shardUrls).toEqual([
       `${origin}/sitemap-blog-1.xml`,
@@ -101,7 +102,9 @@ describe.each(sourceFixtures)("sitemaps from $name", (fixture) => {
     const vars = { MAX_URLS_PER_SHARD: "1000" };
     const { origin, env } = await site((o) => demoSection(o, "products", 2_500), vars);
     const before = await Promise.all([1, 2].map(async (n) => text(await bytesOf(await call(env, `${origin}/sitemap-products-${n}.xml`)))));
-    const etags = await Promise.all([1, 2].map(async (n) => (await call(env, `${origin}/sitemap-products-${n}.xml`, { method: "HEAD" })).headers.get("etag")));
+    const etags = await Promise.all(
+      [1, 2].map(async (n) => (await call(env, `${origin}/sitemap-products-${n}.xml`, { method: "HEAD" })).headers.get("etag")),
+    );
 
     await fixture.upsert(env, validRecords(env, demoSection(origin, "products", 1_500, 2_500)), Date.UTC(2026, 1, 1));
     await rebuildManifest(services(env), origin);
@@ -120,7 +123,13 @@ describe.each(sourceFixtures)("sitemaps from $name", (fixture) => {
   it("drops deleted records, and a shard whose records are all gone is 404 and unlisted", async () => {
     const vars = { MAX_URLS_PER_SHARD: "10" };
     const { origin, env } = await site((o) => range(25).map((i) => ({ loc: `${o}/p/${i}` })), vars);
-    await fixture.delete(env, range(10).map((i) => `${origin}/p/${i}`).concat(`${origin}/p/12`), Date.UTC(2026, 2, 1));
+    await fixture.delete(
+      env,
+      range(10)
+        .map((i) => `${origin}/p/${i}`)
+        .concat(`${origin}/p/12`),
+      Date.UTC(2026, 2, 1),
+    );
     await rebuildManifest(services(env), origin);
     expect(locsOf(await document(env, `${origin}/sitemap.xml`))).toEqual([`${origin}/sitemap-pages-2.xml`, `${origin}/sitemap-pages-3.xml`]);
     expect((await call(env, `${origin}/sitemap-pages-1.xml`)).status).toBe(404);

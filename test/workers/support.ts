@@ -1,9 +1,9 @@
 /** Helpers for workerd tests: call the real Worker entry with a chosen env, read bodies raw. */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
-import worker from "../../src/index.ts";
 import { parseConfig } from "../../src/config.ts";
 import { type ValidRecord, validateBatch } from "../../src/core/validate.ts";
+import worker from "../../src/index.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import type { SourceFixture } from "./fixtures/fixture.ts";

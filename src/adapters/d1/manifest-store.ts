@@ -43,7 +43,7 @@ export class D1ManifestStore implements ManifestStore {
       version: row.version,
       builtAt: row.built_at,
       snapshot: row.snapshot,
-      shards: (shards?.results as ShardRow[]).map((s) => ({
+      shards: ((shards?.results ?? []) as ShardRow[]).map((s) => ({
         section: s.section,
         n: s.n,
         firstKey: s.first_key,

@@ -40,10 +40,7 @@ export class D1RegenStore implements RegenStore {
   }
 
   async release(origin: string, lease: Lease): Promise<void> {
-    await this.#db
-      .prepare("UPDATE regen_state SET lease_id = NULL, lease_until = 0 WHERE origin = ?1 AND lease_id = ?2")
-      .bind(origin, lease.id)
-      .run();
+    await this.#db.prepare("UPDATE regen_state SET lease_id = NULL, lease_until = 0 WHERE origin = ?1 AND lease_id = ?2").bind(origin, lease.id).run();
   }
 
   async load(origin: string): Promise<RegenState> {

@@ -20,8 +20,7 @@ export async function* sitePages<T extends { section: string; id: number }>(
   let { section, after } = from;
   const within = db.prepare(`SELECT ${columns} FROM urls WHERE origin = ?1 AND section = ?2 AND id > ?3 AND id <= ?4 ORDER BY id LIMIT ?5`);
   const later = db.prepare(`SELECT ${columns} FROM urls WHERE origin = ?1 AND section > ?2 ORDER BY section, id LIMIT ?3`);
-  const beyond = (row: T): boolean =>
-    until !== null && (row.section > until.section || (row.section === until.section && row.id > until.key));
+  const beyond = (row: T): boolean => until !== null && (row.section > until.section || (row.section === until.section && row.id > until.key));
   for (;;) {
     const last = until && until.section === section ? until.key : Number.MAX_SAFE_INTEGER;
     const first = await within.bind(origin, section, after, last, pageRows).all<T>();

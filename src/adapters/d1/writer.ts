@@ -83,9 +83,7 @@ function countStatements(db: D1Database, locs: readonly string[]): D1PreparedSta
     const chunk = locs.slice(i, i + LOCS_PER_STATEMENT);
     statements.push(
       db
-        .prepare(
-          `SELECT COUNT(*) AS present, COALESCE(SUM(deleted), 0) AS dead FROM urls WHERE loc IN (${chunk.map((_, j) => `?${j + 1}`).join(",")})`,
-        )
+        .prepare(`SELECT COUNT(*) AS present, COALESCE(SUM(deleted), 0) AS dead FROM urls WHERE loc IN (${chunk.map((_, j) => `?${j + 1}`).join(",")})`)
         .bind(...chunk),
     );
   }
@@ -98,9 +96,7 @@ function deleteStatements(db: D1Database, locs: readonly string[], now: number):
     const chunk = locs.slice(i, i + LOCS_PER_STATEMENT - 1);
     statements.push(
       db
-        .prepare(
-          `UPDATE urls SET deleted = 1, updated_at = ?1 WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")})`,
-        )
+        .prepare(`UPDATE urls SET deleted = 1, updated_at = ?1 WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")})`)
         .bind(now, ...chunk),
     );
   }

@@ -28,8 +28,7 @@ export async function withOverflow(kv: KVNamespace, origin: string, section: str
     const values = await kv.get(names, "text");
     group.forEach((stub, i) => {
       const text = values.get(names[i]!);
-      if (text === null || text === undefined)
-        throw new Error(`KV overflow record "${names[i]}" is missing (its block has a stub for key ${stub.k})`);
+      if (text === null || text === undefined) throw new Error(`KV overflow record "${names[i]}" is missing (its block has a stub for key ${stub.k})`);
       full.set(stub.k, { ...parseOverflow(text, names[i]!, stub.k), u: stub.u, ...(stub.d ? { d: 1 as const } : {}) });
     });
     group = [];
@@ -53,13 +52,7 @@ export async function* directNames(origin: string, section: string, first: numbe
 }
 
 /** Existing block names of a sparse range (prefix-aligned listing, see listBlockNames). */
-export async function* listedNames(
-  kv: KVNamespace,
-  origin: string,
-  section: string,
-  first: number,
-  last: number,
-): AsyncGenerator<NamedBlock[]> {
+export async function* listedNames(kv: KVNamespace, origin: string, section: string, first: number, last: number): AsyncGenerator<NamedBlock[]> {
   for await (const page of listBlockNames(kv, origin, section, first, last)) yield page;
 }
 
@@ -102,10 +95,7 @@ export async function* chunked(source: AsyncIterable<NamedBlock[]>, perGet: numb
  * Bulk-gets each chunk, keeping the next chunk's read in flight while the caller consumes the
  * current one (KV latency overlaps rendering; memory holds two chunks at most).
  */
-export async function* fetchAhead(
-  kv: KVNamespace,
-  chunks: AsyncIterable<string[]>,
-): AsyncGenerator<{ name: string; text: string | null }[]> {
+export async function* fetchAhead(kv: KVNamespace, chunks: AsyncIterable<string[]>): AsyncGenerator<{ name: string; text: string | null }[]> {
   const iterator = chunks[Symbol.asyncIterator]();
   const fetchNext = async (): Promise<{ name: string; text: string | null }[] | null> => {
     const next = await iterator.next();

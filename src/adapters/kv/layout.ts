@@ -39,8 +39,9 @@
  * writes, serve a full shard in ~14 reads and walk 10,000,000 records within the limit; the price
  * is read-modify-write of a block per changed record, i.e. one writer at a time (docs/kv.md).
  */
-import { type RecordExtensions, extKindsOf } from "../../core/extensions/types.ts";
+
 import { utf8Length } from "../../core/escape.ts";
+import { type RecordExtensions, extKindsOf } from "../../core/extensions/types.ts";
 import { SECTION_PATTERN } from "../../core/limits.ts";
 import type { Changefreq, StoredRecord } from "../../core/types.ts";
 import { CHANGEFREQS } from "../../core/types.ts";
@@ -143,6 +144,7 @@ const hex4 = (n: number): string => n.toString(16).padStart(4, "0");
  * ~50× faster than SHA-256 through crypto.subtle for the 100,000s of locs of a full load.
  */
 export function locHash(loc: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII test, controls included on purpose
   const bytes = /^[\x00-\x7f]*$/.test(loc) ? null : encoder.encode(loc);
   const length = bytes ? bytes.length : loc.length;
   // 64-bit state as four 16-bit limbs; prime 0x100000001b3 = 2^40 + 0x1b3.
@@ -190,7 +192,8 @@ export function checkEntry(value: unknown, kvKey: string, position: number): Blo
   if (x !== undefined && (typeof x !== "number" || !Number.isInteger(x) || x < 0)) fail(`"x" must be extension kind bits`);
   if (typeof loc !== "string" || !/^https?:\/\//.test(loc)) fail(`"loc" must be an absolute http(s) URL`);
   if (lastmod !== undefined && lastmod !== null && typeof lastmod !== "string") fail(`"lastmod" must be a string`);
-  if (changefreq !== undefined && changefreq !== null && !CHANGEFREQ_SET.has(changefreq as string)) fail(`"changefreq" must be one of ${CHANGEFREQS.join(", ")}`);
+  if (changefreq !== undefined && changefreq !== null && !CHANGEFREQ_SET.has(changefreq as string))
+    fail(`"changefreq" must be one of ${CHANGEFREQS.join(", ")}`);
   if (priority !== undefined && priority !== null && !(typeof priority === "number" && priority >= 0 && priority <= 1)) fail(`"priority" must be 0.0–1.0`);
   if (ext !== undefined && ext !== null && !isObject(ext)) fail(`"ext" must be an object`);
   return value as unknown as BlockEntry;
@@ -317,13 +320,7 @@ export function findEntry(entries: readonly BlockEntry[], key: number): number {
  * first block past `last`: ≤ ~80 list() calls of overhead however sparse the range, plus one per
  * 1,000 existing blocks.
  */
-export async function* listBlockNames(
-  kv: KVNamespace,
-  origin: string,
-  section: string,
-  first: number,
-  last: number,
-): AsyncGenerator<NamedBlock[]> {
+export async function* listBlockNames(kv: KVNamespace, origin: string, section: string, first: number, last: number): AsyncGenerator<NamedBlock[]> {
   const prefix = sectionPrefix(origin, section);
   let p = Math.max(0, first);
   while (p <= last) {

@@ -18,7 +18,7 @@ export async function planUpsert(batch: SiteBatch, input: readonly ValidRecord[]
   const counts = noCounts();
   // Last occurrence of a loc wins (validation rejects duplicates anyway).
   const byLoc = new Map<string, number>();
-  input.forEach((r, i) => byLoc.set(r.loc, i));
+  for (const [i, r] of input.entries()) byLoc.set(r.loc, i);
   const indexes = [...byLoc.values()].sort((a, b) => a - b);
   const records = indexes.map((i) => input[i]!);
   const located = await locate(

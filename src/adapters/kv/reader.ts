@@ -6,18 +6,8 @@
 import type { StoredRecord } from "../../core/types.ts";
 import type { FoundRecord, KeyRow, RecordReader, ShardRange } from "../../store/port.ts";
 import { allBlockNames, chunked, directNames, fetchAhead, listedNames, withOverflow } from "./blocks.ts";
-import {
-  type BlockEntry,
-  type NamedBlock,
-  MAX_KV_KEY,
-  blockOf,
-  entryKinds,
-  entrySize,
-  parseBlock,
-  parseBlockName,
-  storedRecord,
-} from "./layout.ts";
 import { findRecord } from "./find.ts";
+import { type BlockEntry, MAX_KV_KEY, type NamedBlock, blockOf, entryKinds, entrySize, parseBlock, parseBlockName, storedRecord } from "./layout.ts";
 
 /** Blocks per bulk get when their sizes are unknown (a block of 1,000 long URLs is ~2.5 MB). */
 export const BLOCKS_PER_GET = 4;

@@ -39,10 +39,7 @@ export class KvRangeScan implements RangeScan {
         if (keep.length > 0) yield keep;
       }
     };
-    for await (const blocks of fetchAhead(
-      this.#kv,
-      chunked(wanted(allBlockNames(this.#kv, origin)), this.#blocksPerGet, WALK_BYTES_PER_GET),
-    )) {
+    for await (const blocks of fetchAhead(this.#kv, chunked(wanted(allBlockNames(this.#kv, origin)), this.#blocksPerGet, WALK_BYTES_PER_GET))) {
       for (const { name, text } of blocks) {
         if (text === null) continue;
         const { section, block } = parseBlockName(name, origin);

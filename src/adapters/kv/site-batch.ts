@@ -211,8 +211,7 @@ export class SiteBatch {
       const text = (await this.#reads.getMany([name], 1)).get(name);
       if (text !== null && text !== undefined) {
         const n = Number(text);
-        if (!Number.isSafeInteger(n) || n < 1)
-          throw new KvLayoutError(name, `counter must be a positive integer, got "${text.slice(0, 40)}"`);
+        if (!Number.isSafeInteger(n) || n < 1) throw new KvLayoutError(name, `counter must be a positive integer, got "${text.slice(0, 40)}"`);
         this.#counter = n;
       } else {
         this.#counter = (await this.#highestKey()) + 1;

@@ -81,9 +81,7 @@ export class KvRecordWriter implements RecordWriter {
   /** Marks locs deleted (tombstones); unknown or already deleted locs are no-ops. */
   async delete(locs: readonly string[], now = Date.now()): Promise<KvDeleteResult> {
     const distinct = [...new Set(locs)];
-    const { counts, rowsWritten, operations } = await this.#run(groupBy(distinct, originOf), (batch, group) =>
-      planDelete(batch, group, now),
-    );
+    const { counts, rowsWritten, operations } = await this.#run(groupBy(distinct, originOf), (batch, group) => planDelete(batch, group, now));
     // Locs that are not URLs at all were never stored either.
     const notFound = distinct.length - counts.deleted - counts.alreadyDeleted;
     return { atomic: false, writes: rowsWritten, deleted: counts.deleted, alreadyDeleted: counts.alreadyDeleted, notFound, operations };

@@ -20,7 +20,15 @@ const full = record({
   lastmod: "2026-01-01",
   changefreq: "daily",
   priority: 0.5,
-  images: [{ loc: "https://cdn.example.net/a.jpg?w=1&h=2", caption: `"Big" <cat> & dog`, title: "T", geo_location: "Limerick", license: "https://l.example.net/" }],
+  images: [
+    {
+      loc: "https://cdn.example.net/a.jpg?w=1&h=2",
+      caption: `"Big" <cat> & dog`,
+      title: "T",
+      geo_location: "Limerick",
+      license: "https://l.example.net/",
+    },
+  ],
   videos: [
     {
       thumbnail_loc: "https://cdn.example.net/t.jpg",
@@ -67,10 +75,25 @@ describe("extension writers", () => {
   it("writes video children in sitemap-video.xsd sequence order", () => {
     const xml = videoElement(full.ext!.videos![0]!);
     const sequence = [
-      "thumbnail_loc", "title", "description", "content_loc", "player_loc", "duration", "expiration_date", "rating", "view_count",
-      "publication_date", "tag", "family_friendly", "restriction", "requires_subscription", "uploader", "platform", "live",
+      "thumbnail_loc",
+      "title",
+      "description",
+      "content_loc",
+      "player_loc",
+      "duration",
+      "expiration_date",
+      "rating",
+      "view_count",
+      "publication_date",
+      "tag",
+      "family_friendly",
+      "restriction",
+      "requires_subscription",
+      "uploader",
+      "platform",
+      "live",
     ];
-    const positions = sequence.map((name) => xml.indexOf(`<video:${name}>`) >= 0 ? xml.indexOf(`<video:${name}>`) : xml.indexOf(`<video:${name} `));
+    const positions = sequence.map((name) => (xml.indexOf(`<video:${name}>`) >= 0 ? xml.indexOf(`<video:${name}>`) : xml.indexOf(`<video:${name} `)));
     expect(positions.every((p) => p > 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
     expect(xml).toContain('<video:restriction relationship="allow">US CA</video:restriction>');

@@ -39,7 +39,7 @@ export function imageElement(image: ImageEntry, nsAttr = ""): string {
   if (image.geo_location !== undefined) xml += el("image:geo_location", image.geo_location);
   if (image.title !== undefined) xml += el("image:title", image.title);
   if (image.license !== undefined) xml += el("image:license", image.license);
-  return xml + "</image:image>";
+  return `${xml}</image:image>`;
 }
 
 /** `<video:video>`, children in sitemap-video.xsd sequence order. */
@@ -71,7 +71,7 @@ export function videoElement(v: VideoEntry, nsAttr = ""): string {
     xml += `<video:platform relationship="${v.platform.relationship}">${v.platform.platforms.join(" ")}</video:platform>`;
   }
   if (v.live !== undefined) xml += `<video:live>${yesNo(v.live)}</video:live>`;
-  return xml + "</video:video>";
+  return `${xml}</video:video>`;
 }
 
 /** `<news:news>`: publication(name, language), publication_date, title. */

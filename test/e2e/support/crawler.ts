@@ -94,7 +94,8 @@ export function parseAtom(xml: string, check: Check): AtomEntry[] {
   check(feed !== undefined && feed["@xmlns"] === "http://www.w3.org/2005/Atom", "feed root is not an Atom <feed>");
   if (!feed) return [];
   for (const field of ["id", "title", "updated"]) check(typeof feed[field] === "string" && feed[field] !== "", `feed has no <${field}>`);
-  const text = (value: unknown): string => (typeof value === "object" && value !== null ? String((value as Record<string, unknown>)["#text"] ?? "") : String(value ?? ""));
+  const text = (value: unknown): string =>
+    typeof value === "object" && value !== null ? String((value as Record<string, unknown>)["#text"] ?? "") : String(value ?? "");
   const entries = (feed["entry"] as Record<string, unknown>[] | undefined) ?? [];
   return entries.map((entry) => {
     const links = (entry["link"] as Record<string, string>[] | undefined) ?? [];
@@ -191,7 +192,10 @@ export async function crawl(port: number, origin: string, check: Check, validato
   let feed: AtomEntry[] | null = null;
   if (feedUrl) {
     const res = await fetchDoc(feedUrl, { "Accept-Encoding": "gzip" });
-    check(res.status === 200 && /^application\/atom\+xml/.test(header(res, "content-type") ?? ""), `feed answered ${res.status} ${header(res, "content-type")}`);
+    check(
+      res.status === 200 && /^application\/atom\+xml/.test(header(res, "content-type") ?? ""),
+      `feed answered ${res.status} ${header(res, "content-type")}`,
+    );
     feed = parseAtom(documentBytes(res).toString(), check);
     validated++; // parsed and checked as Atom
   }

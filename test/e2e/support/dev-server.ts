@@ -57,7 +57,11 @@ function killAll(): void {
   }
 }
 process.once("exit", killAll);
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => (killAll(), process.exit(130)));
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
 
 export interface DevServerOptions {
   vars?: Record<string, string>;
@@ -77,7 +81,9 @@ const RUNTIME_ONLY = /^(ADMIN_TOKEN|FAULT_.+|REGEN_.+|NOTIFY_.+|INDEXNOW_.+|PING
 function templateFor(options: DevServerOptions): string | null {
   const runId = process.env.E2E_RUN_ID;
   if (!runId || options.seed !== undefined) return null;
-  const seedVars = Object.entries(options.vars ?? {}).filter(([name]) => !RUNTIME_ONLY.test(name)).sort();
+  const seedVars = Object.entries(options.vars ?? {})
+    .filter(([name]) => !RUNTIME_ONLY.test(name))
+    .sort();
   return templatePrefix(runId) + createHash("sha256").update(JSON.stringify(seedVars)).digest("hex").slice(0, 12);
 }
 
@@ -116,9 +122,24 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   let output = "";
 
   const launch = async (): Promise<void> => {
-    const args = ["wrangler", "dev", "--test-scheduled", "--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistTo, "--show-interactive-dev-session=false"];
+    const args = [
+      "wrangler",
+      "dev",
+      "--test-scheduled",
+      "--port",
+      String(port),
+      "--ip",
+      "127.0.0.1",
+      "--persist-to",
+      persistTo,
+      "--show-interactive-dev-session=false",
+    ];
     for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
-    const proc = spawn("npx", args, { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } });
+    const proc = spawn("npx", args, {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    });
     child = proc;
     running.add(proc);
     proc.stdout?.on("data", (d: Buffer) => (output += d.toString()));
@@ -187,7 +208,6 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     logs: () => output,
   };
 }
-
 
 const execFileAsync = promisify(execFile);
 

@@ -162,7 +162,10 @@ export class Poller {
       check(set.size === all.length, `index ${round.index.etag}: a URL is listed in two shards`);
       const missing = [...expected].filter((u) => !set.has(u));
       const extra = [...set].filter((u) => !expected.has(u));
-      check(missing.length === 0 && extra.length === 0, `index ${round.index.etag}: ${missing.length} URLs missing (${missing.slice(0, 2).join(", ")}), ${extra.length} unexpected`);
+      check(
+        missing.length === 0 && extra.length === 0,
+        `index ${round.index.etag}: ${missing.length} URLs missing (${missing.slice(0, 2).join(", ")}), ${extra.length} unexpected`,
+      );
     }
     report.indexVersions = indexVersions.size;
     return report;

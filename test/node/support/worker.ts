@@ -5,9 +5,9 @@
 import { request as httpRequest } from "node:http";
 import { fileURLToPath } from "node:url";
 import { type TestHarness, createTestHarness } from "wrangler";
+import { D1RecordWriter } from "../../../src/adapters/d1/writer.ts";
 import { parseConfig } from "../../../src/config.ts";
 import { validateBatch } from "../../../src/core/validate.ts";
-import { D1RecordWriter } from "../../../src/adapters/d1/writer.ts";
 
 export interface RunningWorker {
   harness: TestHarness;
