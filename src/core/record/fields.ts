@@ -1,0 +1,233 @@
+/**
+ * The kinds of field a record is made of, as zod schemas: their messages name the full field
+ * (zod calls error functions with the issue's full path), custom checks report through `fail`
+ * with the rule. Strings are checked for XML-forbidden characters before anything else, as a
+ * sitemap must never carry them.
+ */
+import { z } from "zod";
+import { normalizeW3cDatetime } from "../datetime.ts";
+import { normalizeLoc } from "../url.ts";
+import { describeCharAt, findXmlForbiddenChar } from "../xml-chars.ts";
+import { echo, isAbsent, isPlainObject } from "./echo.ts";
+import { fail, fieldOf } from "./issues.ts";
+
+type Payload<T> = z.core.ParsePayload<T>;
+type RawIssue = z.core.$ZodRawIssue;
+
+/** An error function for zod's own issues: `absent` when the value is missing, else `wrong`. */
+export function messages(absent: (field: string, input: unknown) => string, wrong: (field: string, input: unknown) => string): (iss: RawIssue) => string {
+  return (iss) => {
+    const field = fieldOf(iss.path ?? []);
+    return isAbsent(iss.input) ? absent(field, iss.input) : wrong(field, iss.input);
+  };
+}
+
+export const mustBe = (what: string) => (field: string, input: unknown) => `${field} must be ${what}, got ${echo(input)}`;
+export const isRequired = (field: string) => `${field} is required`;
+
+/** The first XML-forbidden character fails the value. */
+export function xmlChars(payload: Payload<string>): void {
+  const value = payload.value;
+  const bad = findXmlForbiddenChar(value);
+  if (bad !== -1) fail(payload, "xml-char", (f) => `${f} contains ${describeCharAt(value, bad)} at position ${bad}, which XML 1.0 forbids`);
+}
+
+/** A string (type error otherwise), XML-clean. */
+export function cleanString(wrong = mustBe("a string"), absent: (field: string) => string = isRequired): z.ZodString {
+  return z.string({ error: messages(absent, wrong) }).check(xmlChars);
+}
+
+/** Characters as XSD `maxLength` counts them (code points, not UTF-16 units). */
+function charLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+function notEmpty(payload: Payload<string>): void {
+  if (payload.value === "") fail(payload, "required", isRequired);
+}
+
+/** Non-empty text without XML-forbidden characters, at most `max` characters. */
+export function text(max: number): z.ZodString {
+  return z
+    .string({ error: messages(isRequired, mustBe("a string")) })
+    .check(notEmpty, xmlChars, (payload) => {
+      const length = charLength(payload.value);
+      if (length > max) fail(payload, "length", (f) => `${f} must be at most ${max} characters, got ${length}`);
+    })
+    .meta({ minLength: 1, maxLength: max });
+}
+
+const urlRequired = (field: string) => `${field} is required (an absolute http or https URL)`;
+
+/** Absolute http(s) URL, normalised like `loc` (any host: images and players live on CDNs). */
+export function url(): z.ZodString {
+  return z
+    .string({ error: messages(urlRequired, mustBe("a string")) })
+    .check((payload) => {
+      if (payload.value === "") return fail(payload, "required", urlRequired);
+      const result = normalizeLoc(payload.value);
+      if (result.ok) payload.value = result.loc;
+      else fail(payload, result.rule, (f) => result.message.replace(/^loc\b/, f));
+    })
+    .meta({ format: "uri", maxLength: 2047 });
+}
+
+/** W3C datetime, normalised; `withTime` demands a time (which then always has seconds and a zone). */
+export function datetime(withTime: boolean): z.ZodString {
+  return text(64)
+    .check((payload) => {
+      const raw = payload.value;
+      const normalised = normalizeW3cDatetime(raw);
+      if (normalised !== null && (!withTime || normalised.length > 10)) {
+        payload.value = normalised;
+        return;
+      }
+      fail(payload, "w3c-datetime", (f) =>
+        withTime
+          ? `${f} must be a W3C datetime with a time and zone, e.g. 2024-05-01T09:30:00Z or 2024-05-01T09:30:00+02:00, got ${echo(raw)}`
+          : `${f} must be a W3C date or datetime (YYYY-MM-DD or YYYY-MM-DDThh:mm:ss with Z or ±hh:mm), got ${echo(raw)}`,
+      );
+    })
+    .meta({ description: withTime ? "W3C datetime with time and zone" : "W3C date or datetime" });
+}
+
+const DIGITS = /^\d+$/;
+
+/** A whole number from `min` to `max`, or its decimal digits as a string. */
+export function integer(min: number, max: number): z.ZodType<number, number | string> {
+  const wrong = mustBe("a whole number");
+  return z
+    .union([z.number().meta({ type: "integer", minimum: min, maximum: max }), z.string().meta({ pattern: "^[0-9]+$" })], {
+      error: messages(isRequired, wrong),
+    })
+    .check((payload) => {
+      const raw = payload.value;
+      const n = typeof raw === "string" && DIGITS.test(raw) ? Number(raw) : raw;
+      if (typeof n !== "number" || !Number.isInteger(n)) return fail(payload, "type", (f) => wrong(f, raw));
+      if (n < min || n > max) return fail(payload, "range", (f) => `${f} must be from ${min} to ${max}, got ${n}`);
+      payload.value = n;
+    }) as unknown as z.ZodType<number, number | string>;
+}
+
+/** A finite number from `min` to `max`, rounded to two decimals. */
+export function rating(min: number, max: number): z.ZodNumber {
+  return z
+    .number({ error: messages(isRequired, mustBe("a number")) })
+    .check((payload) => {
+      const n = payload.value;
+      if (n < min || n > max) return fail(payload, "range", (f) => `${f} must be from ${min.toFixed(1)} to ${max.toFixed(1)}, got ${n}`);
+      payload.value = Math.round(n * 100) / 100;
+    })
+    .meta({ minimum: min, maximum: max });
+}
+
+const YES: ReadonlySet<unknown> = new Set(["yes", "Yes", "YES"]);
+
+/** true/false, or the XSD's yes/no spellings. */
+export function yesNo(): z.ZodType<boolean, boolean | string> {
+  return z
+    .union([z.boolean(), z.enum(["yes", "Yes", "YES", "no", "No", "NO"])], {
+      error: messages(isRequired, mustBe('true or false (or "yes"/"no")')),
+    })
+    .check((payload) => {
+      if (typeof payload.value === "string") payload.value = YES.has(payload.value);
+    }) as unknown as z.ZodType<boolean, boolean | string>;
+}
+
+/** One of `allowed` (required). */
+export function oneOf<const T extends readonly [string, ...string[]]>(allowed: T): z.ZodEnum<{ [K in T[number]]: K }> {
+  const list = allowed.join(", ");
+  return z.enum(allowed, {
+    error: messages(
+      (f) => `${f} is required (one of ${list})`,
+      (f, input) => `${f} must be one of ${list}, got ${echo(input)}`,
+    ),
+  });
+}
+
+/** A list given as an array or a space-separated string; each item must match `item`; duplicates dropped. */
+export function tokenList(item: RegExp, what: string): z.ZodType<string[], string | string[]> {
+  return z
+    .unknown()
+    .check((payload) => {
+      const value = payload.value;
+      let tokens: unknown[];
+      if (typeof value === "string") tokens = value.split(/\s+/).filter(Boolean);
+      else if (Array.isArray(value)) tokens = value;
+      else return fail(payload, "type", (f) => `${f} must be an array of ${what} (or a space-separated string), got ${echo(value)}`);
+      if (tokens.length === 0) return fail(payload, "required", (f) => `${f} must list at least one of ${what}`);
+      const bad = tokens.find((t) => typeof t !== "string" || !item.test(t));
+      if (bad !== undefined) return fail(payload, "format", (f) => `${f} must contain only ${what}, got ${echo(bad)}`);
+      payload.value = [...new Set(tokens as string[])];
+    })
+    .meta({
+      anyOf: [
+        { type: "array", items: { type: "string", pattern: item.source }, minItems: 1 },
+        { type: "string", description: "space-separated" },
+      ],
+      description: what,
+    }) as unknown as z.ZodType<string[], string | string[]>;
+}
+
+/** An array of at most `max` items; a longer one is rejected before any item is checked. */
+export function list<T extends z.ZodType>(item: T, max: number): z.ZodPreprocess<z.ZodArray<T>> {
+  return z.preprocess(
+    (value, ctx) => {
+      if (Array.isArray(value) && value.length > max) {
+        const n = value.length;
+        fail(ctx as unknown as z.core.ParsePayload<unknown>, "max-count", (f) => `${f} has ${n} entries; at most ${max} are allowed per URL`);
+      }
+      return value;
+    },
+    z.array(item, { error: messages(mustBe("an array"), mustBe("an array")) }).meta({ maxItems: max }),
+  );
+}
+
+/**
+ * Optional keys whose value is null or "" (an empty CSV column), left out: such values are absent.
+ * Returns the input itself when there are none (the common case), so nothing is copied.
+ */
+function withoutAbsent(optionalKeys: readonly string[]): (value: unknown) => unknown {
+  return (value) => {
+    if (!isPlainObject(value)) return value;
+    let copy: Record<string, unknown> | undefined;
+    for (const key of optionalKeys) {
+      const v = value[key];
+      if (v !== null && v !== "") continue;
+      copy ??= { ...value };
+      delete copy[key];
+    }
+    return copy ?? value;
+  };
+}
+
+/**
+ * An object of exactly `shape`'s fields; unknown fields are issues (see issues.ts). Its optional
+ * fields (see `optional`) may also be null or "".
+ */
+export function object<S extends z.core.$ZodLooseShape>(shape: S): z.ZodPreprocess<z.ZodObject<S, z.core.$strict>> {
+  const keys = Object.keys(shape);
+  const allowed = keys.join(", ");
+  const optionalKeys = keys.filter((key) => shape[key]!._zod.optin === "optional");
+  const strict = z.strictObject(shape, {
+    error: (iss) => (iss.code === "unrecognized_keys" ? allowed : `${fieldOf(iss.path ?? [])} must be an object, got ${echo(iss.input)}`),
+  });
+  return z.preprocess(withoutAbsent(optionalKeys), strict);
+}
+
+/** An optional field of an `object`: undefined, null and "" are all absent. */
+export function optional<T extends z.ZodType>(schema: T): z.ZodOptional<T> {
+  return schema.optional();
+}
+
+/** A check of an object that runs even when some of its fields failed (payload.value then holds them as given). */
+export function always<T>(check: (payload: Payload<T>) => void): z.core.$ZodCheck<T> {
+  const ch = new z.core.$ZodCheck({ check: "custom", when: () => true }) as z.core.$ZodCheck<T>;
+  ch._zod.check = check;
+  return ch;
+}
