@@ -38,8 +38,15 @@ export type ValidationResult = { ok: true; record: ValidRecord } | { ok: false; 
 const MAX_ISSUE_LOC = MAX_LOC_LENGTH + 64;
 /** Issues keep the input they reject: the messages quote it. */
 const PARSE_OPTIONS = { reportInput: true } as const;
-/** The origin of a normalised loc: everything before its path, query or fragment. */
-const ORIGIN = /^[^:]+:\/\/[^/?#]*/;
+/** The origin of a normalised loc: everything before its path, query or fragment (no credentials, so no "@"). */
+function originOf(loc: string): string {
+  const start = loc.indexOf("://") + 3;
+  for (let i = start; i < loc.length; i++) {
+    const c = loc.charCodeAt(i);
+    if (c === 0x2f || c === 0x3f || c === 0x23) return loc.slice(0, i); // "/", "?", "#"
+  }
+  return loc;
+}
 
 const cutLoc = (raw: string): string => (raw.length > MAX_ISSUE_LOC ? `${raw.slice(0, MAX_ISSUE_LOC)}…` : raw);
 
@@ -75,19 +82,17 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
   const rawLoc = input["loc"];
   const issueLoc = typeof rawLoc === "string" ? cutLoc(rawLoc) : undefined;
   const parsed = RecordInputSchema.safeParse(input, PARSE_OPTIONS);
-  const where = index === undefined ? (issueLoc === undefined ? {} : { loc: issueLoc }) : issueLoc === undefined ? { index } : { index, loc: issueLoc };
-
   let loc: string | null;
   let issues: ValidationIssue[];
   if (parsed.success) {
     loc = parsed.data.loc;
     issues = [];
   } else {
-    issues = toValidationIssues(parsed.error.issues, where, recordIssueRank);
+    issues = toValidationIssues(parsed.error.issues, { index, loc: issueLoc }, recordIssueRank);
     const normalised = typeof rawLoc === "string" && !issues.some((i) => i.field === "loc") ? normalizeLoc(rawLoc) : null;
     loc = normalised?.ok ? normalised.loc : null;
   }
-  const origin = loc === null ? "" : ORIGIN.exec(loc)![0];
+  const origin = loc === null ? "" : originOf(loc);
   if (loc !== null && !ctx.sites.has(origin)) {
     // A loc issue, so it comes first (a loc that normalised has no other).
     const sites = [...ctx.sites].join(", ") || "none configured";

@@ -30,11 +30,13 @@ export function alternateSetIssues(entries: readonly BatchEntry[]): ValidationIs
   const reported = new Set<number>();
   for (const e of entries) {
     if (!e.alternates) continue;
-    const key = alternateSetKey(e.alternates);
+    // Computed only when a variant is in the batch: most sets point outside it.
+    let key: string | undefined;
     for (const link of e.alternates) {
       if (link.href === e.loc) continue;
       const other = byLoc.get(link.href);
       if (!other || reported.has(other.index)) continue;
+      key ??= alternateSetKey(e.alternates);
       if (other.alternates && alternateSetKey(other.alternates) === key) continue;
       reported.add(other.index);
       issues.push({

@@ -40,7 +40,7 @@ export type IssueRank = (path: Path, unknownKey: boolean) => readonly number[];
  * One zod issue as ValidationIssues (an `unrecognized_keys` issue names several fields). `where`
  * is the record's index and loc, copied into each issue.
  */
-function convert(iss: z.core.$ZodIssue, where: { index?: number; loc?: string }, out: ValidationIssue[]): void {
+function convert(iss: z.core.$ZodIssue, where: { index: number | undefined; loc: string | undefined }, out: ValidationIssue[]): void {
   const field = fieldOf(iss.path);
   const add = (f: string, rule: ValidationRule, message: string): void => {
     const issue: ValidationIssue = { field: f, rule, message };
@@ -82,7 +82,7 @@ function convert(iss: z.core.$ZodIssue, where: { index?: number; loc?: string },
  */
 export function toValidationIssues(
   issues: readonly z.core.$ZodIssue[],
-  where: { index?: number; loc?: string },
+  where: { index: number | undefined; loc: string | undefined },
   rank: IssueRank,
 ): ValidationIssue[] {
   const ranked: { key: readonly number[]; at: number; iss: z.core.$ZodIssue }[] = [];

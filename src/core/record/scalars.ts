@@ -4,7 +4,7 @@ import { normalizeW3cDatetime } from "../datetime.ts";
 import { SECTION_PATTERN } from "../limits.ts";
 import { CHANGEFREQS } from "../types.ts";
 import { echo } from "./echo.ts";
-import { cleanString, optional, url, xmlChars } from "./fields.ts";
+import { cleanString, optional, url, xmlClean } from "./fields.ts";
 import { fail } from "./issues.ts";
 
 const CHANGEFREQ_SET: ReadonlySet<string> = new Set(CHANGEFREQS);
@@ -13,8 +13,7 @@ const PRIORITY_STRING = /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/;
 
 const loc = url().describe("absolute http(s) URL on a configured site (any of SITES, not necessarily the host the request was sent to)");
 
-const lastmod = cleanString()
-  .check((payload) => {
+const lastmod = cleanString((payload) => {
     const raw = payload.value;
     const normalised = normalizeW3cDatetime(raw);
     if (normalised !== null) payload.value = normalised;
@@ -24,8 +23,7 @@ const lastmod = cleanString()
   })
   .describe("W3C datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.s]](Z|±hh:mm)");
 
-const changefreq = cleanString()
-  .check((payload) => {
+const changefreq = cleanString((payload) => {
     const value = payload.value;
     if (!CHANGEFREQ_SET.has(value)) {
       fail(payload, "changefreq-enum", (f) => `${f} must be one of ${CHANGEFREQS.join(", ")} (lowercase), got ${echo(value)}`);
@@ -41,9 +39,7 @@ const priority = z
     let p: number;
     if (typeof raw === "number") p = raw;
     else if (typeof raw === "string") {
-      const before = payload.issues.length;
-      xmlChars(payload as z.core.ParsePayload<string>);
-      if (payload.issues.length > before) return;
+      if (!xmlClean(payload as z.core.ParsePayload<string>)) return;
       p = PRIORITY_STRING.test(raw) ? Number(raw) : Number.NaN;
     } else return fail(payload, "type", (f) => `${f} must be a number, got ${echo(raw)}`);
     // `!(…)` so NaN lands here too; Infinity fails the range on its own.
@@ -58,8 +54,7 @@ const priority = z
     description: "0.0–1.0 (a number, or a decimal string)",
   }) as unknown as z.ZodType<number, number | string>;
 
-const section = cleanString()
-  .check((payload) => {
+const section = cleanString((payload) => {
     const value = payload.value;
     if (!SECTION_PATTERN.test(value)) {
       fail(

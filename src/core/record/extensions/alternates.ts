@@ -7,14 +7,12 @@ import { fail } from "../issues.ts";
 /** BCP 47 language[-script][-region] as search engines take it in hreflang, or x-default. */
 const HREFLANG = /^(?:x-default|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*)$/;
 
-const hreflang = text(64)
-  .check((payload) => {
-    const lang = payload.value;
-    if (!HREFLANG.test(lang)) {
-      fail(payload, "format", (f) => `${f} must be a language code like "en", "en-GB", "zh-Hant" or "x-default", got ${echo(lang)}`);
-    }
-  })
-  .meta({ pattern: HREFLANG.source });
+const hreflang = text(64, (payload) => {
+  const lang = payload.value;
+  if (!HREFLANG.test(lang)) {
+    fail(payload, "format", (f) => `${f} must be a language code like "en", "en-GB", "zh-Hant" or "x-default", got ${echo(lang)}`);
+  }
+}).meta({ pattern: HREFLANG.source });
 
 const AlternateSchema = object({ hreflang, href: url() });
 

@@ -7,14 +7,12 @@ import { fail } from "../issues.ts";
 /** ISO 639-1/2 codes, or the two Chinese variants Google News wants (sitemap-news.xsd pattern). */
 const NEWS_LANGUAGE = /^(?:zh-cn|zh-tw|[a-z]{2,3})$/;
 
-const language = text(16)
-  .check((payload) => {
-    const lang = payload.value;
-    if (!NEWS_LANGUAGE.test(lang)) {
-      fail(payload, "format", (f) => `${f} must be an ISO 639 code of 2 or 3 lowercase letters, or zh-cn / zh-tw, got ${echo(lang)}`);
-    }
-  })
-  .meta({ pattern: NEWS_LANGUAGE.source });
+const language = text(16, (payload) => {
+  const lang = payload.value;
+  if (!NEWS_LANGUAGE.test(lang)) {
+    fail(payload, "format", (f) => `${f} must be an ISO 639 code of 2 or 3 lowercase letters, or zh-cn / zh-tw, got ${echo(lang)}`);
+  }
+}).meta({ pattern: NEWS_LANGUAGE.source });
 
 export const NewsSchema = object({
   // Optional here so its absence reads "required ({ name, language })" (the check below).
