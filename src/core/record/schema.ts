@@ -31,6 +31,7 @@ const under = (path: Path, key: string): boolean => path !== undefined && path[0
  */
 function selfReferences(payload: z.core.ParsePayload<Record<string, unknown>>): void {
   const record = payload.value;
+  if (!isPlainObject(record)) return; // not an object: already reported
   const loc = record["loc"];
   const issues = payload.issues;
   if (typeof loc !== "string" || issues.some((iss) => under(iss.path, "loc"))) return;

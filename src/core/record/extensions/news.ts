@@ -16,7 +16,7 @@ const language = text(16, (payload) => {
 
 export const NewsSchema = object({
   // Optional here so its absence reads "required ({ name, language })" (the check below).
-  publication: optional(object({ name: text(MAX_TEXT), language })).describe("required"),
+  publication: optional(object({ name: text(MAX_TEXT), language })).describe("{ name, language } (required)"),
   publication_date: datetime(true),
   title: text(MAX_TEXT),
 }).check(
