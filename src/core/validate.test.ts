@@ -365,5 +365,19 @@ describe("validateBatch", () => {
     expect(err.message).toContain("record 1");
     expect(err.message).toContain("and 4 more");
   });
-});
 
+  it("keeps at most maxIssues issues but counts them all", () => {
+    const inputs = [{ loc: 1 }, { loc: 2 }, { loc: 3 }, { loc: "https://example.com/ok" }];
+    const all = batchError(inputs);
+    expect(all.issues).toHaveLength(3);
+    expect(all.issueCount).toBe(3);
+    let capped: RecordValidationError | undefined;
+    try {
+      validateBatch(inputs, ctx, { maxIssues: 2 });
+    } catch (e) {
+      if (e instanceof RecordValidationError) capped = e;
+    }
+    expect(capped?.issues).toEqual(all.issues.slice(0, 2));
+    expect(capped?.issueCount).toBe(3);
+  });
+});

@@ -5,6 +5,7 @@
  * section) and on the batch (duplicate locs, hreflang sets). Every issue of every record is
  * collected, so a client fixes a rejected batch in one round trip.
  */
+import { z } from "zod";
 import { RecordValidationError, type ValidationIssue } from "./errors.ts";
 import type { RecordExtensions } from "./extensions/types.ts";
 import { MAX_LOC_LENGTH } from "./limits.ts";
@@ -12,6 +13,8 @@ import { type BatchEntry, alternateSetIssues } from "./record/alternate-sets.ts"
 import { echo, isPlainObject } from "./record/echo.ts";
 import { toValidationIssues } from "./record/issues.ts";
 import { RecordInputSchema, recordIssueRank } from "./record/schema.ts";
+
+type RecordInput = z.output<typeof RecordInputSchema>;
 import type { Changefreq, UrlRecord } from "./types.ts";
 import { normalizeLoc } from "./url.ts";
 
@@ -38,6 +41,8 @@ export type ValidationResult = { ok: true; record: ValidRecord } | { ok: false; 
 const MAX_ISSUE_LOC = MAX_LOC_LENGTH + 64;
 /** Issues keep the input they reject: the messages quote it. */
 const PARSE_OPTIONS = { reportInput: true } as const;
+/** zod's parse context, made once: safeParse would copy it for every record. Nothing writes to it (no recursive schema). */
+const PARSE_CONTEXT: z.core.ParseContextInternal = { ...PARSE_OPTIONS, async: false };
 /** The origin of a normalised loc: everything before its path, query or fragment (no credentials, so no "@"). */
 function originOf(loc: string): string {
   const start = loc.indexOf("://") + 3;
@@ -81,14 +86,17 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
   // Own properties only: a plain object's prototype is Object.prototype or null, neither has these keys.
   const rawLoc = input["loc"];
   const issueLoc = typeof rawLoc === "string" ? cutLoc(rawLoc) : undefined;
-  const parsed = RecordInputSchema.safeParse(input, PARSE_OPTIONS);
+  const parsed = RecordInputSchema._zod.run({ value: input, issues: [] }, PARSE_CONTEXT) as z.core.ParsePayload<RecordInput>;
+  const success = parsed.issues.length === 0;
   let loc: string | null;
   let issues: ValidationIssue[];
-  if (parsed.success) {
-    loc = parsed.data.loc;
+  if (success) {
+    loc = parsed.value.loc;
     issues = [];
   } else {
-    issues = toValidationIssues(parsed.error.issues, { index, loc: issueLoc }, recordIssueRank);
+    const config = z.config();
+    const zodIssues = parsed.issues.map((iss) => z.core.util.finalizeIssue(iss, PARSE_CONTEXT, config));
+    issues = toValidationIssues(zodIssues, { index, loc: issueLoc }, recordIssueRank);
     const normalised = typeof rawLoc === "string" && !issues.some((i) => i.field === "loc") ? normalizeLoc(rawLoc) : null;
     loc = normalised?.ok ? normalised.loc : null;
   }
@@ -98,9 +106,9 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
     const sites = [...ctx.sites].join(", ") || "none configured";
     issues.unshift(withWhere({ field: "loc", rule: "site", message: `loc is on ${origin}, which is not a configured site (${sites})` }, index, issueLoc));
   }
-  if (!parsed.success || issues.length > 0) return { result: { ok: false, issues }, loc };
+  if (!success || issues.length > 0) return { result: { ok: false, issues }, loc };
 
-  const data = parsed.data;
+  const data = parsed.value;
   // Every field always present (null when absent): one object shape for the whole batch.
   const record: ValidRecord = {
     loc: data.loc,
@@ -124,21 +132,36 @@ export function validateRecord(input: unknown, ctx: ValidationContext, index?: n
   return check(input, ctx, index).result;
 }
 
+export interface BatchOptions {
+  /**
+   * Issues kept in the error, at most (default: all). The rest are only counted in its
+   * `issueCount`, so a hostile batch cannot make a huge error response.
+   */
+  maxIssues?: number;
+}
+
 /**
  * Validates a batch; a `loc` that normalises to one seen earlier in the batch is a
- * "duplicate-loc" issue on the later record. Throws RecordValidationError carrying every issue
- * of every record, or returns all records in input order.
+ * "duplicate-loc" issue on the later record. Throws RecordValidationError carrying the issues of
+ * every record (up to `options.maxIssues`, and their total count), or returns all records in
+ * input order.
  */
-export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext): ValidRecord[] {
+export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext, options: BatchOptions = {}): ValidRecord[] {
+  const maxIssues = options.maxIssues ?? Number.POSITIVE_INFINITY;
   const records: ValidRecord[] = [];
   const issues: ValidationIssue[] = [];
+  let issueCount = 0;
+  const report = (issue: ValidationIssue): void => {
+    issueCount++;
+    if (issues.length < maxIssues) issues.push(issue);
+  };
   const firstIndexOf = new Map<string, number>();
   const withAlternates: BatchEntry[] = [];
 
   for (let i = 0; i < inputs.length; i++) {
     const { result, loc } = check(inputs[i], ctx, i);
     if (result.ok) records.push(result.record);
-    else for (const issue of result.issues) issues.push(issue);
+    else for (const issue of result.issues) report(issue);
     if (loc !== null) {
       // Any record may be another's hreflang variant: all take part in the set check below.
       const alternates = result.ok ? result.record.ext?.alternates : undefined;
@@ -152,7 +175,7 @@ export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext
       continue;
     }
     const rawLoc = (inputs[i] as { loc: string }).loc;
-    issues.push({
+    report({
       index: i,
       loc: cutLoc(rawLoc),
       field: "loc",
@@ -162,8 +185,8 @@ export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext
   }
 
   if (withAlternates.some((e) => e.alternates)) {
-    for (const issue of alternateSetIssues(withAlternates)) issues.push(issue);
+    for (const issue of alternateSetIssues(withAlternates)) report(issue);
   }
-  if (issues.length > 0) throw new RecordValidationError(issues);
+  if (issueCount > 0) throw new RecordValidationError(issues, issueCount);
   return records;
 }

@@ -201,14 +201,17 @@ export function list<T extends z.ZodType>(item: T, max: number): z.ZodArray<T> {
   return new ZodBoundedArray({ type: "array", element: item, maxItems: max, error }).meta({ maxItems: max }) as unknown as z.ZodArray<T>;
 }
 
-/** An object of exactly `shape`'s fields; unknown fields are issues (see issues.ts). */
-export function object<S extends z.core.$ZodLooseShape>(shape: S): z.ZodObject<S, z.core.$strict> {
+/**
+ * An object of exactly `shape`'s fields; unknown fields are issues (see issues.ts). Optional fields
+ * given as null or "" are left out of the output, unless `keepAbsentKeys` (for a caller that reads
+ * the fields one by one anyway and would pay for the clean-up on every object).
+ */
+export function object<S extends z.core.$ZodLooseShape>(shape: S, options: { keepAbsentKeys?: boolean } = {}): z.ZodObject<S, z.core.$strict> {
   const allowed = Object.keys(shape).join(", ");
-  return z
-    .strictObject(shape, {
-      error: (iss) => (iss.code === "unrecognized_keys" ? allowed : `${fieldOf(iss.path ?? [])} must be an object, got ${echo(iss.input)}`),
-    })
-    .check(withoutAbsent);
+  const strict = z.strictObject(shape, {
+    error: (iss) => (iss.code === "unrecognized_keys" ? allowed : `${fieldOf(iss.path ?? [])} must be an object, got ${echo(iss.input)}`),
+  });
+  return options.keepAbsentKeys ? strict : strict.check(withoutAbsent);
 }
 
 /** Fields given as null or "" are absent: left out of the output, as if they were never sent. */

@@ -32,10 +32,12 @@ const under = (path: Path, key: string): boolean => path !== undefined && path[0
 function selfReferences(payload: z.core.ParsePayload<Record<string, unknown>>): void {
   const record = payload.value;
   if (!isPlainObject(record)) return; // not an object: already reported
+  const videos = record["videos"];
+  const alternates = record["alternates"];
+  if (videos === undefined && alternates === undefined) return; // most records: nothing to compare
   const loc = record["loc"];
   const issues = payload.issues;
   if (typeof loc !== "string" || issues.some((iss) => under(iss.path, "loc"))) return;
-  const videos = record["videos"];
   if (Array.isArray(videos) && !issues.some((iss) => under(iss.path, "videos") && iss.path!.length === 1)) {
     videos.forEach((video: unknown, i) => {
       if (!isPlainObject(video)) return;
@@ -43,7 +45,6 @@ function selfReferences(payload: z.core.ParsePayload<Record<string, unknown>>): 
       if (video["player_loc"] === loc) fail(payload, "format", (f) => `${f} must be the player, not the page's own loc`, ["videos", i, "player_loc"]);
     });
   }
-  const alternates = record["alternates"];
   if (Array.isArray(alternates) && alternates.length > 0 && !issues.some((iss) => under(iss.path, "alternates"))) {
     if (!alternates.some((link: { href: string }) => link.href === loc)) {
       fail(
@@ -56,8 +57,11 @@ function selfReferences(payload: z.core.ParsePayload<Record<string, unknown>>): 
   }
 }
 
-/** A record as sent to `PUT /sitemap-admin/urls` (render it with `io: "input"`). */
-export const RecordInputSchema = object({ ...SCALAR_FIELDS, ...EXTENSION_FIELDS })
+/**
+ * A record as sent to `PUT /sitemap-admin/urls` (render it with `io: "input"`). Its output keeps
+ * absent fields as undefined keys: ../validate.ts builds the record from the fields one by one.
+ */
+export const RecordInputSchema = object({ ...SCALAR_FIELDS, ...EXTENSION_FIELDS }, { keepAbsentKeys: true })
   .check(always(selfReferences))
   .meta({ description: "one URL record; unknown fields are rejected" });
 
