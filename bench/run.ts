@@ -23,7 +23,9 @@ const wants = (name: string): boolean => options.only === null || options.only.h
 
 function version(cmd: string, args: string[]): string {
   try {
-    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0]!;
+    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+      .trim()
+      .split("\n")[0]!;
   } catch {
     return "?";
   }

@@ -16,7 +16,7 @@ const TARGET_US = 10;
 const ctx = { sites: new Set([BENCH_ORIGIN]), defaultSection: "products" };
 
 /** Every record with two images, a video with every field and a three-language hreflang set. */
-export function extensionHeavy(records: readonly DemoInput[]): DemoInput[] {
+function extensionHeavy(records: readonly DemoInput[]): DemoInput[] {
   return records.map((record, i) => ({
     ...record,
     images: [

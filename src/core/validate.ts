@@ -15,6 +15,7 @@ import { toValidationIssues } from "./record/issues.ts";
 import { RecordInputSchema, recordIssueRank } from "./record/schema.ts";
 
 type RecordInput = z.output<typeof RecordInputSchema>;
+
 import type { Changefreq, UrlRecord } from "./types.ts";
 import { normalizeLoc } from "./url.ts";
 

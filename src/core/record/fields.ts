@@ -15,15 +15,15 @@ type Payload<T> = z.core.ParsePayload<T>;
 type RawIssue = z.core.$ZodRawIssue;
 
 /** An error function for zod's own issues: `absent` when the value is missing, else `wrong`. */
-export function messages(absent: (field: string, input: unknown) => string, wrong: (field: string, input: unknown) => string): (iss: RawIssue) => string {
+function messages(absent: (field: string, input: unknown) => string, wrong: (field: string, input: unknown) => string): (iss: RawIssue) => string {
   return (iss) => {
     const field = fieldOf(iss.path ?? []);
     return isAbsent(iss.input) ? absent(field, iss.input) : wrong(field, iss.input);
   };
 }
 
-export const mustBe = (what: string) => (field: string, input: unknown) => `${field} must be ${what}, got ${echo(input)}`;
-export const isRequired = (field: string) => `${field} is required`;
+const mustBe = (what: string) => (field: string, input: unknown) => `${field} must be ${what}, got ${echo(input)}`;
+const isRequired = (field: string) => `${field} is required`;
 
 /** Reports the first XML-forbidden character; true when the string is clean. */
 export function xmlClean(payload: Payload<string>): boolean {

@@ -14,22 +14,20 @@ const PRIORITY_STRING = /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/;
 const loc = url().describe("absolute http(s) URL on a configured site (any of SITES, not necessarily the host the request was sent to)");
 
 const lastmod = cleanString((payload) => {
-    const raw = payload.value;
-    const normalised = normalizeW3cDatetime(raw);
-    if (normalised !== null) payload.value = normalised;
-    else {
-      fail(payload, "w3c-datetime", (f) => `${f} must be a W3C datetime (YYYY-MM-DD, or YYYY-MM-DDThh:mm[:ss[.s]] with Z or ±hh:mm), got ${echo(raw)}`);
-    }
-  })
-  .describe("W3C datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.s]](Z|±hh:mm)");
+  const raw = payload.value;
+  const normalised = normalizeW3cDatetime(raw);
+  if (normalised !== null) payload.value = normalised;
+  else {
+    fail(payload, "w3c-datetime", (f) => `${f} must be a W3C datetime (YYYY-MM-DD, or YYYY-MM-DDThh:mm[:ss[.s]] with Z or ±hh:mm), got ${echo(raw)}`);
+  }
+}).describe("W3C datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.s]](Z|±hh:mm)");
 
 const changefreq = cleanString((payload) => {
-    const value = payload.value;
-    if (!CHANGEFREQ_SET.has(value)) {
-      fail(payload, "changefreq-enum", (f) => `${f} must be one of ${CHANGEFREQS.join(", ")} (lowercase), got ${echo(value)}`);
-    }
-  })
-  .meta({ enum: [...CHANGEFREQS] });
+  const value = payload.value;
+  if (!CHANGEFREQ_SET.has(value)) {
+    fail(payload, "changefreq-enum", (f) => `${f} must be one of ${CHANGEFREQS.join(", ")} (lowercase), got ${echo(value)}`);
+  }
+}).meta({ enum: [...CHANGEFREQS] });
 
 // Not z.number(): NaN and ±Infinity are numbers out of range here, not of the wrong type.
 const priority = z
@@ -55,16 +53,15 @@ const priority = z
   }) as unknown as z.ZodType<number, number | string>;
 
 const section = cleanString((payload) => {
-    const value = payload.value;
-    if (!SECTION_PATTERN.test(value)) {
-      fail(
-        payload,
-        "section-name",
-        (f) => `${f} must be 1–64 characters of a-z, 0-9, "_" and "-", starting and ending with a letter or digit, got ${echo(value)}`,
-      );
-    }
-  })
-  .meta({ pattern: SECTION_PATTERN.source, description: "sitemap section; the configured default section when absent" });
+  const value = payload.value;
+  if (!SECTION_PATTERN.test(value)) {
+    fail(
+      payload,
+      "section-name",
+      (f) => `${f} must be 1–64 characters of a-z, 0-9, "_" and "-", starting and ending with a letter or digit, got ${echo(value)}`,
+    );
+  }
+}).meta({ pattern: SECTION_PATTERN.source, description: "sitemap section; the configured default section when absent" });
 
 /** The scalar fields of a record, in the order issues are reported. */
 export const SCALAR_FIELDS = {

@@ -15,7 +15,7 @@ import { declarationRank } from "./order.ts";
 import { SCALAR_FIELDS } from "./scalars.ts";
 
 /** Protocol extensions (images, videos, news, hreflang alternates), stored as `ext`. */
-export const EXTENSION_FIELDS = {
+const EXTENSION_FIELDS = {
   images: optional(ImagesSchema),
   videos: optional(VideosSchema),
   news: optional(NewsSchema),
@@ -41,7 +41,8 @@ function selfReferences(payload: z.core.ParsePayload<Record<string, unknown>>): 
   if (Array.isArray(videos) && !issues.some((iss) => under(iss.path, "videos") && iss.path!.length === 1)) {
     videos.forEach((video: unknown, i) => {
       if (!isPlainObject(video)) return;
-      if (video["content_loc"] === loc) fail(payload, "format", (f) => `${f} must be the video file, not the page's own loc`, ["videos", i, "content_loc"]);
+      if (video["content_loc"] === loc)
+        fail(payload, "format", (f) => `${f} must be the video file, not the page's own loc`, ["videos", i, "content_loc"]);
       if (video["player_loc"] === loc) fail(payload, "format", (f) => `${f} must be the player, not the page's own loc`, ["videos", i, "player_loc"]);
     });
   }

@@ -1,13 +1,12 @@
 /** `videos`: Google's video sitemap extension, up to 100 per URL. */
 import { z } from "zod";
 import {
-  MAX_TEXT,
   MAX_UPLOADER_NAME,
+  MAX_VIDEOS_PER_URL,
   MAX_VIDEO_DESCRIPTION,
   MAX_VIDEO_DURATION,
   MAX_VIDEO_TAGS,
   MAX_VIDEO_TITLE,
-  MAX_VIDEOS_PER_URL,
 } from "../../extensions/types.ts";
 import { isPlainObject } from "../echo.ts";
 import { always, datetime, integer, list, object, oneOf, optional, rating, text, tokenList, url, yesNo } from "../fields.ts";
