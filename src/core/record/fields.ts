@@ -211,13 +211,14 @@ export function object<S extends z.core.$ZodLooseShape>(shape: S, options: { kee
   const strict = z.strictObject(shape, {
     error: (iss) => (iss.code === "unrecognized_keys" ? allowed : `${fieldOf(iss.path ?? [])} must be an object, got ${echo(iss.input)}`),
   });
-  return options.keepAbsentKeys ? strict : strict.check(withoutAbsent);
-}
-
-/** Fields given as null or "" are absent: left out of the output, as if they were never sent. */
-function withoutAbsent(payload: Payload<Record<string, unknown>>): void {
-  const value = payload.value;
-  for (const key in value) if (value[key] === undefined) delete value[key];
+  if (options.keepAbsentKeys) return strict;
+  const optionalKeys = Object.keys(shape).filter((key) => shape[key]!._zod.optin === "optional");
+  // Fields given as null or "" are absent: left out of the output, as if they were never sent.
+  // Only optional fields can be, and a loop over them is cheaper than a for…in over the output.
+  return strict.check((payload) => {
+    const value = payload.value as Record<string, unknown>;
+    for (const key of optionalKeys) if (value[key] === undefined && key in value) delete value[key];
+  });
 }
 
 /**
