@@ -5,7 +5,7 @@
  *
  *   --quick              smoke mode: small data sets, 2 runs, 2 s load (seconds in total)
  *   --scale 100k|1m|all  end-to-end data sets (default all = 100,000 and 1,000,000 records)
- *   --only a,b           sections: renderer, memory, workerd, load (default all)
+ *   --only a,b           sections: renderer, validation, memory, workerd, load (default all)
  *   --runs N             timed repetitions per case (default 5)
  *   --load-seconds N     load duration per target (default 20)
  */
@@ -15,6 +15,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
 import { memoryBench } from "./memory.ts";
 import { rendererBench } from "./renderer.ts";
+import { validationBench } from "./validation.ts";
 import { workerdBench } from "./workerd.ts";
 
 const options = parseArgs(process.argv.slice(2));
@@ -22,7 +23,9 @@ const wants = (name: string): boolean => options.only === null || options.only.h
 
 function version(cmd: string, args: string[]): string {
   try {
-    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim().split("\n")[0]!;
+    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+      .trim()
+      .split("\n")[0]!;
   } catch {
     return "?";
   }
@@ -66,6 +69,7 @@ async function section(name: string, fn: () => Promise<string>): Promise<void> {
 }
 
 await section("renderer", async () => markdownTable((await rendererBench(options)).section));
+await section("validation", async () => markdownTable(validationBench(options)));
 await section("memory", async () => markdownTable(await memoryBench(options)));
 if (wants("workerd") || wants("load")) {
   await section(wants("workerd") ? "workerd" : "load", async () => {

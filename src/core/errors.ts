@@ -15,7 +15,7 @@ export type ValidationRule =
   | "section-name"
   | "duplicate-loc"
   | "unknown-field"
-  // protocol extensions (src/core/extensions/validate.ts)
+  // protocol extensions (src/core/record/extensions/)
   | "max-count"
   | "range"
   | "enum"
@@ -34,18 +34,23 @@ export interface ValidationIssue {
   message: string;
 }
 
-/** One or more records broke a rule. `issues` names each record, field and rule. */
+/**
+ * One or more records broke a rule. `issues` names each record, field and rule; `issueCount` is
+ * the total, which is more than `issues.length` when the validator was told to keep fewer.
+ */
 export class RecordValidationError extends Error {
   override readonly name = "RecordValidationError";
   readonly issues: ValidationIssue[];
-  constructor(issues: ValidationIssue[]) {
+  readonly issueCount: number;
+  constructor(issues: ValidationIssue[], issueCount = issues.length) {
     super(
       issues
         .slice(0, 5)
         .map((i) => `${i.index !== undefined ? `record ${i.index}` : "record"}${i.loc ? ` (${i.loc})` : ""}: ${i.field}: ${i.message} [${i.rule}]`)
-        .join("; ") + (issues.length > 5 ? `; and ${issues.length - 5} more` : ""),
+        .join("; ") + (issueCount > 5 ? `; and ${issueCount - 5} more` : ""),
     );
     this.issues = issues;
+    this.issueCount = issueCount;
   }
 }
 

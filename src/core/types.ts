@@ -33,13 +33,3 @@ export interface SitemapRef {
   loc: string;
   lastmod?: string | null;
 }
-
-/** Raw, unvalidated record input (from ingest, seed, import). */
-export interface RecordInput {
-  loc?: unknown;
-  lastmod?: unknown;
-  changefreq?: unknown;
-  priority?: unknown;
-  section?: unknown;
-  [extra: string]: unknown;
-}

@@ -215,12 +215,31 @@ describe("validateRecord: hostile and invalid input", () => {
     expect(rulesOf({ loc: "https://example.com/x", changefreq })).toEqual(["changefreq:type"]);
   });
 
-  it.each([1.5, -0.1, 1.0000001, 2, -1, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, "abc", "1.5", "-0.1", "1.01", "0.5.5", "5e-1", "0x1", " 0.5", "0,5", "1.", "+0.5", "Infinity", "NaN"])(
-    "rejects priority %j",
-    (priority) => {
-      expect(rulesOf({ loc: "https://example.com/x", priority })).toEqual(["priority:priority-range"]);
-    },
-  );
+  it.each([
+    1.5,
+    -0.1,
+    1.0000001,
+    2,
+    -1,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+    "abc",
+    "1.5",
+    "-0.1",
+    "1.01",
+    "0.5.5",
+    "5e-1",
+    "0x1",
+    " 0.5",
+    "0,5",
+    "1.",
+    "+0.5",
+    "Infinity",
+    "NaN",
+  ])("rejects priority %j", (priority) => {
+    expect(rulesOf({ loc: "https://example.com/x", priority })).toEqual(["priority:priority-range"]);
+  });
 
   it("names the priority range and the value", () => {
     const [issue] = issuesOf({ loc: "https://example.com/x", priority: 1.5 });
@@ -365,5 +384,19 @@ describe("validateBatch", () => {
     expect(err.message).toContain("record 1");
     expect(err.message).toContain("and 4 more");
   });
-});
 
+  it("keeps at most maxIssues issues but counts them all", () => {
+    const inputs = [{ loc: 1 }, { loc: 2 }, { loc: 3 }, { loc: "https://example.com/ok" }];
+    const all = batchError(inputs);
+    expect(all.issues).toHaveLength(3);
+    expect(all.issueCount).toBe(3);
+    let capped: RecordValidationError | undefined;
+    try {
+      validateBatch(inputs, ctx, { maxIssues: 2 });
+    } catch (e) {
+      if (e instanceof RecordValidationError) capped = e;
+    }
+    expect(capped?.issues).toEqual(all.issues.slice(0, 2));
+    expect(capped?.issueCount).toBe(3);
+  });
+});

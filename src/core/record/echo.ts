@@ -1,7 +1,7 @@
-/** Helpers for reading untrusted input values, shared by the record and extension validators. */
+/** Helpers for reading untrusted input values and echoing them in issue messages. */
 
 /** Echoed values are cut so one hostile record cannot bloat an error response. */
-export const MAX_ECHO = 100;
+const MAX_ECHO = 100;
 
 /** A value for an error message: JSON-quoted and truncated, so control characters stay visible but harmless. */
 export function echo(value: unknown): string {

@@ -1,0 +1,91 @@
+/**
+ * Record validation throughput in Node: `validateBatch` over plain records (loc, lastmod,
+ * changefreq, priority, section) and over extension-heavy records (images, a video, hreflang
+ * alternates on every record). The ingest API validates each request's batch this way before it
+ * writes anything. Reported as µs per record, median of several runs.
+ *
+ * `npx node bench/validation.ts` runs this section alone.
+ */
+import { validateBatch } from "../src/core/validate.ts";
+import { type DemoInput, demoSection } from "../src/demo/demo-data.ts";
+import { BENCH_ORIGIN, type BenchOptions, type Section, forceGc, median, now } from "./lib.ts";
+
+/** Issue 13: validation stays at about 10 µs per record (in workerd) or better; plain records are the common case. */
+const TARGET_US = 10;
+
+const ctx = { sites: new Set([BENCH_ORIGIN]), defaultSection: "products" };
+
+/** Every record with two images, a video with every field and a three-language hreflang set. */
+function extensionHeavy(records: readonly DemoInput[]): DemoInput[] {
+  return records.map((record, i) => ({
+    ...record,
+    images: [
+      `https://cdn.example.com/products/${i}/front.jpg`,
+      { loc: `https://cdn.example.com/products/${i}/side.jpg`, caption: `Side view of "item ${i}" & its box`, title: `Item ${i}` },
+    ],
+    videos: [
+      {
+        thumbnail_loc: `https://cdn.example.com/videos/${i}/thumb.jpg`,
+        title: `How to assemble item ${i}`,
+        description: `A two-minute guide to item ${i}: unpack, assemble & enjoy. <No tools> needed.`,
+        content_loc: `https://cdn.example.com/videos/${i}/video.mp4`,
+        player_loc: `https://player.example.com/embed/${i}?autoplay=0&lang=en`,
+        duration: 120 + (i % 60),
+        expiration_date: "2030-12-31",
+        rating: 4.5,
+        view_count: 1000 + i,
+        publication_date: "2025-06-01T12:00:00+02:00",
+        tags: ["assembly", "how-to"],
+        family_friendly: true,
+        restriction: { relationship: "allow", countries: ["DE", "FR", "GB", "US"] },
+        requires_subscription: false,
+        uploader: { name: "Demo Furniture", info: "https://cdn.example.com/about" },
+        platform: { relationship: "allow", platforms: ["web", "mobile", "tv"] },
+        live: false,
+      },
+    ],
+    alternates: [
+      { hreflang: "en", href: record.loc },
+      { hreflang: "de", href: `${BENCH_ORIGIN}/de/item-${i}` },
+      { hreflang: "x-default", href: record.loc },
+    ],
+  }));
+}
+
+/** Median µs per record of `validateBatch` over `inputs`, in batches of 1,000 (the ingest API's batch size). */
+function perRecord(inputs: readonly DemoInput[], runs: number): number {
+  const batches: DemoInput[][] = [];
+  for (let i = 0; i < inputs.length; i += 1_000) batches.push(inputs.slice(i, i + 1_000));
+  for (let warm = 0; warm < 3; warm++) for (const batch of batches) validateBatch(batch, ctx); // JIT warm-up
+  const times: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    forceGc();
+    const start = now();
+    for (const batch of batches) validateBatch(batch, ctx);
+    times.push(((now() - start) * 1000) / inputs.length);
+  }
+  return median(times);
+}
+
+export function validationBench(options: BenchOptions): Section {
+  const count = options.quick ? 2_000 : 10_000;
+  const runs = options.quick ? 3 : Math.max(options.runs, 7);
+  const plain = demoSection(BENCH_ORIGIN, "products", count);
+  const heavy = extensionHeavy(plain);
+  const plainUs = perRecord(plain, runs);
+  const heavyUs = perRecord(heavy, runs);
+  return {
+    title: "Validation (Node)",
+    note: `validateBatch over ${count.toLocaleString("en-US")} records in batches of 1,000; median of ${runs} runs.`,
+    rows: [
+      { name: "plain records", value: `${plainUs.toFixed(2)} µs/record`, target: `≤ ${TARGET_US} µs/record`, met: plainUs <= TARGET_US },
+      // About ten URLs to normalise per record: no target of its own, compare with earlier runs.
+      { name: "extension-heavy records (2 images, 1 video, 3 alternates)", value: `${heavyUs.toFixed(2)} µs/record` },
+    ],
+  };
+}
+
+if (import.meta.main) {
+  const { markdownTable, parseArgs } = await import("./lib.ts");
+  console.log(markdownTable(validationBench(parseArgs(process.argv.slice(2)))));
+}
