@@ -76,7 +76,15 @@ export async function drain(stream: ReadableStream<Uint8Array>): Promise<number>
 // ---------- formatting ----------
 
 export const ms = (v: number): string =>
-  !Number.isFinite(v) ? "—" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : v >= 100 ? `${v.toFixed(0)} ms` : v >= 10 ? `${v.toFixed(1)} ms` : `${v.toFixed(2)} ms`;
+  !Number.isFinite(v)
+    ? "—"
+    : v >= 1000
+      ? `${(v / 1000).toFixed(2)} s`
+      : v >= 100
+        ? `${v.toFixed(0)} ms`
+        : v >= 10
+          ? `${v.toFixed(1)} ms`
+          : `${v.toFixed(2)} ms`;
 export const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
 export const int = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "—");
 export const ratio = (v: number): string => (Number.isFinite(v) ? `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)}×` : "—");
@@ -130,7 +138,7 @@ export function scaledTable(section: ScaledSection): string {
     const values = section.columns.map((_, i) => cell(r.values[i] ?? ""));
     lines.push(`| ${cell(r.name)} | ${values.join(" | ")} | ${cell(r.target ?? "")} | ${met} |`);
   }
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 function cell(text: string): string {
@@ -145,11 +153,7 @@ export function markdownTable(section: Section): string {
     const met = r.met === undefined ? (r.target ? "—" : "") : r.met ? "✅ met" : "❌ missed";
     lines.push(`| ${cell(r.name)} | ${cell(r.value)} | ${cell(r.detail ?? "")} | ${cell(r.target ?? "")} | ${met} |`);
   }
-  return lines.join("\n") + "\n";
-}
-
-export function notBuilt(name: string, target?: string): Row {
-  return target ? { name, value: NOT_BUILT, target } : { name, value: NOT_BUILT };
+  return `${lines.join("\n")}\n`;
 }
 
 export function parseArgs(argv: readonly string[]): BenchOptions & { only: Set<string> | null } {

@@ -8,8 +8,7 @@ import type { Config } from "./config/types.ts";
 
 export { ConfigError } from "./config/error.ts";
 export { parseConfig } from "./config/parse.ts";
-export type { CacheConfig, Config, IndexLinkForm, RegenConfig } from "./config/types.ts";
-export { listVar } from "./config/variable.ts";
+export type { CacheConfig, Config } from "./config/types.ts";
 
 const cache = new WeakMap<object, Config>();
 

@@ -88,7 +88,7 @@ export function indexMeta(manifest: ShardManifest, extras?: IndexExtras): { vers
   return { version, lastChange: Math.max(lastChange, extras.news?.lastChange ?? 0) };
 }
 
-export function indexRefs(config: Config, manifest: ShardManifest, extras?: IndexExtras): SitemapRef[] {
+function indexRefs(config: Config, manifest: ShardManifest, extras?: IndexExtras): SitemapRef[] {
   const refs: SitemapRef[] = listedShards(manifest).map((s) => ({
     loc: manifest.origin + shardPath(s.section, s.n, config.indexLinkForm),
     lastmod: w3cSeconds(s.lastChange),

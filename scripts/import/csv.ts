@@ -5,15 +5,13 @@
  * its record starts on; a malformed record is an item with `error` and the parsing goes on.
  */
 import { type CsvError, type Info, type Parser, parse } from "csv-parse";
+import { RECORD_CSV_COLUMNS } from "../../src/core/record/columns.ts";
 import { type Line, lines } from "./decode.ts";
 import { InputError, type Opened } from "./input.ts";
 import type { Item } from "./item.ts";
 
-/**
- * The record fields a CSV column can fill; a file without a header has them in this order.
- * @public (the one list of accepted columns: meant to come from the core record declaration)
- */
-export const CSV_FIELDS = ["loc", "lastmod", "changefreq", "priority", "section"] as const;
+/** The record fields a CSV column can fill (the declaration's scalar fields); a file without a header has them in this order. */
+const CSV_FIELDS = RECORD_CSV_COLUMNS;
 type CsvField = (typeof CSV_FIELDS)[number];
 
 /** Other spellings accepted in a header. */

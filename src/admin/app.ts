@@ -7,11 +7,11 @@
  * onError sees everything thrown here.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { RecordInputSchema } from "../core/record/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { adminAuth } from "./auth.ts";
 import { AdminError } from "./errors.ts";
 import { openApiHandler } from "./openapi.ts";
-import { RecordInputSchema } from "./record-input.ts";
 import { regenerate } from "./regenerate.ts";
 import { deleteUrls, getOpenApi, getStatus, getUrl, postRegenerate, putUrls } from "./routes.ts";
 import { DeleteItemSchema } from "./schemas.ts";

@@ -10,7 +10,7 @@ import type { INDEX_LINK_FORM, MANIFEST_STORE, URL_SOURCE } from "./variables.ts
 /** The value a declared variable parses to. */
 type ValueOf<V> = V extends Variable<infer T> ? T : never;
 
-export type IndexLinkForm = ValueOf<typeof INDEX_LINK_FORM>;
+type IndexLinkForm = ValueOf<typeof INDEX_LINK_FORM>;
 
 export interface Config {
   /** Origins served (e.g. `https://example.com`); any other host gets 404. */
@@ -58,7 +58,7 @@ export interface CacheConfig {
   manifestTtl: number;
 }
 
-export interface RegenConfig {
+interface RegenConfig {
   /** Most shards one run renders per site (REGEN_MAX_SHARDS); the rest waits for the next run. */
   maxShards: number;
   /** Most record rows one run reads per site (REGEN_MAX_ROWS); checked at shard boundaries. */

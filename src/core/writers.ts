@@ -7,7 +7,7 @@ import { EXT_ALL, EXT_IMAGE, EXT_VIDEO, EXT_XHTML } from "./extensions/types.ts"
 import { extensionElements, namespaceDeclarations } from "./extensions/writers.ts";
 import type { SitemapRef, UrlRecord } from "./types.ts";
 
-export const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
+const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
 export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 
 /** Options that change rendered bytes. Anything here must be part of a document's content version. */
@@ -34,7 +34,7 @@ export const STYLESHEET_HREF = "/sitemap.xsl";
 const STYLESHEET_PI = `<?xml-stylesheet type="text/xsl" href="${STYLESHEET_HREF}"?>\n`;
 
 /** Bumped whenever the markup we write changes, so stored versions (ETags, snapshots) roll over. */
-export const RENDER_FORMAT_VERSION = "2";
+const RENDER_FORMAT_VERSION = "2";
 
 export function renderFingerprint(options: RenderOptions = {}): string {
   return `${RENDER_FORMAT_VERSION}${options.lastmodDateOnly ? "d" : "t"}${options.stylesheet ? "x" : ""}`;
@@ -88,14 +88,14 @@ export function urlElement(record: UrlRecord, options: RenderOptions = {}): stri
     xml += `<priority>${formatPriority(record.priority)}</priority>`;
   }
   if (record.ext) xml += extensionElements(record.ext, options.extensions ?? SHARD_EXTENSIONS, options.namespaces ?? 0);
-  return xml + "</url>\n";
+  return `${xml}</url>\n`;
 }
 
 /** One `<sitemap>` element of an index. */
 export function sitemapElement(ref: SitemapRef): string {
   let xml = `<sitemap><loc>${escapeXml(ref.loc)}</loc>`;
   if (ref.lastmod) xml += `<lastmod>${escapeXml(ref.lastmod)}</lastmod>`;
-  return xml + "</sitemap>\n";
+  return `${xml}</sitemap>\n`;
 }
 
 /**

@@ -19,7 +19,7 @@ export interface DemoInput {
 }
 
 /** Small, fast, seeded PRNG (mulberry32), so the same call yields the same data everywhere. */
-export function prng(seed: number): () => number {
+function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -102,7 +102,7 @@ export function demoSection(origin: string, section: string, count: number, star
 }
 
 /** The `npm start` data set: ≥ 120,000 URLs in three sections (four shards at 50,000 per shard). */
-export const DEMO_SECTIONS = [
+const DEMO_SECTIONS = [
   { section: "pages", count: 12_000 },
   { section: "products", count: 96_000 },
   { section: "blog", count: 18_000 },

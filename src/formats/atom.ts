@@ -9,7 +9,7 @@ import { Fingerprint } from "../core/fingerprint.ts";
 import type { StoredRecord } from "../core/types.ts";
 import { XML_DECLARATION } from "../core/writers.ts";
 
-export const ATOM_NS = "http://www.w3.org/2005/Atom";
+const ATOM_NS = "http://www.w3.org/2005/Atom";
 
 /** Entry title: the article's or first video's title when there is one, else the URL itself. */
 function entryTitle(record: StoredRecord): string {

@@ -31,7 +31,7 @@ export interface SearchConsoleConfig {
   property: string;
 }
 
-export interface RobotsConfig {
+interface RobotsConfig {
   /** Where the site's own robots.txt is fetched from (template with {origin}, {host}); null = none. */
   originUrl: string | null;
   timeoutMs: number;

@@ -26,11 +26,11 @@ const MAX_BODY_CHARS = 1000;
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 /** First retry delay after a transient failure; doubles per consecutive failure. */
-export const RETRY_BASE_MS = 5 * MINUTE;
-export const RETRY_MAX_MS = 6 * HOUR;
+const RETRY_BASE_MS = 5 * MINUTE;
+const RETRY_MAX_MS = 6 * HOUR;
 /** First delay after a configuration error; doubles per consecutive failure. */
-export const CONFIG_BASE_MS = HOUR;
-export const CONFIG_MAX_MS = 24 * HOUR;
+const CONFIG_BASE_MS = HOUR;
+const CONFIG_MAX_MS = 24 * HOUR;
 
 function retryAfter(value: string | null, now: number): number | null {
   if (!value) return null;

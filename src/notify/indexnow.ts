@@ -10,7 +10,7 @@ import { attempt, classify, nextAttemptAt } from "./http.ts";
 import { CURSOR_END_OF_STAMP, type TargetState, due, failed, newState, succeeded } from "./store.ts";
 
 /** Protocol limit of URLs per POST. */
-export const INDEXNOW_MAX_URLS = 10_000;
+const INDEXNOW_MAX_URLS = 10_000;
 export const INDEXNOW_TARGET = "indexnow";
 const KEY_FILE = /^\/sitemap-indexnow-([a-zA-Z0-9-]{8,128})\.txt$/;
 
@@ -25,7 +25,7 @@ export interface IndexNowPayload {
   urlList: string[];
 }
 
-export function indexNowPayload(origin: string, key: string, urlList: string[]): IndexNowPayload {
+function indexNowPayload(origin: string, key: string, urlList: string[]): IndexNowPayload {
   return { host: new URL(origin).host, key, keyLocation: origin + keyFilePath(key), urlList };
 }
 

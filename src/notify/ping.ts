@@ -12,7 +12,7 @@ import { type Cursor, type TargetState, cursorAfter, due, failed, newState, succ
 
 export const pingTarget = (template: string): string => `ping ${template}`;
 
-export function pingUrl(template: string, indexUrl: string): string {
+function pingUrl(template: string, indexUrl: string): string {
   return template.replaceAll("{sitemap}", encodeURIComponent(indexUrl));
 }
 

@@ -56,7 +56,7 @@ export async function signJwt(claims: JwtClaims, privateKeyPem: string, keyId: s
 export type TokenResult = { ok: true; token: string } | { ok: false; answer: Attempt };
 
 /** Exchanges a freshly signed assertion for an access token. */
-export async function accessToken(ctx: RunContext, config: SearchConsoleConfig): Promise<TokenResult> {
+async function accessToken(ctx: RunContext, config: SearchConsoleConfig): Promise<TokenResult> {
   let assertion: string;
   try {
     assertion = await signJwt(serviceAccountClaims(config, ctx.now), config.privateKey, config.privateKeyId);
@@ -82,7 +82,7 @@ export async function accessToken(ctx: RunContext, config: SearchConsoleConfig):
   return { ok: false, answer: { ...answer, status: 502, body: `token endpoint answered 200 without an access_token: ${answer.body}` } };
 }
 
-export function submitUrl(config: SearchConsoleConfig, origin: string, indexUrl: string): string {
+function submitUrl(config: SearchConsoleConfig, origin: string, indexUrl: string): string {
   const site = fillTemplate(config.property, origin);
   return `${config.apiBase}/webmasters/v3/sites/${encodeURIComponent(site)}/sitemaps/${encodeURIComponent(indexUrl)}`;
 }

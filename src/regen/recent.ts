@@ -53,7 +53,7 @@ export class RecentChanges {
 
   has(section: string, key: number, stamp: number): boolean {
     const list = this.#intervals.get(`${section}\u0000${stamp}`);
-    return list !== undefined && list.some(([, , a, b]) => a <= key && key <= b);
+    return list?.some(([, , a, b]) => a <= key && key <= b) ?? false;
   }
 
   /** Records a handled row, read in `block` (grows the interval of the same block, else opens one). */

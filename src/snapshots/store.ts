@@ -11,7 +11,7 @@
 import { concatBytes } from "../core/bytes.ts";
 
 /** Bumped when the stored form changes (compression, framing): old keys are then simply unused. */
-export const SNAPSHOT_FORMAT = "s1";
+const SNAPSHOT_FORMAT = "s1";
 
 export interface SnapshotMeta {
   /** Content version the bytes render. */
@@ -39,11 +39,6 @@ export function shardSnapshotKey(origin: string, section: string, n: number, ver
 /** `s1/{origin}/_index/{version}` (no section name starts with "_"). */
 export function indexSnapshotKey(origin: string, version: string): string {
   return `${SNAPSHOT_FORMAT}/${origin}/_index/${version}`;
-}
-
-/** The key prefix of every snapshot of a site. */
-export function siteSnapshotPrefix(origin: string): string {
-  return `${SNAPSHOT_FORMAT}/${origin}/`;
 }
 
 export interface CompressedDocument {

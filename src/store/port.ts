@@ -46,7 +46,7 @@ export interface RecordReader {
 }
 
 /** What every write answers. */
-export interface WriteResult {
+interface WriteResult {
   /**
    * true: the whole batch was applied in one transaction (D1 `batch()`), or nothing was. false: the
    * store applies a batch in steps (KV), so a failure may leave part of it written; retrying the

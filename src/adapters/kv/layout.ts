@@ -40,25 +40,26 @@
  * is read-modify-write of a block per changed record, i.e. one writer at a time (docs/kv.md).
  */
 
+import { z } from "zod";
 import { utf8Length } from "../../core/escape.ts";
 import { type RecordExtensions, extKindsOf } from "../../core/extensions/types.ts";
 import { SECTION_PATTERN } from "../../core/limits.ts";
+import { StoredContentSchema } from "../../core/record/stored.ts";
 import type { Changefreq, StoredRecord } from "../../core/types.ts";
-import { CHANGEFREQS } from "../../core/types.ts";
 import { urlElementBytes } from "../../core/writers.ts";
 
 /** Stable keys are 1 … 10^12 − 1. */
-export const KEY_DIGITS = 12;
+const KEY_DIGITS = 12;
 export const MAX_KV_KEY = 10 ** KEY_DIGITS - 1;
 /** Keys per block. 1,000 keeps a block of ordinary records near 200 KB and a 50,000-URL shard at 50 blocks. */
 export const BLOCK_SPAN = 1000;
-export const BLOCK_DIGITS = KEY_DIGITS - 3;
+const BLOCK_DIGITS = KEY_DIGITS - 3;
 /** Entries whose JSON is larger than this move to an overflow key (keeps blocks ≤ ~4 MB). */
-export const MAX_INLINE_ENTRY_BYTES = 4096;
+const MAX_INLINE_ENTRY_BYTES = 4096;
 /** Loc-index buckets per site: the first two hex digits of the loc's id (256 buckets). */
-export const INDEX_BUCKET_HEX = 2;
+const INDEX_BUCKET_HEX = 2;
 /** Separator: absent from origins and section names, and below "-", "0"–"9", "_" and "a"–"z". */
-export const SEP = "#";
+const SEP = "#";
 
 export interface BlockEntry {
   k: number;
@@ -107,7 +108,7 @@ export class KvLayoutError extends Error {
 const pad = (n: number, digits: number): string => String(n).padStart(digits, "0");
 
 export const sitePrefix = (origin: string): string => `r${SEP}${origin}${SEP}`;
-export const sectionPrefix = (origin: string, section: string): string => `${sitePrefix(origin)}${section}${SEP}`;
+const sectionPrefix = (origin: string, section: string): string => `${sitePrefix(origin)}${section}${SEP}`;
 export const blockOf = (key: number): number => Math.floor(key / BLOCK_SPAN);
 export const blockName = (origin: string, section: string, block: number): string => sectionPrefix(origin, section) + pad(block, BLOCK_DIGITS);
 export const blockNameOfKey = (origin: string, section: string, key: number): string => blockName(origin, section, blockOf(key));
@@ -115,9 +116,6 @@ export const overflowName = (origin: string, section: string, key: number): stri
 export const indexName = (origin: string, bucket: string): string => `l${SEP}${origin}${SEP}${bucket}`;
 export const counterName = (origin: string): string => `c${SEP}${origin}`;
 export const manifestName = (origin: string): string => `m${SEP}${origin}`;
-
-/** Every bucket id, "00" … "ff". */
-export const ALL_BUCKETS: readonly string[] = Array.from({ length: 16 ** INDEX_BUCKET_HEX }, (_, i) => i.toString(16).padStart(INDEX_BUCKET_HEX, "0"));
 
 /** Section and block number of a block key name under `sitePrefix(origin)`, or a KvLayoutError. */
 export function parseBlockName(name: string, origin: string): { section: string; block: number } {
@@ -168,35 +166,35 @@ export function locHash(loc: string): string {
 export const bucketOfHash = (hash: string): string => hash.slice(0, INDEX_BUCKET_HEX);
 export const idOfHash = (hash: string): string => hash;
 
-const CHANGEFREQ_SET: ReadonlySet<string> = new Set(CHANGEFREQS);
+/** One message per field, whatever the issue: the first one names the entry's problem. */
+const says = (message: string) => ({ error: () => message });
+const KEY = says(`"k" must be an integer key from 1 to ${MAX_KV_KEY}`);
+const STAMP = says(`"u" (change stamp, ms) must be a non-negative number`);
+const SIZE = says(`"s" must be a byte count`);
+const KINDS = says(`"x" must be extension kind bits`);
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** A block entry: the layout's own fields first (their messages come first), then the stored record content of src/core/record. */
+const BlockEntrySchema = z.looseObject(
+  {
+    k: z.number(KEY).int(KEY).min(1, KEY).max(MAX_KV_KEY, KEY),
+    u: z.number(STAMP).min(0, STAMP),
+    s: z.number(SIZE).int(SIZE).min(0, SIZE).optional(),
+    d: z.literal(1, says(`"d" must be 1 (tombstone) or absent`)).optional(),
+    v: z.literal(1, says(`"v" must be 1 (overflow) or absent`)).optional(),
+    x: z.number(KINDS).int(KINDS).min(0, KINDS).optional(),
+    ...StoredContentSchema.shape,
+  },
+  says("must be a JSON object"),
+);
 
 /**
  * Checks one entry's shape (not the sitemap rules: writers validate records before writing).
  * Catches hand-made data that would otherwise render a broken document.
  */
-export function checkEntry(value: unknown, kvKey: string, position: number): BlockEntry {
-  const fail = (what: string): never => {
-    throw new KvLayoutError(kvKey, `entry ${position}: ${what}`);
-  };
-  if (!isObject(value)) return fail("must be a JSON object");
-  const { k, u, s, d, loc, lastmod, changefreq, priority, ext, v, x } = value;
-  if (typeof k !== "number" || !Number.isSafeInteger(k) || k < 1 || k > MAX_KV_KEY) fail(`"k" must be an integer key from 1 to ${MAX_KV_KEY}`);
-  if (typeof u !== "number" || !Number.isFinite(u) || u < 0) fail(`"u" (change stamp, ms) must be a non-negative number`);
-  if (s !== undefined && (typeof s !== "number" || !Number.isSafeInteger(s) || s < 0)) fail(`"s" must be a byte count`);
-  if (d !== undefined && d !== 1) fail(`"d" must be 1 (tombstone) or absent`);
-  if (v !== undefined && v !== 1) fail(`"v" must be 1 (overflow) or absent`);
-  if (x !== undefined && (typeof x !== "number" || !Number.isInteger(x) || x < 0)) fail(`"x" must be extension kind bits`);
-  if (typeof loc !== "string" || !/^https?:\/\//.test(loc)) fail(`"loc" must be an absolute http(s) URL`);
-  if (lastmod !== undefined && lastmod !== null && typeof lastmod !== "string") fail(`"lastmod" must be a string`);
-  if (changefreq !== undefined && changefreq !== null && !CHANGEFREQ_SET.has(changefreq as string))
-    fail(`"changefreq" must be one of ${CHANGEFREQS.join(", ")}`);
-  if (priority !== undefined && priority !== null && !(typeof priority === "number" && priority >= 0 && priority <= 1)) fail(`"priority" must be 0.0–1.0`);
-  if (ext !== undefined && ext !== null && !isObject(ext)) fail(`"ext" must be an object`);
-  return value as unknown as BlockEntry;
+function checkEntry(value: unknown, kvKey: string, position: number): BlockEntry {
+  const result = BlockEntrySchema.safeParse(value);
+  if (!result.success) throw new KvLayoutError(kvKey, `entry ${position}: ${result.error.issues[0]!.message}`);
+  return value as BlockEntry; // the entry itself, not zod's copy: blocks are read back and rewritten as they are
 }
 
 /** Parses a block value: a JSON array of entries with keys inside the block, strictly ascending. */

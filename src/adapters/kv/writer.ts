@@ -42,7 +42,7 @@ export interface KvWriterOptions {
 }
 
 /** A batch that would need more KV operations than one invocation may use. Nothing was written. */
-export class KvBudgetError extends Error {
+class KvBudgetError extends Error {
   override readonly name = "KvBudgetError";
   readonly operations: number;
   readonly limit: number;

@@ -16,8 +16,8 @@ export interface ImageEntry {
   license?: string;
 }
 
-export type Relationship = "allow" | "deny";
-export type VideoPlatform = "web" | "mobile" | "tv";
+type Relationship = "allow" | "deny";
+type VideoPlatform = "web" | "mobile" | "tv";
 
 export interface VideoEntry {
   thumbnail_loc: string;

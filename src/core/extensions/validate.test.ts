@@ -143,9 +143,7 @@ describe("videos", () => {
       "videos[0].restriction.relationship:enum",
       "videos[0].restriction.countries:format",
     ]);
-    expect(rulesOf({ videos: [video({ platform: { relationship: "allow", platforms: ["phone"] } })] })).toEqual([
-      "videos[0].platform.platforms:format",
-    ]);
+    expect(rulesOf({ videos: [video({ platform: { relationship: "allow", platforms: ["phone"] } })] })).toEqual(["videos[0].platform.platforms:format"]);
     expect(rulesOf({ videos: [video({ family_friendly: "maybe" })] })).toEqual(["videos[0].family_friendly:type"]);
     expect(rulesOf({ videos: [video({ expiration_date: "soon" })] })).toEqual(["videos[0].expiration_date:w3c-datetime"]);
     expect(rulesOf({ videos: [video({ category: "x" })] })).toEqual(["videos[0].category:unknown-field"]);
@@ -221,7 +219,15 @@ describe("alternates", () => {
       { hreflang: "en", href: `${SITE}/en` },
       { hreflang: "de", href: `${SITE}/de` },
     ];
-    expect(validateBatch([{ loc: `${SITE}/en`, alternates: set }, { loc: `${SITE}/de`, alternates: [...set].reverse() }], ctx)).toHaveLength(2);
+    expect(
+      validateBatch(
+        [
+          { loc: `${SITE}/en`, alternates: set },
+          { loc: `${SITE}/de`, alternates: [...set].reverse() },
+        ],
+        ctx,
+      ),
+    ).toHaveLength(2);
 
     const mismatch = batchIssues([
       { loc: `${SITE}/en`, alternates: set },
@@ -231,9 +237,7 @@ describe("alternates", () => {
     expect(mismatch[0]!.message).toContain(`record 0 (${SITE}/en)`);
 
     const missing = batchIssues([{ loc: `${SITE}/en`, alternates: set }, { loc: `${SITE}/de` }]);
-    expect(missing).toEqual([
-      expect.objectContaining({ index: 1, loc: `${SITE}/de`, field: "alternates", rule: "hreflang-mismatch" }),
-    ]);
+    expect(missing).toEqual([expect.objectContaining({ index: 1, loc: `${SITE}/de`, field: "alternates", rule: "hreflang-mismatch" })]);
   });
 });
 

@@ -33,7 +33,7 @@ export function namespaceDeclarations(kinds: number): string {
 const yesNo = (b: boolean): string => (b ? "yes" : "no");
 const el = (name: string, text: string): string => `<${name}>${escapeXml(text)}</${name}>`;
 
-export function imageElement(image: ImageEntry, nsAttr = ""): string {
+function imageElement(image: ImageEntry, nsAttr = ""): string {
   let xml = `<image:image${nsAttr}><image:loc>${escapeXml(image.loc)}</image:loc>`;
   if (image.caption !== undefined) xml += el("image:caption", image.caption);
   if (image.geo_location !== undefined) xml += el("image:geo_location", image.geo_location);
@@ -75,14 +75,14 @@ export function videoElement(v: VideoEntry, nsAttr = ""): string {
 }
 
 /** `<news:news>`: publication(name, language), publication_date, title. */
-export function newsElement(news: NewsEntry, nsAttr = ""): string {
+function newsElement(news: NewsEntry, nsAttr = ""): string {
   return (
     `<news:news${nsAttr}><news:publication>${el("news:name", news.publication.name)}${el("news:language", news.publication.language)}` +
     `</news:publication>${el("news:publication_date", news.publication_date)}${el("news:title", news.title)}</news:news>`
   );
 }
 
-export function alternateElement(link: AlternateLink, nsAttr = ""): string {
+function alternateElement(link: AlternateLink, nsAttr = ""): string {
   return `<xhtml:link${nsAttr} rel="alternate" hreflang="${escapeXml(link.hreflang)}" href="${escapeXml(link.href)}"/>`;
 }
 

@@ -33,7 +33,7 @@ export interface CrawledDocument {
   sha256: string;
 }
 
-export interface AtomEntry {
+interface AtomEntry {
   id: string;
   link: string;
   updated: string;
@@ -85,7 +85,7 @@ function lastmodsOf(items: { url: string; lastmod?: string }[]): Map<string, str
 }
 
 /** Parses and checks an Atom 1.0 feed (RFC 4287): the required elements of the feed and each entry. */
-export function parseAtom(xml: string, check: Check): AtomEntry[] {
+function parseAtom(xml: string, check: Check): AtomEntry[] {
   const wellFormed = XMLValidator.validate(xml);
   check(wellFormed === true, `feed is not well-formed XML: ${JSON.stringify(wellFormed)}`);
   const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", isArray: (name) => name === "entry" || name === "link" });

@@ -16,7 +16,7 @@ export interface LiveRecord {
 const quote = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 
 /** Every live (not deleted) record of the site. */
-export function liveRecords(server: DevServer): Promise<LiveRecord[]> {
+function liveRecords(server: DevServer): Promise<LiveRecord[]> {
   return server.query<LiveRecord>(
     `SELECT id, loc, lastmod, section, ext_kinds, updated_at, json_extract(ext, '$.news.publication_date') AS pub
        FROM urls WHERE deleted = 0 AND origin = ${quote(server.origin)} ORDER BY id`,

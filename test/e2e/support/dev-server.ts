@@ -15,7 +15,7 @@ import type { DemoInput } from "../../../src/demo/demo-data.ts";
 import { send } from "./http.ts";
 import { templatePrefix } from "./run.ts";
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

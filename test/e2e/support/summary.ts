@@ -14,7 +14,7 @@ export interface Totals {
   loadP99Ms?: number;
 }
 
-export const SUMMARY_FILE = join(tmpdir(), `edge-sitemaps-e2e-summary-${process.env.E2E_RUN_ID ?? "run"}.jsonl`);
+const SUMMARY_FILE = join(tmpdir(), `edge-sitemaps-e2e-summary-${process.env.E2E_RUN_ID ?? "run"}.jsonl`);
 
 export const summary = {
   add(totals: Totals): void {
