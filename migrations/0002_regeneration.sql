@@ -41,8 +41,8 @@ CREATE TABLE snapshot_gc (
 CREATE INDEX snapshot_gc_due ON snapshot_gc (origin, since);
 
 -- Records that changed section: the old section's shard lost a record that no tombstone marks.
--- D1UrlWriter writes one row per move, in the same transaction as the move; the regeneration
--- reads them in seq order (the change feed of src/sources/d1.ts) and re-renders that shard too.
+-- The D1 writer (src/adapters/d1/writer.ts) writes one row per move, in the same transaction as the move; the regeneration
+-- reads them in seq order (the change feed of src/adapters/d1/change-feed.ts) and re-renders that shard too.
 CREATE TABLE url_moves (
   seq          INTEGER PRIMARY KEY AUTOINCREMENT,
   origin       TEXT    NOT NULL,
