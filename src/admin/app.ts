@@ -7,6 +7,7 @@
  * onError sees everything thrown here.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
 import { RecordInputSchema } from "../core/record/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { adminAuth } from "./auth.ts";
@@ -17,6 +18,12 @@ import { deleteUrls, getOpenApi, getStatus, getUrl, postRegenerate, putUrls } fr
 import { DeleteItemSchema } from "./schemas.ts";
 import { status } from "./status.ts";
 import { readUrl, removeUrls, upsertUrls } from "./urls.ts";
+
+/** The one record declaration as an OpenAPI 3.1 schema object (JSON Schema 2020-12). */
+function recordInputJsonSchema(): Record<string, unknown> {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(RecordInputSchema, { target: "draft-2020-12", io: "input", unrepresentable: "any" });
+  return schema;
+}
 
 export const admin = new OpenAPIHono<AppEnv>({
   // A query that breaks its schema: 400 in the shared error shape.
@@ -36,7 +43,9 @@ export const admin = new OpenAPIHono<AppEnv>({
 });
 
 // Components the batch bodies refer to (src/admin/routes.ts says why they are not zod-read).
-admin.openAPIRegistry.register("RecordInput", RecordInputSchema);
+// The record comes from src/core as JSON Schema: core's zod schemas may be created before
+// @hono/zod-openapi extends zod (module order is the bundler's), so they carry no `.openapi()`.
+admin.openAPIRegistry.registerComponent("schemas", "RecordInput", recordInputJsonSchema());
 admin.openAPIRegistry.register("DeleteItem", DeleteItemSchema);
 admin.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
   type: "http",

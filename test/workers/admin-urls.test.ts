@@ -511,5 +511,16 @@ describe("GET /sitemap-admin/urls", () => {
     expect((doc.components.schemas["Error"] as { properties: { issues: { items: unknown } } }).properties.issues.items).toEqual({
       $ref: "#/components/schemas/Issue",
     });
+    // The record is the one declaration of src/core/record, with its real structure (not "unknown").
+    const record = doc.components.schemas["RecordInput"] as {
+      required: string[];
+      additionalProperties: boolean;
+      properties: Record<string, { maxLength?: number; anyOf?: unknown[] }>;
+    };
+    expect(record.required).toEqual(["loc"]);
+    expect(record.additionalProperties).toBe(false);
+    expect(Object.keys(record.properties)).toEqual(["loc", "lastmod", "changefreq", "priority", "section", "images", "videos", "news", "alternates"]);
+    expect(record.properties["loc"]!.maxLength).toBe(2047);
+    expect(JSON.stringify(record.properties["videos"])).toContain("thumbnail_loc");
   });
 });
