@@ -122,7 +122,10 @@ describe("browser view", () => {
     const url = `${origin}/sitemap-pages-1.xml`;
     const xml = await crawler(env, url);
     const etag = xml.headers.get("etag")!;
-    const type = async (res: Response) => (await res.arrayBuffer(), res.headers.get("content-type"));
+    const type = async (res: Response) => {
+      await res.arrayBuffer();
+      return res.headers.get("content-type");
+    };
     expect(await type(await call(env, url, { headers: { "Sec-Fetch-Dest": "empty", "Sec-Fetch-Mode": "cors" } }))).toBe("application/xml; charset=utf-8");
     expect(await type(await call(env, url, { headers: { "Sec-Fetch-Dest": "iframe", "Sec-Fetch-Mode": "navigate" } }))).toBe(
       "application/xml; charset=utf-8",
