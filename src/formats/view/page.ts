@@ -49,17 +49,22 @@ export function pageStart(title: string): string {
 
 export const PAGE_END = "</body>\n</html>\n";
 
-/** Rows are sent in chunks of about this many characters: the first rows reach the screen early. */
+/**
+ * Rows are sent in chunks of about this many characters; the first chunk (the page's head and its
+ * first rows) is small, so the first rows reach the screen as soon as the store yields them.
+ */
 const CHUNK_CHARS = 32 * 1024;
+const FIRST_CHUNK_CHARS = 4 * 1024;
 
 /** An HTML body streamed from the pieces an async generator yields, in chunks. */
 export function htmlStream(pieces: AsyncIterable<string>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const iterator = pieces[Symbol.asyncIterator]();
+  let limit = FIRST_CHUNK_CHARS;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let chunk = "";
-      while (chunk.length < CHUNK_CHARS) {
+      while (chunk.length < limit) {
         const next = await iterator.next();
         if (next.done) {
           if (chunk) controller.enqueue(encoder.encode(chunk));
@@ -69,6 +74,7 @@ export function htmlStream(pieces: AsyncIterable<string>): ReadableStream<Uint8A
         chunk += next.value;
       }
       controller.enqueue(encoder.encode(chunk));
+      limit = CHUNK_CHARS;
     },
     async cancel() {
       await iterator.return?.();
