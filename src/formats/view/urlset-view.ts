@@ -13,7 +13,7 @@ import type { UrlRecord } from "../../core/types.ts";
 import { INDEX_PATH } from "../../http/paths.ts";
 import { PAGE_END, fmt, h, htmlStream, pageStart } from "./page.ts";
 
-export const VIEW_PAGE_ROWS = 1_000;
+const VIEW_PAGE_ROWS = 1_000;
 
 /** What the visitor asked for in the query string. */
 export interface ViewQuery {
