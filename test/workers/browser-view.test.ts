@@ -159,6 +159,9 @@ describe("browser view", () => {
     expect(firstLinks[0]).toBe(`${origin}/p/0`);
     expect(first).toContain('<a rel="next" href="/sitemap-pages-1.xml?page=2">');
     expect(first).not.toContain('rel="prev"');
+    // Above the table (from the manifest's count) and below it (from the records read).
+    expect(first.match(/rel="next"/g)).toHaveLength(2);
+    expect(first.indexOf('rel="next"')).toBeLessThan(first.indexOf('<table id="urls">'));
     expect(first).toContain("page 1 of 3");
 
     const last = await page("?page=3");
@@ -176,6 +179,7 @@ describe("browser view", () => {
     expect(hrefs(filtered, "urls")).toHaveLength(111);
     expect(filtered).toContain("111 URLs contain “/p/12”");
     expect(filtered).toContain('value="/p/12"');
+    expect(filtered).not.toContain('rel="next"');
     const none = await page(`?q=${encodeURIComponent('"><script>x')}`);
     expect(none).toContain("No URL contains “&quot;&gt;&lt;script&gt;x”");
     expect(none).toContain('value="&quot;&gt;&lt;script&gt;x"');

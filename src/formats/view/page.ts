@@ -18,11 +18,12 @@ const STYLE = `
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; padding: 1.5rem clamp(1rem, 4vw, 3rem); }
 h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
 p { margin: .25rem 0; }
-.muted, th { color: var(--muted); }
+.muted, thead th { color: var(--muted); }
 a { color: var(--accent); word-break: break-all; }
 table { border-collapse: collapse; width: 100%; margin: 1rem 0; }
 th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-th { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; }
+thead th { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; }
+tbody th { font-weight: normal; }
 .n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .date { white-space: nowrap; }
 .tag { display: inline-block; font-size: .75rem; border: 1px solid var(--line); border-radius: 999px; padding: 0 .5rem; margin: 0 .25rem .15rem 0; }

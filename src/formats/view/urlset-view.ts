@@ -62,6 +62,19 @@ function row(r: ViewRecord, n: number, dateColumn: UrlsetView["dateColumn"]): st
   return `<tr><td class="n">${n}</td><td>${url}</td><td class="date">${h(date)}</td><td>${h(r.changefreq ?? "")}</td><td class="n">${r.priority ?? ""}</td><td class="ext">${ext}</td></tr>\n`;
 }
 
+/**
+ * Page links above the table, from the manifest's count: known before any record is read. The
+ * links below the table are exact (they follow the records actually read); with a filter only
+ * those exist, as the number of matches is known only once the scan is done.
+ */
+function topNav(view: UrlsetView, { page, q }: ViewQuery): string {
+  if (q || view.total === null || view.total <= VIEW_PAGE_ROWS) return "";
+  const pages = Math.ceil(view.total / VIEW_PAGE_ROWS);
+  const prev = page > 1 ? `<a rel="prev" href="${pageHref(view.path, Math.min(page - 1, pages), q)}">← Previous page</a>` : "";
+  const next = page < pages ? `<a rel="next" href="${pageHref(view.path, page + 1, q)}">Next page →</a>` : "";
+  return `<nav class="pages" aria-label="Pages (top)">${prev}<span>Page ${fmt(page)} of ${fmt(pages)}, ${fmt(VIEW_PAGE_ROWS)} rows a page.</span>${next}</nav>\n`;
+}
+
 async function* pieces(view: UrlsetView, query: ViewQuery): AsyncGenerator<string> {
   const { page, q } = query;
   const needle = q.toLowerCase();
@@ -78,7 +91,7 @@ async function* pieces(view: UrlsetView, query: ViewQuery): AsyncGenerator<strin
 <input type="search" id="q" name="q" value="${h(q)}" maxlength="200">
 <button type="submit">Filter</button>${q ? ` <a href="${pageHref(view.path, 1, "")}">Show all</a>` : ""}
 </form>
-<table id="urls">
+${topNav(view, query)}<table id="urls">
 <thead><tr><th scope="col" class="n">#</th><th scope="col">URL</th><th scope="col">${view.dateColumn === "updated" ? "Changed" : "Last modified"}</th><th scope="col">Change frequency</th><th scope="col" class="n">Priority</th><th scope="col">Extensions</th></tr></thead>
 <tbody>
 `;
