@@ -5,13 +5,15 @@
  *
  *   --quick              smoke mode: small data sets, 2 runs, 2 s load (seconds in total)
  *   --scale 100k|1m|all  end-to-end data sets (default all = 100,000 and 1,000,000 records)
- *   --only a,b           sections: renderer, validation, memory, workerd, load (default all)
+ *   --only a,b           sections: renderer, validation, memory, workerd, load, browser-view (default all;
+ *                        browser-view, headless Chromium, is left out of --quick unless named)
  *   --runs N             timed repetitions per case (default 5)
  *   --load-seconds N     load duration per target (default 20)
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
+import { browserViewBench } from "./browser-view.ts";
 import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
 import { memoryBench } from "./memory.ts";
 import { rendererBench } from "./renderer.ts";
@@ -76,6 +78,9 @@ if (wants("workerd") || wants("load")) {
     const { e2e, load } = await workerdBench(options, wants("load"));
     return [wants("workerd") ? scaledTable(e2e) : "", load ? markdownTable(load) : ""].join("\n");
   });
+}
+if (!options.quick || options.only?.has("browser-view")) {
+  await section("browser-view", async () => markdownTable(await browserViewBench(options)));
 }
 console.log(`_Total ${((Date.now() - started) / 1000).toFixed(0)} s._`);
 process.exit(failed ? 1 : 0);

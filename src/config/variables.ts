@@ -98,7 +98,11 @@ export const MANIFEST_STORE = oneOf({
 
 // Other formats
 
-export const BROWSER_VIEW = flag({ name: "BROWSER_VIEW", default: true, doc: "`<?xml-stylesheet?>` link to `/sitemap.xsl` for browsers" });
+export const BROWSER_VIEW = flag({
+  name: "BROWSER_VIEW",
+  default: true,
+  doc: "the browser view: HTML for top-level browser navigations and the `<?xml-stylesheet?>` link to `/sitemap.xsl`",
+});
 export const FEED_SIZE = wholeNumber({ name: "FEED_SIZE", default: 100, min: 0, max: 1_000, doc: "entries of the Atom feed (0 = off)" });
 export const FEED_IN_INDEX = flag({ name: "FEED_IN_INDEX", default: false, doc: "also list the feed in the index" });
 

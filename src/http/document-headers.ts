@@ -92,3 +92,23 @@ export function notModifiedHeaders(doc: DocumentHeaderFields, representation: Re
   headers.set("X-Sitemap-Source", "not-modified");
   return headers;
 }
+
+/**
+ * Headers of the browser view's HTML (docs/browser-view.md), served on the XML's URL to top-level
+ * browser navigations only. Shared caches (Cloudflare's included) ignore `Vary` but for
+ * `Accept-Encoding`, so the HTML must never be stored anywhere: `private, no-store` keeps it out of
+ * every cache, and it has no validators (a browser's conditional request cannot turn it into the
+ * XML's 304). The page has no script: the policy forbids any, and inline styles only.
+ */
+export function viewHeaders(): Headers {
+  return new Headers({
+    "Content-Type": "text/html; charset=utf-8",
+    "Cache-Control": "private, no-store",
+    Vary: "Sec-Fetch-Dest, Sec-Fetch-Mode",
+    "X-Robots-Tag": "noindex",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Sitemap-Source": "view",
+  });
+}
