@@ -2,6 +2,10 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+// Tests never reach the internet: without this, Miniflare fetches Request.cf from
+// workers.cloudflare.com at startup (and only falls back when offline). Child processes inherit it.
+process.env["CLOUDFLARE_CF_FETCH_ENABLED"] = "false";
+
 const migrations = fileURLToPath(new URL("./migrations", import.meta.url));
 
 export default defineConfig({
