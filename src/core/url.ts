@@ -200,6 +200,7 @@ function plainNormalForm(raw: string, authorityEnd: number): string | null {
   let part = 0; // 0 path, 1 query, 2 fragment
   let changes = false;
   let nonAscii = false;
+  let encodeUriFits = true; // no "%" and no "'" in the query: encodeURI does exactly the encoding needed
   for (let i = authorityEnd; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
     if (c >= 0x80) {
@@ -217,8 +218,13 @@ function plainNormalForm(raw: string, authorityEnd: number): string | null {
       if (part === 2) return null; // a second "#": rare, left to the general path
       part = 2;
     } else if (c === 0x27) {
-      if (part === 1) changes = true; // the parser encodes `'` in a query only
+      // The parser encodes `'` in a query only, encodeURI never does.
+      if (part === 1) {
+        changes = true;
+        encodeUriFits = false;
+      }
     } else if (c === 0x25) {
+      encodeUriFits = false;
       const h1 = raw.charCodeAt(i + 1);
       const h2 = raw.charCodeAt(i + 2);
       if (!isHex(h1) || !isHex(h2))
@@ -230,7 +236,8 @@ function plainNormalForm(raw: string, authorityEnd: number): string | null {
   if (!changes) return raw;
   // Non-ASCII: the general path's checks decide about whitespace and XML-forbidden characters.
   if (nonAscii && (findXmlForbiddenChar(raw) !== -1 || WHITESPACE_OR_CONTROL.test(raw))) return null;
-  return raw.slice(0, authorityEnd) + encodeTail(raw, authorityEnd);
+  // encodeURI: UTF-8, uppercase hex, and it keeps the host, "/", "?", "#" and "'" (one flat string).
+  return encodeUriFits ? encodeURI(raw) : raw.slice(0, authorityEnd) + encodeTail(raw, authorityEnd);
 }
 
 /** The tail from `from` with what plainNormalForm found to change percent-encoded (UTF-8, uppercase hex). */
