@@ -184,6 +184,17 @@ function plainAuthorityEnd(raw: string): number {
   return i;
 }
 
+/**
+ * A non-ASCII UTF-16 unit the parser simply percent-encodes: not a C1 control, not whitespace
+ * (`\s`), not a surrogate (pairs are rare; lone ones XML forbids) and not U+FFFE/U+FFFF.
+ */
+function plainNonAscii(c: number): boolean {
+  if (c <= 0xa0) return false;
+  if (c < 0x1680) return true;
+  if (c >= 0xd800) return c >= 0xe000 && c < 0xfffe && c !== 0xfeff;
+  return c !== 0x1680 && !(c >= 0x2000 && c <= 0x200a) && c !== 0x2028 && c !== 0x2029 && c !== 0x202f && c !== 0x205f && c !== 0x3000;
+}
+
 /** True when a path segment starting at `i` is "." or ".." (the parser would resolve it). */
 function isDotSegment(raw: string, i: number): boolean {
   if (raw.charCodeAt(i) !== 0x2e) return false;
@@ -199,12 +210,12 @@ function isDotSegment(raw: string, i: number): boolean {
 function plainNormalForm(raw: string, authorityEnd: number): string | null {
   let part = 0; // 0 path, 1 query, 2 fragment
   let changes = false;
-  let nonAscii = false;
   let encodeUriFits = true; // no "%" and no "'" in the query: encodeURI does exactly the encoding needed
   for (let i = authorityEnd; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
     if (c >= 0x80) {
-      nonAscii = changes = true;
+      if (!plainNonAscii(c)) return null;
+      changes = true;
       continue;
     }
     const action = TAIL_ACTION[c];
@@ -234,9 +245,7 @@ function plainNormalForm(raw: string, authorityEnd: number): string | null {
     }
   }
   if (!changes) return raw;
-  // Non-ASCII: the general path's checks decide about whitespace and XML-forbidden characters.
-  if (nonAscii && (findXmlForbiddenChar(raw) !== -1 || WHITESPACE_OR_CONTROL.test(raw))) return null;
-  // encodeURI: UTF-8, uppercase hex, and it keeps the host, "/", "?", "#" and "'" (one flat string).
+  // encodeURI: UTF-8, uppercase hex, and it keeps the host, "/", "?", "#" and "'" (one flat string); no surrogates, so it cannot throw.
   return encodeUriFits ? encodeURI(raw) : raw.slice(0, authorityEnd) + encodeTail(raw, authorityEnd);
 }
 
@@ -251,7 +260,7 @@ function encodeTail(raw: string, from: number): string {
     let encoded: string;
     if (c >= 0x80) {
       while (end < raw.length && raw.charCodeAt(end) >= 0x80) end++;
-      encoded = encodeURIComponent(raw.slice(i, end)); // well-formed: lone surrogates were ruled out
+      encoded = encodeURIComponent(raw.slice(i, end)); // no surrogates: cannot throw
     } else if (TAIL_ACTION[c] === ENCODE || (c === 0x27 && part === 1)) {
       encoded = `%${c.toString(16).toUpperCase()}`;
     } else if (c === 0x25) {
