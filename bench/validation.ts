@@ -2,12 +2,15 @@
  * Record validation throughput in Node: `validateBatch` over plain records (loc, lastmod,
  * changefreq, priority, section) and over extension-heavy records (images, a video, hreflang
  * alternates on every record). The ingest API validates each request's batch this way before it
- * writes anything. Reported as µs per record, median of several runs.
+ * writes anything. Reported as µs per record, median of several runs, with zod's JIT (Node) and
+ * without it (`jitless`: workerd forbids `eval`, so zod takes its interpreted path there).
  *
  * `npx node bench/validation.ts` runs this section alone.
  */
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { validateBatch } from "../src/core/validate.ts";
-import { type DemoInput, demoSection } from "../src/demo/demo-data.ts";
+import { type DemoInput, demoSection, demoVideo } from "../src/demo/demo-data.ts";
 import { BENCH_ORIGIN, type BenchOptions, type Section, forceGc, median, now } from "./lib.ts";
 
 /** Issue 13: validation stays at about 10 µs per record (in workerd) or better; plain records are the common case. */
@@ -23,27 +26,7 @@ function extensionHeavy(records: readonly DemoInput[]): DemoInput[] {
       `https://cdn.example.com/products/${i}/front.jpg`,
       { loc: `https://cdn.example.com/products/${i}/side.jpg`, caption: `Side view of "item ${i}" & its box`, title: `Item ${i}` },
     ],
-    videos: [
-      {
-        thumbnail_loc: `https://cdn.example.com/videos/${i}/thumb.jpg`,
-        title: `How to assemble item ${i}`,
-        description: `A two-minute guide to item ${i}: unpack, assemble & enjoy. <No tools> needed.`,
-        content_loc: `https://cdn.example.com/videos/${i}/video.mp4`,
-        player_loc: `https://player.example.com/embed/${i}?autoplay=0&lang=en`,
-        duration: 120 + (i % 60),
-        expiration_date: "2030-12-31",
-        rating: 4.5,
-        view_count: 1000 + i,
-        publication_date: "2025-06-01T12:00:00+02:00",
-        tags: ["assembly", "how-to"],
-        family_friendly: true,
-        restriction: { relationship: "allow", countries: ["DE", "FR", "GB", "US"] },
-        requires_subscription: false,
-        uploader: { name: "Demo Furniture", info: "https://cdn.example.com/about" },
-        platform: { relationship: "allow", platforms: ["web", "mobile", "tv"] },
-        live: false,
-      },
-    ],
+    videos: [demoVideo(i)],
     alternates: [
       { hreflang: "en", href: record.loc },
       { hreflang: "de", href: `${BENCH_ORIGIN}/de/item-${i}` },
@@ -67,25 +50,47 @@ function perRecord(inputs: readonly DemoInput[], runs: number): number {
   return median(times);
 }
 
+/**
+ * zod decides at schema construction whether to compile its fast path, so the jitless case runs
+ * in a child process whose zod config says `jitless` before any schema exists.
+ */
+const JITLESS_CHILD = "--jitless-child";
+const JITLESS_CONFIG = "data:text/javascript,globalThis.__zod_globalConfig={jitless:true}";
+
+function measure(count: number, runs: number): { plainUs: number; heavyUs: number } {
+  const plain = demoSection(BENCH_ORIGIN, "products", count);
+  return { plainUs: perRecord(plain, runs), heavyUs: perRecord(extensionHeavy(plain), runs) };
+}
+
+function measureJitless(count: number, runs: number): { plainUs: number; heavyUs: number } {
+  const args = ["--expose-gc", "--import", JITLESS_CONFIG, fileURLToPath(import.meta.url), JITLESS_CHILD, String(count), String(runs)];
+  return JSON.parse(execFileSync(process.execPath, args, { encoding: "utf8" })) as { plainUs: number; heavyUs: number };
+}
+
 export function validationBench(options: BenchOptions): Section {
   const count = options.quick ? 2_000 : 10_000;
   const runs = options.quick ? 3 : Math.max(options.runs, 7);
-  const plain = demoSection(BENCH_ORIGIN, "products", count);
-  const heavy = extensionHeavy(plain);
-  const plainUs = perRecord(plain, runs);
-  const heavyUs = perRecord(heavy, runs);
+  const { plainUs, heavyUs } = measure(count, runs);
+  const jitless = measureJitless(count, runs);
+  const plainJitlessUs = jitless.plainUs;
+  const heavyJitlessUs = jitless.heavyUs;
+  const target = `≤ ${TARGET_US} µs/record`;
   return {
     title: "Validation (Node)",
-    note: `validateBatch over ${count.toLocaleString("en-US")} records in batches of 1,000; median of ${runs} runs.`,
+    note: `validateBatch over ${count.toLocaleString("en-US")} records in batches of 1,000; median of ${runs} runs. "jitless": zod without its compiled fast path, as in workerd (no \`eval\` there).`,
     rows: [
-      { name: "plain records", value: `${plainUs.toFixed(2)} µs/record`, target: `≤ ${TARGET_US} µs/record`, met: plainUs <= TARGET_US },
+      { name: "plain records", value: `${plainUs.toFixed(2)} µs/record`, target, met: plainUs <= TARGET_US },
       // About ten URLs to normalise per record: no target of its own, compare with earlier runs.
       { name: "extension-heavy records (2 images, 1 video, 3 alternates)", value: `${heavyUs.toFixed(2)} µs/record` },
+      { name: "plain records, jitless", value: `${plainJitlessUs.toFixed(2)} µs/record`, target, met: plainJitlessUs <= TARGET_US },
+      { name: "extension-heavy records, jitless", value: `${heavyJitlessUs.toFixed(2)} µs/record` },
     ],
   };
 }
 
-if (import.meta.main) {
+if (import.meta.main && process.argv[2] === JITLESS_CHILD) {
+  console.log(JSON.stringify(measure(Number(process.argv[3]), Number(process.argv[4]))));
+} else if (import.meta.main) {
   const { markdownTable, parseArgs } = await import("./lib.ts");
   console.log(markdownTable(validationBench(parseArgs(process.argv.slice(2)))));
 }

@@ -206,6 +206,39 @@ describe("normalizeLoc: rejections", () => {
   });
 });
 
+describe("normalizeLoc: the fast path for plain URLs gives what the full parser gives", () => {
+  // Expected values are the pre-fast-path normaliser's output (commit c85ec14) for inputs at the
+  // edges of the fast path: quotes in path vs query, bare and lowercase escapes, a second "#",
+  // non-ASCII, characters encodeURI handles, dot segments, and shapes it must hand to the parser.
+  it.each([
+    ["https://example.com/a'b?c'd#e'f", "https://example.com/a'b?c%27d#e'f"],
+    ["https://example.com/100%?x=5%", "https://example.com/100%25?x=5%25"],
+    ["https://example.com/a#b#c", "https://example.com/a#b#c"],
+    ["https://example.com/%7e%2fx%41", "https://example.com/~%2FxA"],
+    ["https://example.com/caf\u00e9/\u00fcber?q=\u00e4#\u00f6", "https://example.com/caf%C3%A9/%C3%BCber?q=%C3%A4#%C3%B6"],
+    ['https://example.com/a"b<c>d`e{f}g^h|i[j]k', "https://example.com/a%22b%3Cc%3Ed%60e%7Bf%7Dg%5Eh%7Ci%5Bj%5Dk"],
+    ["https://example.com/a/./b/../c", "https://example.com/a/c"],
+    ["https://Example.COM/x", "https://example.com/x"],
+    ["https://example.com:443/x", "https://example.com/x"],
+    ["https://1.2.3.4/x", "https://1.2.3.4/x"],
+    ["https://xn--caf-dma.example/x", "https://xn--caf-dma.example/x"],
+    ["https://example.com/%2e%2E/x", "https://example.com/x"],
+    ["https://example.com/a%zz", "https://example.com/a%25zz"],
+    ["https://example.com/?a=1&b='2'", "https://example.com/?a=1&b=%272%27"],
+    ["HTTPS://example.com/UPPER", "https://example.com/UPPER"],
+  ])("%s → %s", (raw, expected) => {
+    expect(okLoc(raw)).toBe(expected);
+  });
+
+  it.each([
+    ["https://example.com/a\\b", "absolute-url"],
+    ["https://user@example.com/x", "absolute-url"],
+    ["https://example.1/x", "absolute-url"],
+  ])("%s is rejected as %s", (raw, expected) => {
+    expect(rule(raw)).toBe(expected);
+  });
+});
+
 describe("normalizeOrigin", () => {
   it.each([
     ["https://example.com", "https://example.com"],

@@ -133,15 +133,167 @@ function parse(raw: string): URL | null {
   }
 }
 
-/**
- * Normalises an absolute http(s) URL for `<loc>` (not entity-escaped; the renderer does that).
- * The root URL is kept as given: `https://example.com` stays without the `/` the parser adds,
- * `https://example.com/` keeps it.
+/*
+ * The fast path. The parser and the fix-ups above turn a URL whose host is plain lowercase ASCII
+ * (no port, no credentials, no IDN) and whose path has no dot segments into itself, with only
+ * some characters of its path, query and fragment percent-encoded. Such a URL is normalised
+ * here in one scan, without the parser. Anything else (and anything doubtful) returns null and
+ * takes the general path, which also produces every error message.
  */
-export function normalizeLoc(raw: string): LocResult {
-  if (raw.length > MAX_RAW_LOC_LENGTH) {
-    return fail("length", `loc must be at most ${MAX_LOC_LENGTH} characters, got ${raw.length}`);
+
+/** How the fast path treats an ASCII character after the host: keep it, percent-encode it, or give up. */
+const GIVE_UP = 0;
+const KEEP = 1;
+const ENCODE = 2;
+const TAIL_ACTION = new Uint8Array(128); // GIVE_UP by default: controls, space, DEL, `\`
+for (const c of "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&()*+,;=:@/?#'%") {
+  TAIL_ACTION[c.charCodeAt(0)] = KEEP; // `?`, `#`, `'` and `%` are looked at more closely in the scan
+}
+// The parser encodes some of these, the fix-ups the others: in every part, they end up as %XX.
+for (const c of '"<>`{}^|[]') TAIL_ACTION[c.charCodeAt(0)] = ENCODE;
+
+const isLowerOrDigit = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+const isUpperHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46);
+const isHex = (c: number): boolean => isUpperHex(c) || (c >= 0x61 && c <= 0x66);
+const isUnreservedByte = (c: number): boolean => isLowerOrDigit(c) || (c >= 0x41 && c <= 0x5a) || c === 0x2d || c === 0x2e || c === 0x5f || c === 0x7e;
+
+/** A DNS label the host parser keeps as is: 1–63 characters, not punycode (which it would check). */
+function plainLabel(raw: string, start: number, end: number): boolean {
+  return end > start && end - start <= 63 && !raw.startsWith("xn--", start);
+}
+
+/**
+ * Where the authority ends when raw is `http(s)://` and a host of lowercase ASCII labels
+ * (`a-z`, `0-9`, `-`) whose last label starts with a letter (so it is no IPv4 address), with
+ * neither port nor credentials; -1 otherwise.
+ */
+function plainAuthorityEnd(raw: string): number {
+  const start = lowercaseSchemePrefix(raw);
+  if (start === 0) return -1;
+  let labelStart = start;
+  let i = start;
+  for (; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (isLowerOrDigit(c) || c === 0x2d) continue;
+    if (c === 0x2f || c === 0x3f || c === 0x23) break; // "/", "?", "#"
+    if (c !== 0x2e || !plainLabel(raw, labelStart, i)) return -1; // anything but "." between labels
+    labelStart = i + 1;
   }
+  const last = raw.charCodeAt(labelStart);
+  if (!plainLabel(raw, labelStart, i) || !(last >= 0x61 && last <= 0x7a) || i - start > 253) return -1;
+  return i;
+}
+
+/**
+ * A non-ASCII UTF-16 unit the parser simply percent-encodes: not a C1 control, not whitespace
+ * (`\s`), not a surrogate (pairs are rare; lone ones XML forbids) and not U+FFFE/U+FFFF.
+ */
+function plainNonAscii(c: number): boolean {
+  if (c <= 0xa0) return false;
+  if (c < 0x1680) return true;
+  if (c >= 0xd800) return c >= 0xe000 && c < 0xfffe && c !== 0xfeff;
+  return c !== 0x1680 && !(c >= 0x2000 && c <= 0x200a) && c !== 0x2028 && c !== 0x2029 && c !== 0x202f && c !== 0x205f && c !== 0x3000;
+}
+
+/** True when a path segment starting at `i` is "." or ".." (the parser would resolve it). */
+function isDotSegment(raw: string, i: number): boolean {
+  if (raw.charCodeAt(i) !== 0x2e) return false;
+  const next = raw.charCodeAt(i + 1) === 0x2e ? i + 2 : i + 1;
+  const c = raw.charCodeAt(next);
+  return next >= raw.length || c === 0x2f || c === 0x3f || c === 0x23;
+}
+
+/**
+ * raw in normal form (raw itself when it already is), given that its authority is plain and
+ * ends at `authorityEnd`; null when the general path must decide.
+ */
+function plainNormalForm(raw: string, authorityEnd: number): string | null {
+  let part = 0; // 0 path, 1 query, 2 fragment
+  let changes = false;
+  let encodeUriFits = true; // no "%" and no "'" in the query: encodeURI does exactly the encoding needed
+  for (let i = authorityEnd; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c >= 0x80) {
+      if (!plainNonAscii(c)) return null;
+      changes = true;
+      continue;
+    }
+    const action = TAIL_ACTION[c];
+    if (action === GIVE_UP) return null;
+    if (action === ENCODE) changes = true;
+    else if (c === 0x2f) {
+      if (part === 0 && isDotSegment(raw, i + 1)) return null;
+    } else if (c === 0x3f) {
+      if (part === 0) part = 1;
+    } else if (c === 0x23) {
+      if (part === 2) return null; // a second "#": rare, left to the general path
+      part = 2;
+    } else if (c === 0x27) {
+      // The parser encodes `'` in a query only, encodeURI never does.
+      if (part === 1) {
+        changes = true;
+        encodeUriFits = false;
+      }
+    } else if (c === 0x25) {
+      encodeUriFits = false;
+      const h1 = raw.charCodeAt(i + 1);
+      const h2 = raw.charCodeAt(i + 2);
+      if (!isHex(h1) || !isHex(h2))
+        changes = true; // a bare "%": encoded as %25
+      else if (!isUpperHex(h1) || !isUpperHex(h2) || isUnreservedByte(parseInt(raw.slice(i + 1, i + 3), 16))) return null;
+      else i += 2;
+    }
+  }
+  if (!changes) return raw;
+  // encodeURI: UTF-8, uppercase hex, and it keeps the host, "/", "?", "#" and "'" (one flat string); no surrogates, so it cannot throw.
+  return encodeUriFits ? encodeURI(raw) : raw.slice(0, authorityEnd) + encodeTail(raw, authorityEnd);
+}
+
+/** The tail from `from` with what plainNormalForm found to change percent-encoded (UTF-8, uppercase hex). */
+function encodeTail(raw: string, from: number): string {
+  let out = "";
+  let kept = from; // raw[kept, i) is still to be copied as is
+  let part = 0; // 0 path, 1 query, 2 fragment
+  for (let i = from; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    let end = i + 1;
+    let encoded: string;
+    if (c >= 0x80) {
+      while (end < raw.length && raw.charCodeAt(end) >= 0x80) end++;
+      encoded = encodeURIComponent(raw.slice(i, end)); // no surrogates: cannot throw
+    } else if (TAIL_ACTION[c] === ENCODE || (c === 0x27 && part === 1)) {
+      encoded = `%${c.toString(16).toUpperCase()}`;
+    } else if (c === 0x25) {
+      if (isHex(raw.charCodeAt(i + 1)) && isHex(raw.charCodeAt(i + 2))) {
+        i += 2;
+        continue;
+      }
+      encoded = "%25";
+    } else {
+      if (c === 0x3f && part === 0) part = 1;
+      else if (c === 0x23) part = 2;
+      continue;
+    }
+    out += raw.slice(kept, i) + encoded;
+    kept = end;
+    i = end - 1;
+  }
+  return out + raw.slice(kept);
+}
+
+/** The loc as normalised, checked against the length limits once normalised. */
+function withinLimits(loc: string, origin: string): LocResult {
+  if (loc.length > MAX_LOC_LENGTH) {
+    return fail("length", `loc must be at most ${MAX_LOC_LENGTH} characters after normalisation, got ${loc.length}`);
+  }
+  if (loc.length < MIN_LOC_LENGTH) {
+    return fail("length", `loc must be at least ${MIN_LOC_LENGTH} characters, got ${loc.length}`);
+  }
+  return { ok: true, loc, origin };
+}
+
+/** The general path: raw shape checks, the WHATWG parser, then the RFC 3986 fix-ups of the tail. */
+function normalizeParsed(raw: string): LocResult {
   const authorityEnd = checkRawShape(raw, "loc");
   if (typeof authorityEnd !== "number") return authorityEnd;
 
@@ -156,15 +308,23 @@ export function normalizeLoc(raw: string): LocResult {
   const tail = dropSlash ? href.slice(origin.length + 1) : href.slice(origin.length);
   const fixed = normalizeTail(tail);
   // Reuse href itself in the common case: no concatenation, no second copy to flatten later.
-  const loc = !dropSlash && fixed === tail ? href : origin + fixed;
+  return withinLimits(!dropSlash && fixed === tail ? href : origin + fixed, origin);
+}
 
-  if (loc.length > MAX_LOC_LENGTH) {
-    return fail("length", `loc must be at most ${MAX_LOC_LENGTH} characters after normalisation, got ${loc.length}`);
+/**
+ * Normalises an absolute http(s) URL for `<loc>` (not entity-escaped; the renderer does that).
+ * The root URL is kept as given: `https://example.com` stays without the `/` the parser adds,
+ * `https://example.com/` keeps it.
+ */
+export function normalizeLoc(raw: string): LocResult {
+  if (raw.length > MAX_RAW_LOC_LENGTH) {
+    return fail("length", `loc must be at most ${MAX_LOC_LENGTH} characters, got ${raw.length}`);
   }
-  if (loc.length < MIN_LOC_LENGTH) {
-    return fail("length", `loc must be at least ${MIN_LOC_LENGTH} characters, got ${loc.length}`);
-  }
-  return { ok: true, loc, origin };
+  // Almost every loc is in normal form already, or only needs percent-encoding: no parser needed.
+  const authorityEnd = plainAuthorityEnd(raw);
+  const loc = authorityEnd === -1 ? null : plainNormalForm(raw, authorityEnd);
+  if (loc !== null) return withinLimits(loc, raw.slice(0, authorityEnd));
+  return normalizeParsed(raw);
 }
 
 /**

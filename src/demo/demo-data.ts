@@ -108,6 +108,29 @@ const DEMO_SECTIONS = [
   { section: "blog", count: 18_000 },
 ] as const;
 
+/** A complete video entry (every optional field set), for demo product pages and benchmarks. */
+export function demoVideo(i: number): Record<string, unknown> {
+  return {
+    thumbnail_loc: `https://cdn.example.com/videos/${i}/thumb.jpg`,
+    title: `How to assemble item ${i}`,
+    description: `A two-minute guide to item ${i}: unpack, assemble & enjoy. <No tools> needed.`,
+    content_loc: `https://cdn.example.com/videos/${i}/video.mp4`,
+    player_loc: `https://player.example.com/embed/${i}?autoplay=0&lang=en`,
+    duration: 120 + (i % 60),
+    expiration_date: "2030-12-31",
+    rating: 4.5,
+    view_count: 1000 + i,
+    publication_date: "2025-06-01T12:00:00+02:00",
+    tags: ["assembly", "how-to"],
+    family_friendly: true,
+    restriction: { relationship: "allow", countries: ["DE", "FR", "GB", "US"] },
+    requires_subscription: false,
+    uploader: { name: "Demo Furniture", info: "https://cdn.example.com/about" },
+    platform: { relationship: "allow", platforms: ["web", "mobile", "tv"] },
+    live: false,
+  };
+}
+
 /**
  * Adds protocol extensions to a section's records (numbered from 0, as demoSection(…, 0) returns
  * them), in place, without changing their count: hreflang clusters of three pages (en, de, fr and
@@ -137,27 +160,7 @@ export function withDemoExtensions(section: string, records: DemoInput[], now: n
       ];
     }
     if (section === "products" && i % 500 === 251) {
-      record.videos = [
-        {
-          thumbnail_loc: `https://cdn.example.com/videos/${i}/thumb.jpg`,
-          title: `How to assemble item ${i}`,
-          description: `A two-minute guide to item ${i}: unpack, assemble & enjoy. <No tools> needed.`,
-          content_loc: `https://cdn.example.com/videos/${i}/video.mp4`,
-          player_loc: `https://player.example.com/embed/${i}?autoplay=0&lang=en`,
-          duration: 120 + (i % 60),
-          expiration_date: "2030-12-31",
-          rating: 4.5,
-          view_count: 1000 + i,
-          publication_date: "2025-06-01T12:00:00+02:00",
-          tags: ["assembly", "how-to"],
-          family_friendly: true,
-          restriction: { relationship: "allow", countries: ["DE", "FR", "GB", "US"] },
-          requires_subscription: false,
-          uploader: { name: "Demo Furniture", info: "https://cdn.example.com/about" },
-          platform: { relationship: "allow", platforms: ["web", "mobile", "tv"] },
-          live: false,
-        },
-      ];
+      record.videos = [demoVideo(i)];
     }
     if (section === "blog" && i < 40) {
       record.news = {
