@@ -110,7 +110,10 @@ export async function runImport(options: ImportOptions, stderr: ProgressStream):
   }
   problems.printDropped();
   if (summary.duplicates > 0) {
-    progress.message(`${summary.duplicates} repeated ${summary.duplicates === 1 ? "loc" : "locs"}: the last occurrence of each was kept (--strict rejects them)`);
+    const what = summary.duplicates === 1 ? "loc repeats" : "locs repeat";
+    progress.message(
+      `${summary.duplicates} ${what} an earlier one (first at ${validator.firstRepeatAt}): the last occurrence of each was kept (--strict rejects them)`,
+    );
   }
   summary.retries = client.retried;
   summary.elapsedMs = Math.round(performance.now() - started);

@@ -48,6 +48,8 @@ export class BatchValidator {
   #full = false;
   readonly #sourceIds = new Map<string, number>();
   readonly #sourceNames: string[] = [];
+  /** Where the first repeated loc was met (tolerant mode), for the warning. */
+  firstRepeatAt: string | undefined;
   /** Records of this batch that replace one of an earlier batch (tolerant mode). */
   #replaced = 0;
   /** Origins of the valid records (what the import needs to be configured sites). */
@@ -66,6 +68,7 @@ export class BatchValidator {
   restart(): void {
     this.#seen = new Map();
     this.#full = false;
+    this.firstRepeatAt = undefined;
   }
 
   /** How many valid records of the last batch replace a record of an earlier batch (and were not new). */
@@ -100,6 +103,7 @@ export class BatchValidator {
       if (earlier !== undefined) {
         keep[earlier] = false;
         this.#summary.duplicates += 1;
+        this.firstRepeatAt ??= `${batch[i]!.source}:${batch[i]!.line}`;
       }
       last.set(n.loc, i);
     });
@@ -145,6 +149,7 @@ export class BatchValidator {
         }
         this.#summary.duplicates += 1;
         this.#replaced += 1;
+        this.firstRepeatAt ??= `${entry.source}:${entry.line}`;
       } else if (this.#dedupe && !this.#full) {
         this.#seen.set(record.loc, this.#sourceId(entry.source) * 2 ** 32 + entry.line);
         if (this.#seen.size >= MAX_TRACKED_LOCS) this.#full = true;
