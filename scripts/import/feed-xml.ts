@@ -26,7 +26,7 @@ function absolute(href: string, base: string | undefined): string | undefined {
 }
 
 /** A feed date (RFC 822 in RSS, RFC 3339 / W3C in Atom and Dublin Core) as a W3C datetime in UTC. */
-export function feedDate(raw: string): string | undefined {
+function feedDate(raw: string): string | undefined {
   const text = raw.trim();
   // Date-only values stay date-only: no time zone shifts the day.
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return text;
@@ -37,7 +37,13 @@ export function feedDate(raw: string): string | undefined {
 }
 
 /** The record input of a feed entry, or undefined (reported) when it has no usable link. */
-function toInput(node: XmlNode, loc: string | undefined, date: XmlNode | undefined, dropped: DroppedHandler, name: string): Record<string, unknown> | undefined {
+function toInput(
+  node: XmlNode,
+  loc: string | undefined,
+  date: XmlNode | undefined,
+  dropped: DroppedHandler,
+  name: string,
+): Record<string, unknown> | undefined {
   if (loc === undefined) {
     dropped(`<${name}> without a usable link`, node.line, "a sitemap entry needs an absolute http(s) URL");
     return undefined;

@@ -89,7 +89,8 @@ async function get(spec: string, hosts: ReadonlySet<string> | undefined): Promis
   if (hosts === undefined) return fetch(spec, { headers });
   let url = new URL(spec);
   for (let hop = 0; ; hop++) {
-    if (!hosts.has(url.host)) throw new InputError(`${spec}: ${url.host} is not an allowed host (${[...hosts].join(", ")}); pass --allow-host ${url.host} to follow it`);
+    if (!hosts.has(url.host))
+      throw new InputError(`${spec}: ${url.host} is not an allowed host (${[...hosts].join(", ")}); pass --allow-host ${url.host} to follow it`);
     const response = await fetch(url, { headers, redirect: "manual" });
     const location = response.headers.get("location");
     if (response.status < 300 || response.status > 399 || location === null) return response;
@@ -105,7 +106,10 @@ async function* capped(bytes: AsyncIterable<Uint8Array>, name: string, max: numb
   for await (const chunk of bytes) {
     total += chunk.byteLength;
     if (total > max) {
-      throw new TooLarge(name, `decompresses to more than ${Math.round(max / 2 ** 20)} MiB: stopped (a gzip bomb? if the file is genuine, raise --max-decompressed)`);
+      throw new TooLarge(
+        name,
+        `decompresses to more than ${Math.round(max / 2 ** 20)} MiB: stopped (a gzip bomb? if the file is genuine, raise --max-decompressed)`,
+      );
     }
     yield chunk;
   }

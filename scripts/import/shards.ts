@@ -19,7 +19,12 @@ function inside(dir: string, path: string): boolean {
  * A remote index leads only to its own host and the `allowHosts` (--allow-host): otherwise any
  * index on the web could make the CLI fetch from the user's internal network.
  */
-export function resolveShard(loc: string, parent: Opened, noFetch: boolean, allowHosts: ReadonlySet<string>): { target: string; hosts?: ReadonlySet<string> } {
+export function resolveShard(
+  loc: string,
+  parent: Opened,
+  noFetch: boolean,
+  allowHosts: ReadonlySet<string>,
+): { target: string; hosts?: ReadonlySet<string> } {
   if (parent.base.kind === "url") {
     let url: URL;
     try {
@@ -30,7 +35,9 @@ export function resolveShard(loc: string, parent: Opened, noFetch: boolean, allo
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new InputError(`shard ${loc} is not an http(s) URL`);
     const hosts = new Set([parent.base.url.host, ...allowHosts]);
     if (!hosts.has(url.host)) {
-      throw new InputError(`shard ${loc} is on ${url.host}, not on the index's host ${parent.base.url.host}: skipped (pass --allow-host ${url.host} to follow it)`);
+      throw new InputError(
+        `shard ${loc} is on ${url.host}, not on the index's host ${parent.base.url.host}: skipped (pass --allow-host ${url.host} to follow it)`,
+      );
     }
     return { target: url.href, hosts };
   }

@@ -108,7 +108,8 @@ export class SitemapXmlReader {
         }
         if (e.error !== undefined) this.#error ??= e.error;
         const node: Node = { ns: e.ns, local: e.local, attrs: e.attrs, line: e.line, text: "", children: [] };
-        if (++this.#nodes > MAX_NODES_PER_ENTRY) throw new XmlError(e.line, `more than ${MAX_NODES_PER_ENTRY} elements in the entry starting at line ${this.#entryLine(e.line)}`);
+        if (++this.#nodes > MAX_NODES_PER_ENTRY)
+          throw new XmlError(e.line, `more than ${MAX_NODES_PER_ENTRY} elements in the entry starting at line ${this.#entryLine(e.line)}`);
         this.#stack[this.#stack.length - 1]?.children.push(node);
         this.#stack.push(node);
       } else if (e.kind === "text") {

@@ -143,7 +143,11 @@ export class BatchValidator {
       const first = this.#seen.get(record.loc);
       if (first !== undefined) {
         if (this.#strict) {
-          const duplicate = { field: "loc", rule: "duplicate-loc" as const, message: `loc ${record.loc} appears more than once (first at ${this.#where(first)})` };
+          const duplicate = {
+            field: "loc",
+            rule: "duplicate-loc" as const,
+            message: `loc ${record.loc} appears more than once (first at ${this.#where(first)})`,
+          };
           this.#problems.report(`${entry.source}:${entry.line}`, issueText(duplicate));
           return;
         }

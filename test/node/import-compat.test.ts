@@ -46,7 +46,8 @@ const CORPUS_FILES: Expected[] = [
     invalid: 0,
     exitCode: 0,
     dropped: { "<mobile:mobile>": 1, "<geo:geo>": 1, "<codesearch:codesearch>": 1, "<xhtml:link>: alternates[].hreflang [required]": 3 },
-    stderr: /not imported: 3 × <xhtml:link>: alternates\[\]\.hreflang \[required\] \(first at .*deprecated-extensions\.xml:8\): the URL was kept without it/,
+    stderr:
+      /not imported: 3 × <xhtml:link>: alternates\[\]\.hreflang \[required\] \(first at .*deprecated-extensions\.xml:8\): the URL was kept without it/,
     strict: { records: 2, invalid: 2, exitCode: 1 },
   },
   {
@@ -91,7 +92,12 @@ describe("compatibility corpus (--dry-run --json)", () => {
       const run = await runCli([`${CORPUS}${expected.file}`, "--dry-run", "--json", "--quiet"]);
       const summary = summaryOf(run);
       expect(run.code).toBe(expected.exitCode);
-      expect(summary).toMatchObject({ records: expected.records, invalid: expected.invalid, exitCode: expected.exitCode, duplicates: expected.duplicates ?? 0 });
+      expect(summary).toMatchObject({
+        records: expected.records,
+        invalid: expected.invalid,
+        exitCode: expected.exitCode,
+        duplicates: expected.duplicates ?? 0,
+      });
       if (expected.dropped) expect(summary["dropped"]).toMatchObject(expected.dropped);
       if (expected.stderr) expect(run.stderr).toMatch(expected.stderr);
       if (expected.strict) {

@@ -190,7 +190,10 @@ describe("feeds", () => {
       ].join("\n"),
     );
     expect(atom.kind).toBe("atom");
-    expect(atom.items).toEqual([{ loc: "https://n.example/news/a", lastmod: "2024-03-01T08:12:44.500Z" }, { loc: "https://n.example/x/b", lastmod: "2024-03-06" }]);
+    expect(atom.items).toEqual([
+      { loc: "https://n.example/news/a", lastmod: "2024-03-01T08:12:44.500Z" },
+      { loc: "https://n.example/x/b", lastmod: "2024-03-06" },
+    ]);
     expect(atom.dropped).toEqual(["<entry> without a usable link@4"]);
 
     const old = read(
