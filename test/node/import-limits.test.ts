@@ -128,6 +128,45 @@ describe("remote indexes lead only to their own host", () => {
   });
 });
 
+describe("tolerant validation", () => {
+  it("drops the parts the core rejects by their field paths, rejects a record only for its own fields, and --strict drops nothing", async () => {
+    const en = { hreflang: "en", href: "https://a.example/en" };
+    const path = write(
+      "parts.ndjson",
+      [
+        // Two variants whose sets disagree: both lose their links, both URLs stay.
+        { loc: "https://a.example/en", alternates: [en, { hreflang: "de", href: "https://a.example/de" }] },
+        {
+          loc: "https://a.example/de",
+          alternates: [
+            { hreflang: "de", href: "https://a.example/de" },
+            { hreflang: "fr", href: "https://a.example/fr" },
+          ],
+        },
+        { loc: "https://a.example/x", images: "not a list", lastmod: "2024-01-01" },
+        { loc: "https://a.example/y", images: [{ loc: "https://a.example/ok.jpg" }, { loc: "ftp://a.example/no.jpg" }] },
+        // Its own lastmod is bad: rejected, whatever else it has.
+        { loc: "https://a.example/z", lastmod: "yesterday", videos: [{ title: "t" }] },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n"),
+    );
+    const run = await runCli([path, "--dry-run", "--json"]);
+    expect(summaryOf(run)).toMatchObject({
+      records: 4,
+      invalid: 1,
+      exitCode: 1,
+      dropped: { "<xhtml:link>: alternates [hreflang-mismatch]": 2, "<image:image>: images [type]": 1, "<image:image>: images[].loc [scheme]": 1 },
+    });
+    expect(run.stderr).toMatch(/parts\.ndjson:5: lastmod: .*\[w3c-datetime\]/);
+    expect(run.stderr).toContain(`not imported: 2 × <xhtml:link>: alternates [hreflang-mismatch] (first at ${path}:1): the URL was kept without it`);
+
+    const strict = await runCli([path, "--dry-run", "--json", "--strict"]);
+    // Strict: the variant the mismatch is reported on, the two image records and the bad lastmod are invalid.
+    expect(summaryOf(strict)).toMatchObject({ records: 1, invalid: 4, dropped: {}, exitCode: 1 });
+  });
+});
+
 describe(".dev.vars", () => {
   it("is not read by the tests' CLI runs, even with one in the directory the CLI runs in", async () => {
     // A stand-in for the project root after `npm start`: a .dev.vars with an ADMIN_TOKEN.
