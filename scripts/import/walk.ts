@@ -10,6 +10,8 @@ import { type Format, detectFormat, readItems } from "./readers.ts";
 import { resolveShard } from "./shards.ts";
 
 const MAX_SHARD_DEPTH = 3;
+/** An index lists at most 50,000 sitemaps (the protocol's limit); more are reported, not kept in memory. */
+const MAX_SHARDS_PER_INDEX = 50_000;
 
 /** One entry of the input: a record input with the file and line it comes from. */
 export interface Entry {
@@ -63,11 +65,16 @@ export class InputWalker {
     try {
       const fmt = format ?? detectFormat(spec, opened.head);
       const shards: { loc: string; line: number }[] = [];
+      let skipping = false;
       const dropped = (kind: string, line: number, why?: string): void => this.#problems.dropped(kind, `${spec}:${line}`, why);
       for await (const item of readItems(opened, fmt, dropped)) {
         if (item.error !== undefined) this.#problems.report(`${spec}:${item.line}`, item.error);
-        else if (item.sitemap !== undefined) shards.push({ loc: item.sitemap, line: item.line });
-        else yield { source: spec, line: item.line, input: item.input! };
+        else if (item.sitemap === undefined) yield { source: spec, line: item.line, input: item.input! };
+        else if (shards.length < MAX_SHARDS_PER_INDEX) shards.push({ loc: item.sitemap, line: item.line });
+        else if (!skipping) {
+          skipping = true;
+          this.#problems.report(`${spec}:${item.line}`, `more than ${MAX_SHARDS_PER_INDEX} sitemaps in one index: the rest are skipped`);
+        }
       }
       if (shards.length === 0) return;
       level.shardsTotal = shards.length;

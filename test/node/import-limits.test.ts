@@ -69,6 +69,19 @@ describe("size caps", () => {
   });
 });
 
+describe("sitemap indexes", () => {
+  it("keep at most 50,000 shards in memory; the rest are reported and skipped", async () => {
+    write("one.xml", `<urlset ${NS}><url><loc>http://a.example/one</loc></url></urlset>`);
+    const entries = Array.from({ length: 50_002 }, (_, i) => `<sitemap><loc>${i === 0 ? "one.xml" : `missing-${i}.xml`}</loc></sitemap>`);
+    const index = write("huge-index.xml", `<sitemapindex ${NS}>\n${entries.join("\n")}\n</sitemapindex>\n`);
+    const run = await runCli([index, "--dry-run", "--json", "--quiet", "--max-reported", "3"]);
+    const summary = summaryOf(run);
+    // One shard read; 49,999 missing ones reported; one report for the two past the limit.
+    expect(summary).toMatchObject({ records: 1, invalid: 50_000, exitCode: 1 });
+    expect(run.stderr).toContain(`${index}:50002: more than 50000 sitemaps in one index: the rest are skipped`);
+  });
+});
+
 describe("remote indexes lead only to their own host", () => {
   // Two loopback servers: another port is another host (as a browser's origin has it).
   let own: Server;
