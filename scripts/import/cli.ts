@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SECTION_PATTERN } from "../../src/core/limits.ts";
 import { normalizeOrigin } from "../../src/core/url.ts";
+import { DEFAULT_MAX_DECOMPRESSED_MIB } from "./input.ts";
 import type { ImportOptions } from "./options.ts";
 import { FORMATS, type Format } from "./readers.ts";
 import { runImport } from "./run.ts";
@@ -36,7 +37,7 @@ Input:
   --allow-host <host>  a remote index may lead to sitemaps on this host too (repeatable; by
                        default only to its own host)
   --max-decompressed <MiB>
-                       most bytes one .gz input may decompress to (default 256)
+                       most bytes one .gz input may decompress to (default ${DEFAULT_MAX_DECOMPRESSED_MIB})
 
 Behaviour:
   --dry-run            validate only; send nothing (no token needed)
@@ -201,7 +202,7 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
     retryMaxMs: 30_000,
     noFetch: v["no-fetch"] === true,
     allowHosts,
-    maxDecompressed: positiveInt("max-decompressed", v["max-decompressed"], 256, 1_048_576) * 2 ** 20,
+    maxDecompressed: positiveInt("max-decompressed", v["max-decompressed"], DEFAULT_MAX_DECOMPRESSED_MIB, 1_048_576) * 2 ** 20,
     strict: v.strict === true,
     noDedupe: v["no-dedupe"] === true,
     autoRehost: !remote && v.origin === undefined && v.site === undefined,

@@ -32,6 +32,9 @@ export interface OpenLimits {
   hosts?: ReadonlySet<string>;
 }
 
+/** Default of --max-decompressed: five times the protocol's 50 MB per sitemap file. */
+export const DEFAULT_MAX_DECOMPRESSED_MIB = 256;
+
 const MAX_REDIRECTS = 5;
 
 export interface Opened {
