@@ -45,8 +45,9 @@ const MAX_NODES_PER_ENTRY = 20_000;
 /** Most characters of text in one element (the XML reader also caps each text node at 1 MiB). */
 const MAX_NODE_CHARS = 1 << 20;
 /**
- * Most characters of text in one entry: 1,000 images with the longest loc, caption and title
- * fit; a hostile entry of many 1 MiB text nodes stops here instead of growing without end.
+ * Most characters of text and attribute values in one entry: 1,000 images with the longest loc,
+ * caption and title fit; a hostile entry of many 1 MiB text nodes or tags stops here instead of
+ * growing without end.
  */
 const MAX_ENTRY_CHARS = 8 << 20;
 
@@ -108,6 +109,9 @@ export class SitemapXmlReader {
         }
         if (e.error !== undefined) this.#error ??= e.error;
         const node: Node = { ns: e.ns, local: e.local, attrs: e.attrs, line: e.line, text: "", children: [] };
+        // Attributes are kept with the entry too: up to 1 MiB per tag, so they count.
+        for (const [name, value] of e.attrs) this.#chars += name.length + value.length;
+        this.#checkEntrySize(e.line);
         if (++this.#nodes > MAX_NODES_PER_ENTRY)
           throw new XmlError(e.line, `more than ${MAX_NODES_PER_ENTRY} elements in the entry starting at line ${this.#entryLine(e.line)}`);
         this.#stack[this.#stack.length - 1]?.children.push(node);
@@ -120,9 +124,7 @@ export class SitemapXmlReader {
         if (top.text.length + e.text.length > MAX_NODE_CHARS) {
           throw new XmlError(e.line, `<${top.local}> (line ${top.line}) holds more than ${MAX_NODE_CHARS} characters of text`);
         }
-        if (this.#chars > MAX_ENTRY_CHARS) {
-          throw new XmlError(e.line, `the entry starting at line ${this.#entryLine(e.line)} holds more than ${MAX_ENTRY_CHARS} characters of text`);
-        }
+        this.#checkEntrySize(e.line);
         top.text += e.text;
       } else {
         const node = this.#stack.pop();
@@ -138,6 +140,12 @@ export class SitemapXmlReader {
 
   #entryLine(fallback: number): number {
     return this.#stack[0]?.line ?? fallback;
+  }
+
+  #checkEntrySize(line: number): void {
+    if (this.#chars > MAX_ENTRY_CHARS) {
+      throw new XmlError(line, `the entry starting at line ${this.#entryLine(line)} holds more than ${MAX_ENTRY_CHARS} characters of text and attributes`);
+    }
   }
 
   #startRoot(ns: string, local: string, attrs: Map<string, string>, line: number): void {

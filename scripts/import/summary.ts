@@ -56,6 +56,6 @@ export function summaryLine(s: ImportSummary): string {
   }
   return (
     `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged; ` +
-    `${n(s.invalid)} invalid; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`
+    `${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`
   );
 }

@@ -45,12 +45,24 @@ describe("size caps", () => {
     expect(mixedRun.stderr).toMatch(/url-text\.xml: line \d+: <url> \(line 2\) holds more than 1048576 characters of text/);
   });
 
-  it("stops an entry holding more than 8 MiB of text in many elements", async () => {
+  it("stops an entry holding more than 8 MiB of text or attributes in many elements", async () => {
     const caption = `<image:image><image:loc>http://a.example/i.jpg</image:loc><image:caption>${"c".repeat(500_000)}</image:caption></image:image>\n`;
     const path = write("big-entry.xml", `<urlset ${NS} ${IMAGE}>\n<url><loc>http://a.example/</loc>\n${caption.repeat(17)}</url>\n</urlset>\n`);
     const run = await runCli([path, "--dry-run", "--json"]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`${path}: line \\d+: the entry starting at line 2 holds more than 8388608 characters of text`));
+    expect(run.stderr).toMatch(new RegExp(`${path}: line \\d+: the entry starting at line 2 holds more than 8388608 characters of text and attributes`));
+
+    // The same in attributes: each tag stays under the 1 MiB markup cap, together they do not.
+    const link = `<xhtml:link rel="alternate" hreflang="en" href="http://a.example/${"p".repeat(500_000)}"/>\n`;
+    const attrs = write(
+      "big-attrs.xml",
+      `<urlset ${NS} xmlns:xhtml="http://www.w3.org/1999/xhtml">\n<url><loc>http://a.example/</loc>\n${link.repeat(17)}</url>\n</urlset>\n`,
+    );
+    const attrsRun = await runCli([attrs, "--dry-run", "--json"]);
+    expect(attrsRun.code).toBe(1);
+    expect(attrsRun.stderr).toMatch(
+      new RegExp(`${attrs}: line \\d+: the entry starting at line 2 holds more than 8388608 characters of text and attributes`),
+    );
   });
 
   it("stops a .gz input that decompresses past --max-decompressed, naming file and line", async () => {
