@@ -34,6 +34,8 @@ const PREFIXES: ReadonlyMap<string, string> = new Map([
 /** The root elements read, by what they are. */
 export type RootKind = "urlset" | "sitemapindex" | "rss" | "atom";
 const RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+/** The elements of a feed entry a record is made of (feed-xml.ts). */
+const FEED_FIELDS: ReadonlySet<string> = new Set(["link", "guid", "pubDate", "date", "updated", "modified", "published", "issued"]);
 
 /** A urlset entry, or an index entry pointing at another sitemap. */
 export type SitemapItem =
@@ -109,6 +111,7 @@ export class SitemapXmlReader {
         }
         if (e.error !== undefined) this.#error ??= e.error;
         const node: Node = { ns: e.ns, local: e.local, attrs: e.attrs, line: e.line, text: "", children: [] };
+        if (e.error !== undefined) node.error = e.error;
         // Attributes are kept with the entry too: up to 1 MiB per tag, so they count.
         for (const [name, value] of e.attrs) this.#chars += name.length + value.length;
         this.#checkEntrySize(e.line);
@@ -120,6 +123,7 @@ export class SitemapXmlReader {
         const top = this.#stack[this.#stack.length - 1];
         if (e.error !== undefined) this.#error ??= e.error;
         if (top === undefined) continue;
+        if (e.error !== undefined) top.error ??= e.error;
         this.#chars += e.text.length;
         if (top.text.length + e.text.length > MAX_NODE_CHARS) {
           throw new XmlError(e.line, `<${top.local}> (line ${top.line}) holds more than ${MAX_NODE_CHARS} characters of text`);
@@ -169,7 +173,7 @@ export class SitemapXmlReader {
     this.#nodes = 0;
     this.#chars = 0;
     if (this.#root === "rss" || this.#root === "atom") {
-      this.#feedEntry(node, error);
+      this.#feedEntry(node);
       return;
     }
     const expected = this.#root === "urlset" ? "url" : "sitemap";
@@ -193,12 +197,14 @@ export class SitemapXmlReader {
   }
 
   /** A feed's `<item>` / `<entry>` → a record item; anything else of a feed is metadata, ignored. */
-  #feedEntry(node: Node, error: string | undefined): void {
+  #feedEntry(node: Node): void {
     const rss = this.#root === "rss";
     if (node.local !== (rss ? "item" : "entry") || (!rss && node.ns !== this.#rootNs)) return;
     const input = rss ? mapRssItem(node, this.#base, this.#dropped) : mapAtomEntry(node, this.#rootBase, this.#dropped);
     if (input === undefined) return;
     const item: SitemapItem = { kind: "record", line: node.line, input };
+    // A bad reference matters only where the record comes from (not in a description, say).
+    const error = [node, ...node.children].find((n) => n.error !== undefined && (n === node || FEED_FIELDS.has(n.local)))?.error;
     if (error !== undefined) item.error = error;
     this.#items.push(item);
   }

@@ -6,6 +6,8 @@ export interface XmlNode {
   line: number;
   text: string;
   children: XmlNode[];
+  /** A bad reference in this element's own text or attributes (the entry is reported or not by what it uses). */
+  error?: string;
 }
 
 /** Reports something that is not imported: its kind (display name), line, and why (default: no field for it). */

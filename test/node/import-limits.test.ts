@@ -241,6 +241,20 @@ describe("feeds", () => {
       { loc: "https://b.example/4" },
     ]);
     expect(rss.dropped).toEqual(["<item> without a usable link@4", "<item> without a usable link@6"]);
+
+    // A bad reference in a description (HTML entities are not XML) does not touch the item; in its link it does.
+    const entities = read(
+      '<rss version="2.0"><channel>\n<item><link>https://b.example/1</link><description>a&nbsp;b</description></item>\n<item><link>https://b.example/2?a=1&b=2</link></item>\n</channel></rss>',
+    );
+    expect(entities.items).toEqual([{ loc: "https://b.example/1" }, { loc: "https://b.example/2?a=1&b=2" }]);
+    const withErrors = new SitemapXmlReader(() => {});
+    const items = [
+      ...withErrors.feed(
+        "<rss><channel><item><link>https://b.example/1</link><description>a&nbsp;b</description></item><item><link>https://b.example/2?a=1&b=2</link></item></channel></rss>",
+      ),
+      ...withErrors.end(),
+    ];
+    expect(items.map((i) => i.error)).toEqual([undefined, expect.stringContaining('"&" must be escaped')]);
   });
 
   it("reads Atom 1.0 and 0.3 entries: the HTML alternate link against xml:base, updated / modified / published / issued", () => {
