@@ -1,7 +1,7 @@
 /**
  * `npm run import -- <file or URL> [--remote] [--url … --token …] [--dry-run] …`
- * Imports CSV, NDJSON, text lists or sitemap XML (.xml/.xml.gz, indexes followed) through the
- * admin API. See docs/ingest.md, or run with --help.
+ * Imports CSV, NDJSON, text lists, sitemap XML (.xml/.xml.gz, indexes followed) or RSS / Atom
+ * feeds through the admin API. See docs/ingest.md, or run with --help.
  */
 import { main } from "./import/cli.ts";
 

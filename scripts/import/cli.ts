@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SECTION_PATTERN } from "../../src/core/limits.ts";
 import { normalizeOrigin } from "../../src/core/url.ts";
+import { DEFAULT_MAX_DECOMPRESSED_MIB } from "./input.ts";
 import type { ImportOptions } from "./options.ts";
 import { FORMATS, type Format } from "./readers.ts";
 import { runImport } from "./run.ts";
@@ -11,17 +12,21 @@ import { summaryLine } from "./summary.ts";
 const USAGE = `Usage: npm run import -- <file or URL> [options]
 
 Imports URL records into edge-sitemaps through its admin API (PUT /sitemap-admin/urls).
-Input: CSV, NDJSON, a plain text list (one URL per line), or a sitemap / sitemap index XML
-(.xml or .xml.gz, any size, streamed; an index's sitemaps are followed).
+Input: CSV, NDJSON, a plain text list (one URL per line), a sitemap / sitemap index XML, or an
+RSS 2.0 / Atom feed (.xml, .rss, .atom, or any of them .gz; any size, streamed; an index's
+sitemaps are followed).
 
 Target:
   --url <url>          Worker URL (default http://localhost:8787, the one \`npm start\` runs)
   --remote             target a deployed Worker: requires --url; without it only loopback URLs
                        are accepted, so a production import is always explicit
-  --token <token>      admin token (default: env ADMIN_TOKEN; locally also ADMIN_TOKEN in .dev.vars)
+  --token <token>      admin token (default: env ADMIN_TOKEN; locally also ADMIN_TOKEN in .dev.vars
+                       of the working directory, or of the file env IMPORT_DEV_VARS names; set
+                       IMPORT_DEV_VARS="" to read no .dev.vars at all)
 
 Input:
-  --format <f>         csv | ndjson | text | xml (default: from the file name, else sniffed)
+  --format <f>         csv | ndjson | text | xml (xml: sitemaps and feeds; default: from the file
+                       name, else sniffed from the content)
   --site <origin>      accept only locs on this origin locally (repeatable); by default the
                        Worker's SITES decide, checked before anything is sent
   --section <name>     section for records that have none (default: the Worker's DEFAULT_SECTION)
@@ -29,6 +34,10 @@ Input:
                        too. Locally (no --remote, no --site) a loc on a site the Worker does not
                        serve switches to the Worker's own origin by itself: a local preview
   --no-fetch           never fetch index shards over the network (only files next to the index)
+  --allow-host <host>  a remote index may lead to sitemaps on this host too (repeatable; by
+                       default only to its own host)
+  --max-decompressed <MiB>
+                       most bytes one .gz input may decompress to (default ${DEFAULT_MAX_DECOMPRESSED_MIB})
 
 Behaviour:
   --dry-run            validate only; send nothing (no token needed)
@@ -37,8 +46,12 @@ Behaviour:
                        the sitemaps show it at once (default: on locally, off with --remote)
   --skip-invalid       send the valid records and report the invalid lines (default: if any line
                        is invalid, report all and send nothing)
-  --no-dedupe          do not track every loc to find duplicates across batches (saves ~125 bytes
-                       of memory per URL on huge inputs; duplicates within a batch are still found)
+  --strict             a record with any invalid part is invalid, a repeated loc is an error
+                       (default: drop the images, videos, hreflang links or news entry the
+                       record model cannot represent and keep the URL; keep the last of
+                       repeated locs; each dropped kind is counted and reported)
+  --no-dedupe          do not track locs to find repeats across batches (~130 bytes per URL, at
+                       most 1,000,000 URLs tracked; repeats within a batch are still found)
   --batch-size <n>     records per request (default 1000; the Worker accepts up to ADMIN_MAX_RECORDS)
   --retries <n>        retries on network errors, 429 and 5xx (default 5, exponential backoff)
   --retry-delay <ms>   first backoff delay (default 500)
@@ -62,10 +75,14 @@ function isLoopback(url: URL): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** ADMIN_TOKEN from .dev.vars in the working directory (the local secret `wrangler dev` reads). */
-function devVarsToken(cwd: string): string | undefined {
-  const path = `${cwd}/.dev.vars`;
-  if (!existsSync(path)) return undefined;
+/**
+ * ADMIN_TOKEN from .dev.vars (the local secret `wrangler dev` reads): the working directory's, or
+ * the file IMPORT_DEV_VARS names; IMPORT_DEV_VARS="" reads none (tests, so that a developer's
+ * own .dev.vars never changes what they see).
+ */
+function devVarsToken(io: Io): string | undefined {
+  const path = io.env["IMPORT_DEV_VARS"] ?? `${io.cwd}/.dev.vars`;
+  if (path === "" || !existsSync(path)) return undefined;
   for (const line of readFileSync(path, "utf8").split(/\r?\n/)) {
     const m = /^\s*ADMIN_TOKEN\s*=\s*(.*?)\s*$/.exec(line);
     if (m) return m[1]!.replace(/^(["'])(.*)\1$/, "$2");
@@ -95,6 +112,9 @@ function readArgs(argv: string[]) {
         section: { type: "string" },
         origin: { type: "string" },
         "no-fetch": { type: "boolean" },
+        "allow-host": { type: "string", multiple: true },
+        "max-decompressed": { type: "string" },
+        strict: { type: "boolean" },
         "no-dedupe": { type: "boolean" },
         regenerate: { type: "boolean" },
         "no-regenerate": { type: "boolean" },
@@ -137,7 +157,7 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
   if (!remote && !isLoopback(url)) throw new UsageError(`${url.origin} is not a local Worker: pass --remote to import into a deployed one`);
   if (remote && url.protocol === "http:" && !isLoopback(url)) throw new UsageError("--remote needs an https URL: the token must not travel in clear text");
 
-  const token = v.token ?? io.env["ADMIN_TOKEN"] ?? (remote ? undefined : devVarsToken(io.cwd));
+  const token = v.token ?? io.env["ADMIN_TOKEN"] ?? (remote ? undefined : devVarsToken(io));
   if (!dryRun && (token === undefined || token === "")) {
     throw new UsageError(`no admin token: pass --token or set ADMIN_TOKEN${remote ? "" : " (or put ADMIN_TOKEN=… in .dev.vars)"}`);
   }
@@ -157,6 +177,16 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
     origin = normalizeOrigin(v.origin) ?? undefined;
     if (!origin) throw new UsageError(`--origin must be an origin like http://localhost:8787, got "${v.origin}"`);
   }
+  const allowHosts = (v["allow-host"] ?? []).map((h) => {
+    let host: string;
+    try {
+      host = new URL(`http://${h}`).host;
+    } catch {
+      host = "";
+    }
+    if (host === "" || host !== h.toLowerCase()) throw new UsageError(`--allow-host must be a host name (with a port if not the default), got "${h}"`);
+    return host;
+  });
   if (v.section !== undefined && !SECTION_PATTERN.test(v.section))
     throw new UsageError(`--section must be a-z, 0-9, "_" and "-" (≤ 64), got "${v.section}"`);
 
@@ -171,6 +201,9 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
     retryBaseMs: positiveInt("retry-delay", v["retry-delay"], 500, 60_000),
     retryMaxMs: 30_000,
     noFetch: v["no-fetch"] === true,
+    allowHosts,
+    maxDecompressed: positiveInt("max-decompressed", v["max-decompressed"], DEFAULT_MAX_DECOMPRESSED_MIB, 1_048_576) * 2 ** 20,
+    strict: v.strict === true,
     noDedupe: v["no-dedupe"] === true,
     autoRehost: !remote && v.origin === undefined && v.site === undefined,
     regenerate: v["no-regenerate"] === true ? false : v.regenerate === true || !remote,

@@ -1,5 +1,5 @@
 /** Decoded input bytes: lines with their numbers, or text chunks, both strict UTF-8. */
-import { InputError } from "./input.ts";
+import { InputError, TooLarge } from "./input.ts";
 
 export interface Line {
   line: number;
@@ -23,7 +23,7 @@ export async function* lines(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<L
       return { line: n, error: "line is not valid UTF-8" };
     }
   };
-  for await (const chunk of bytes) {
+  for await (const chunk of located(bytes, (file) => `${file}:${n + 1}`)) {
     const buf: Buffer = pending.length > 0 ? Buffer.concat([pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
     for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, start)) {
@@ -40,10 +40,20 @@ export async function* lines(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<L
 export async function* texts(bytes: AsyncIterable<Uint8Array>, where: () => string): AsyncGenerator<string> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
   try {
-    for await (const chunk of bytes) yield decoder.decode(chunk, { stream: true });
+    for await (const chunk of located(bytes, () => where())) yield decoder.decode(chunk, { stream: true });
     yield decoder.decode();
   } catch (err) {
     if (err instanceof TypeError) throw new InputError(`${where()}: not valid UTF-8`);
+    throw err;
+  }
+}
+
+/** The input's bytes; a size cap hit while reading them is reported where the reading got to. */
+async function* located(bytes: AsyncIterable<Uint8Array>, where: (file: string) => string): AsyncGenerator<Uint8Array> {
+  try {
+    yield* bytes;
+  } catch (err) {
+    if (err instanceof TooLarge) throw new InputError(`${where(err.file)}: ${err.detail}`);
     throw err;
   }
 }

@@ -13,6 +13,30 @@ export class InputError extends Error {
   override readonly name = "InputError";
 }
 
+/** The input decompresses to more than allowed; the reader reporting it adds the line it got to. */
+export class TooLarge extends InputError {
+  readonly file: string;
+  readonly detail: string;
+  constructor(file: string, detail: string) {
+    super(`${file}: ${detail}`);
+    this.file = file;
+    this.detail = detail;
+  }
+}
+
+/** What an input may cost, and where it may lead. */
+export interface OpenLimits {
+  /** Most decompressed bytes of a gzip input (a small .gz can expand to gigabytes). */
+  maxDecompressed: number;
+  /** When set, the only hosts an http(s) input may be fetched from, redirects included. */
+  hosts?: ReadonlySet<string>;
+}
+
+/** Default of --max-decompressed: five times the protocol's 50 MB per sitemap file. */
+export const DEFAULT_MAX_DECOMPRESSED_MIB = 256;
+
+const MAX_REDIRECTS = 5;
+
 export interface Opened {
   /** What to call it in messages: the path or URL as given. */
   name: string;
@@ -62,15 +86,48 @@ async function peek(source: AsyncIterable<Uint8Array>): Promise<{ head: Uint8Arr
   return { head, all: all() };
 }
 
-export async function openInput(spec: string): Promise<Opened> {
+/** GET with redirects followed by hand, each one only to an allowed host (when `hosts` is set). */
+async function get(spec: string, hosts: ReadonlySet<string> | undefined): Promise<Response> {
+  const headers = { "Accept-Encoding": "identity", "User-Agent": "edge-sitemaps-import" };
+  if (hosts === undefined) return fetch(spec, { headers });
+  let url = new URL(spec);
+  for (let hop = 0; ; hop++) {
+    if (!hosts.has(url.host))
+      throw new InputError(`${spec}: ${url.host} is not an allowed host (${[...hosts].join(", ")}); pass --allow-host ${url.host} to follow it`);
+    const response = await fetch(url, { headers, redirect: "manual" });
+    const location = response.headers.get("location");
+    if (response.status < 300 || response.status > 399 || location === null) return response;
+    await response.body?.cancel();
+    if (hop >= MAX_REDIRECTS) throw new InputError(`${spec}: more than ${MAX_REDIRECTS} redirects`);
+    url = new URL(location, url);
+  }
+}
+
+/** Decompressed bytes, up to `max`. */
+async function* capped(bytes: AsyncIterable<Uint8Array>, name: string, max: number): AsyncGenerator<Uint8Array> {
+  let total = 0;
+  for await (const chunk of bytes) {
+    total += chunk.byteLength;
+    if (total > max) {
+      throw new TooLarge(
+        name,
+        `decompresses to more than ${Math.round(max / 2 ** 20)} MiB: stopped (a gzip bomb? if the file is genuine, raise --max-decompressed)`,
+      );
+    }
+    yield chunk;
+  }
+}
+
+export async function openInput(spec: string, limits: OpenLimits): Promise<Opened> {
   let raw: AsyncIterable<Uint8Array | string>;
   let size: number | undefined;
   let base: Opened["base"];
   if (isUrl(spec)) {
     let response: Response;
     try {
-      response = await fetch(spec, { headers: { "Accept-Encoding": "identity", "User-Agent": "edge-sitemaps-import" } });
+      response = await get(spec, limits.hosts);
     } catch (err) {
+      if (err instanceof InputError) throw err;
       throw new InputError(`cannot fetch ${spec}: ${(err as Error).message}`);
     }
     if (!response.ok || response.body === null) throw new InputError(`GET ${spec} answered ${response.status} ${response.statusText}`);
@@ -98,7 +155,7 @@ export async function openInput(spec: string): Promise<Opened> {
   if (gzip) {
     const gunzip = createGunzip();
     pipeline(Readable.from(first.all), gunzip, () => {});
-    bytes = gunzip;
+    bytes = capped(gunzip, spec, limits.maxDecompressed);
   }
   const decompressed = await peek(gzipErrors(bytes, spec, gzip));
   return { name: spec, base, size, consumed: () => consumed, gzip, head: decompressed.head, bytes: decompressed.all };

@@ -28,6 +28,16 @@ export interface ImportOptions {
   retryBaseMs: number;
   retryMaxMs: number;
   noFetch: boolean;
+  /** Hosts a remote index may lead to besides its own (--allow-host). */
+  allowHosts: string[];
+  /** Most decompressed bytes of one gzip input (--max-decompressed). */
+  maxDecompressed: number;
+  /**
+   * Today's strict reading (--strict): a record with any invalid part is invalid, and a repeated
+   * loc is an error. By default the importer drops what the record model cannot represent and
+   * keeps the last of repeated locs.
+   */
+  strict: boolean;
   progressMs: number;
   quiet: boolean;
   /** Most bad lines printed (all are counted). */

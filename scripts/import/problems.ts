@@ -1,7 +1,8 @@
 /**
  * Problems of the input, as they are found: each bad line is counted and printed with its file and
- * line (up to --max-reported); elements the record model has no field for are counted by name and
- * listed at the end with their first place.
+ * line (up to --max-reported); what is not imported (elements the record model has no field for,
+ * extension entries it cannot represent, feed entries without a link) is counted by kind and
+ * listed at the end with its first place and the reason.
  */
 import type { ValidationIssue } from "../../src/core/errors.ts";
 import type { Progress } from "./progress.ts";
@@ -14,8 +15,8 @@ export class Problems {
   readonly #progress: Progress;
   readonly #maxReported: number;
   #reported = 0;
-  /** Where each dropped element was first seen. */
-  readonly #droppedFirst = new Map<string, string>();
+  /** Where each dropped kind was first seen, and why it was dropped. */
+  readonly #droppedFirst = new Map<string, { where: string; why: string }>();
 
   constructor(summary: ImportSummary, progress: Progress, maxReported: number) {
     this.#summary = summary;
@@ -33,9 +34,9 @@ export class Problems {
     }
   }
 
-  dropped(element: string, where: string): void {
-    this.#summary.dropped[element] = (this.#summary.dropped[element] ?? 0) + 1;
-    if (!this.#droppedFirst.has(element)) this.#droppedFirst.set(element, where);
+  dropped(kind: string, where: string, why = "the record model has no field for it"): void {
+    this.#summary.dropped[kind] = (this.#summary.dropped[kind] ?? 0) + 1;
+    if (!this.#droppedFirst.has(kind)) this.#droppedFirst.set(kind, { where, why });
   }
 
   /** A new pass reads the input again: dropped elements are counted afresh. */
@@ -45,8 +46,9 @@ export class Problems {
   }
 
   printDropped(): void {
-    for (const [element, count] of Object.entries(this.#summary.dropped)) {
-      this.#progress.message(`not imported: ${count} × ${element} (first at ${this.#droppedFirst.get(element)}): the record model has no field for it`);
+    for (const [kind, count] of Object.entries(this.#summary.dropped)) {
+      const first = this.#droppedFirst.get(kind);
+      this.#progress.message(`not imported: ${count} × ${kind} (first at ${first?.where}): ${first?.why}`);
     }
   }
 }

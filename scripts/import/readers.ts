@@ -1,5 +1,6 @@
 /**
- * Input formats → items: CSV, NDJSON, plain text (one URL per line) and sitemap XML. Every item
+ * Input formats → items: CSV, NDJSON, plain text (one URL per line) and XML (sitemaps, sitemap
+ * indexes, RSS and Atom feeds: the root element tells which). Every item
  * carries the line it starts on. A line that cannot become a record is an item with `error`; a
  * file that cannot be read on (broken XML structure, a CSV header with unknown columns) throws
  * InputError.
@@ -8,8 +9,9 @@ import { readCsv } from "./csv.ts";
 import { lines, texts } from "./decode.ts";
 import { InputError, type Opened } from "./input.ts";
 import type { Item } from "./item.ts";
-import { type DroppedHandler, SitemapXmlReader } from "./sitemap-xml.ts";
+import { SitemapXmlReader } from "./sitemap-xml.ts";
 import { XmlError } from "./xml.ts";
+import type { DroppedHandler } from "./xml-node.ts";
 
 export const FORMATS = ["csv", "ndjson", "text", "xml"] as const;
 export type Format = (typeof FORMATS)[number];
@@ -20,7 +22,7 @@ export function detectFormat(name: string, head: Uint8Array): Format {
     .replace(/[?#].*$/, "")
     .toLowerCase()
     .replace(/\.gz$/, "");
-  if (path.endsWith(".xml")) return "xml";
+  if (path.endsWith(".xml") || path.endsWith(".rss") || path.endsWith(".atom")) return "xml";
   if (path.endsWith(".csv") || path.endsWith(".tsv")) return "csv";
   if (path.endsWith(".ndjson") || path.endsWith(".jsonl")) return "ndjson";
   if (path.endsWith(".txt")) return "text";
@@ -69,7 +71,7 @@ async function* readNdjson(opened: Opened): AsyncGenerator<Item> {
 }
 
 async function* readXml(opened: Opened, dropped: DroppedHandler): AsyncGenerator<Item> {
-  const reader = new SitemapXmlReader(dropped);
+  const reader = new SitemapXmlReader(dropped, opened.base.kind === "url" ? opened.base.url.href : undefined);
   const toItems = (items: ReturnType<SitemapXmlReader["feed"]>): Item[] =>
     items.map((i) => {
       const item: Item = i.kind === "record" ? { line: i.line, input: i.input } : { line: i.line, sitemap: i.loc };

@@ -47,7 +47,7 @@ export async function runImport(options: ImportOptions, stderr: ProgressStream):
     maxDelayMs: options.retryMaxMs,
     onRetry: ({ attempt, delayMs, reason }) => progress.message(`retry ${attempt}/${options.retries} in ${delayMs} ms (${reason})`),
   });
-  const walker = new InputWalker(problems, progress, options.noFetch);
+  const walker = new InputWalker(problems, progress, options);
   const validator = new BatchValidator(options, summary, problems);
   const sites = new SiteCheck(client, options, summary, progress);
   const sender = new Sender(client, options, summary, problems);
@@ -56,6 +56,7 @@ export async function runImport(options: ImportOptions, stderr: ProgressStream):
   async function pass(label: string, sending: boolean): Promise<void> {
     validator.restart();
     problems.restartDropped();
+    summary.duplicates = 0;
     const batcher = new Batcher(options.batchSize, options.maxBatchBytes);
     let count = 0;
     const flush = async (): Promise<void> => {
@@ -63,7 +64,8 @@ export async function runImport(options: ImportOptions, stderr: ProgressStream):
       // In a one-pass import the first batch decides a local preview's origin before validation.
       if (sending && options.autoRehost && summary.rehostedTo === null) await sites.ensure(rawOrigins(batch));
       const valid = validator.validate(batch);
-      count += valid.length;
+      // A loc that repeats one of an earlier batch replaces it (last wins): one record, not two.
+      count += valid.length - validator.takeReplaced();
       summary.records = count;
       if (sending) {
         await sites.ensure(new Set(valid.map((v) => v.record.origin)));
@@ -107,6 +109,12 @@ export async function runImport(options: ImportOptions, stderr: ProgressStream):
     exitCode = code;
   }
   problems.printDropped();
+  if (summary.duplicates > 0) {
+    const what = summary.duplicates === 1 ? "loc repeats" : "locs repeat";
+    progress.message(
+      `${summary.duplicates} ${what} an earlier one (first at ${validator.firstRepeatAt}): the last occurrence of each was kept (--strict rejects them)`,
+    );
+  }
   summary.retries = client.retried;
   summary.elapsedMs = Math.round(performance.now() - started);
   return { summary, exitCode };

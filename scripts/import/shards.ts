@@ -15,23 +15,42 @@ function inside(dir: string, path: string): boolean {
  * index's directory, then its file name), so a downloaded index with its shards imports offline;
  * only when no such file exists is the URL fetched (unless `noFetch`). Local paths never leave the
  * index's directory.
+ *
+ * A remote index leads only to its own host and the `allowHosts` (--allow-host): otherwise any
+ * index on the web could make the CLI fetch from the user's internal network.
  */
-export function resolveShard(loc: string, parent: Opened, noFetch: boolean): string {
+export function resolveShard(
+  loc: string,
+  parent: Opened,
+  noFetch: boolean,
+  allowHosts: ReadonlySet<string>,
+): { target: string; hosts?: ReadonlySet<string> } {
   if (parent.base.kind === "url") {
-    const url = new URL(loc, parent.base.url);
+    let url: URL;
+    try {
+      url = new URL(loc, parent.base.url);
+    } catch {
+      throw new InputError(`shard ${loc} is not a URL`);
+    }
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new InputError(`shard ${loc} is not an http(s) URL`);
-    return url.href;
+    const hosts = new Set([parent.base.url.host, ...allowHosts]);
+    if (!hosts.has(url.host)) {
+      throw new InputError(
+        `shard ${loc} is on ${url.host}, not on the index's host ${parent.base.url.host}: skipped (pass --allow-host ${url.host} to follow it)`,
+      );
+    }
+    return { target: url.href, hosts };
   }
   const dir = parent.base.dir;
   if (isUrl(loc)) {
     const pathname = decodeURIComponent(new URL(loc).pathname);
     for (const candidate of [join(dir, pathname), join(dir, basename(pathname))]) {
-      if (inside(dir, candidate) && existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+      if (inside(dir, candidate) && existsSync(candidate) && statSync(candidate).isFile()) return { target: candidate };
     }
     if (noFetch) throw new InputError(`shard ${loc} is not next to the index (${dir}) and --no-fetch is set`);
-    return loc;
+    return { target: loc };
   }
   const path = loc.startsWith("file:") ? fileURLToPath(loc) : resolve(dir, loc);
   if (!inside(dir, path)) throw new InputError(`shard ${loc} is outside the index's directory ${dir}`);
-  return path;
+  return { target: path };
 }

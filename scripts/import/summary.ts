@@ -14,8 +14,13 @@ export interface ImportSummary {
   unchanged: number;
   batches: number;
   retries: number;
-  /** Elements not imported (not in the record model), by element name. */
+  /**
+   * What was not imported, by kind: elements the record model has no field for, extension
+   * entries it cannot represent (the URL kept without them), feed entries without a link.
+   */
   dropped: Record<string, number>;
+  /** Locs that repeat an earlier one (after normalisation): the last occurrence was kept. */
+  duplicates: number;
   /** Origin every loc was rewritten to (--origin, or a local preview), if any. */
   rehostedTo: string | null;
   /** Whether POST /sitemap-admin/regenerate ran (null: not attempted). */
@@ -36,6 +41,7 @@ export function newSummary(options: ImportOptions): ImportSummary {
     batches: 0,
     retries: 0,
     dropped: {},
+    duplicates: 0,
     rehostedTo: options.origin ?? null,
     regenerated: null,
     elapsedMs: 0,
@@ -46,10 +52,10 @@ export function newSummary(options: ImportOptions): ImportSummary {
 export function summaryLine(s: ImportSummary): string {
   const n = (x: number) => x.toLocaleString("en-US");
   if (s.mode === "dry-run") {
-    return `dry run of ${s.input}: ${n(s.records)} valid records, ${n(s.invalid)} invalid; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`;
+    return `dry run of ${s.input}: ${n(s.records)} valid records, ${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`;
   }
   return (
     `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged; ` +
-    `${n(s.invalid)} invalid; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`
+    `${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`
   );
 }

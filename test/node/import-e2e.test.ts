@@ -167,24 +167,60 @@ describe("import CLI → local Worker", () => {
         `{"loc": "${SHOP}/bad/5"}`,
       ].join("\n"),
     );
+    // --strict: a repeated loc is an error too.
+    const strict = await runCli([file, "--url", worker.origin, "--json", "--strict"], { ADMIN_TOKEN: TOKEN });
+    expect(strict.code).toBe(1);
+    expect(summaryOf(strict)).toMatchObject({ invalid: 4, duplicates: 0, sent: 0 });
+    expect(strict.stderr).toMatch(new RegExp(`${file}:5: loc: .*first at ${file}:1\\) \\[duplicate-loc\\]`));
+
+    // By default the repeat is no error: the last occurrence wins, with a warning.
     const run = await runCli([file, "--url", worker.origin, "--json"], { ADMIN_TOKEN: TOKEN });
     expect(run.code).toBe(1);
-    expect(summaryOf(run)).toMatchObject({ invalid: 4, sent: 0 });
+    expect(summaryOf(run)).toMatchObject({ invalid: 3, duplicates: 1, sent: 0 });
+    expect(run.stderr).toContain(`1 loc repeats an earlier one (first at ${file}:5): the last occurrence of each was kept`);
     expect(run.stderr).toContain(`${file}:2: priority:`);
     expect(run.stderr).toContain("[priority-range]");
     expect(run.stderr).toContain(`${file}:3: not valid JSON`);
     expect(run.stderr).toMatch(new RegExp(`${file}:4: changefreq: .*\\[changefreq-enum\\]`));
     expect(run.stderr).toMatch(new RegExp(`${file}:4: lastmod: .*\\[w3c-datetime\\]`));
-    expect(run.stderr).toMatch(new RegExp(`${file}:5: loc: .*first at ${file}:1\\) \\[duplicate-loc\\]`));
     expect(run.stderr).toContain("nothing was sent");
     for (const n of [1, 5]) expect((await getRecord(worker, `${SHOP}/bad/${n}`)).status).toBe(404);
 
     // --skip-invalid: the valid records go in, the bad ones are still reported.
     const skip = await runCli([file, "--url", worker.origin, "--json", "--skip-invalid"], { ADMIN_TOKEN: TOKEN });
     expect(skip.code).toBe(1);
-    expect(summaryOf(skip)).toMatchObject({ invalid: 4, sent: 2, inserted: 2 });
+    expect(summaryOf(skip)).toMatchObject({ invalid: 3, duplicates: 1, records: 2, sent: 2, inserted: 2 });
     for (const n of [1, 5]) expect((await getRecord(worker, `${SHOP}/bad/${n}`)).status).toBe(200);
     for (const n of [2, 4]) expect((await getRecord(worker, `${SHOP}/bad/${n}`)).status).toBe(404);
+  });
+
+  it("imports a real-world sitemap tolerantly: unrepresentable parts dropped, URLs kept, the last of repeated locs wins across batches", async () => {
+    const file = join(tmp, "tolerant.xml");
+    writeFileSync(
+      file,
+      [
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml" xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" xmlns:mobile="http://www.google.com/schemas/sitemap-mobile/1.0">',
+        `<url><loc>${SHOP}/tolerant/a</loc><lastmod>2024-01-01</lastmod><mobile:mobile/>`,
+        `<xhtml:link rel="alternate" href="android-app://com.example/http/shop.example/a"/><xhtml:link rel="alternate" hreflang="en" href="${SHOP}/tolerant/a"/></url>`,
+        `<url><loc>${SHOP}/tolerant/b</loc><video:video><video:thumbnail_loc>${SHOP}/t.jpg</video:thumbnail_loc><video:description>no title</video:description><video:content_loc>${SHOP}/v.mp4</video:content_loc></video:video></url>`,
+        `<url><loc>${SHOP}/tolerant/c</loc></url>`,
+        `<url><loc>${SHOP}/tolerant/a</loc><lastmod>2024-06-01</lastmod></url>`,
+        "</urlset>",
+      ].join("\n"),
+    );
+    const run = await runCli([file, "--url", worker.origin, "--json", "--batch-size", "2"], { ADMIN_TOKEN: TOKEN });
+    expect(run.code).toBe(0);
+    expect(summaryOf(run)).toMatchObject({
+      records: 3,
+      invalid: 0,
+      duplicates: 1,
+      dropped: { "<mobile:mobile>": 1, "<xhtml:link>: alternates[].hreflang [required]": 1, "<video:video>: videos[].title [required]": 1 },
+    });
+    const a = (await (await getRecord(worker, `${SHOP}/tolerant/a`)).json()) as { lastmod: string | null; alternates?: unknown };
+    expect(a.lastmod).toBe("2024-06-01");
+    const b = await getRecord(worker, `${SHOP}/tolerant/b`);
+    expect(b.status).toBe(200);
+    expect(((await b.json()) as { videos?: unknown }).videos).toBeUndefined();
   });
 
   it("stops before sending when records are on a site a remote Worker does not serve", async () => {

@@ -197,7 +197,9 @@ describe("SitemapXmlReader", () => {
       { kind: "sitemap", line: 2, loc: "a.xml.gz" },
       { kind: "sitemap", line: 3, loc: "", error: "<sitemap> has no <loc>" },
     ]);
-    expect(() => readSitemap('<rss version="2.0"><channel/></rss>')).toThrow(/root element must be <urlset> or <sitemapindex>/);
+    expect(() => readSitemap("<html><body/></html>")).toThrow(
+      /<html> is not a sitemap or a feed: the root element must be <urlset>, <sitemapindex>, <rss> or an Atom <feed>/,
+    );
   });
 });
 

@@ -12,14 +12,18 @@ export interface CliRun {
   stderr: string;
 }
 
-/** `node scripts/import.ts …` with the project's Node, in the project root; never inherits ADMIN_TOKEN. */
+/**
+ * `node scripts/import.ts …` with the project's Node, in the project root. It never inherits
+ * ADMIN_TOKEN, and reads no .dev.vars (IMPORT_DEV_VARS=""): a developer's own, which `npm start`
+ * writes into the project root, must not change what a test sees. A test may set either in `env`.
+ */
 export function runCli(args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const base = { ...process.env };
     delete base["ADMIN_TOKEN"];
     const child = spawn(`${ROOT}node_modules/.bin/node`, [`${ROOT}scripts/import.ts`, ...args], {
       cwd,
-      env: { ...base, ...env },
+      env: { ...base, IMPORT_DEV_VARS: "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
