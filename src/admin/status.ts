@@ -48,6 +48,14 @@ export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
         cursor: progress?.state.cursor ?? null,
         pendingShards: progress?.state.pending.length ?? 0,
         passPending: progress?.state.pass ?? null,
+        // Documents published without a snapshot (served live) because storing it failed.
+        failed: (progress?.state.failed ?? []).map((f) => ({
+          document: f.document,
+          error: f.error,
+          attempts: f.attempts,
+          failedAt: new Date(f.failedAt).toISOString(),
+          retryAt: new Date(f.retryAt).toISOString(),
+        })),
         limits: s.config.regen,
       },
       runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),
