@@ -1,12 +1,5 @@
 import { concatBytes } from "../../core/bytes.ts";
-import {
-  type SnapshotMeta,
-  type SnapshotStore,
-  type StagedSnapshot,
-  newPartsId,
-  partsOf,
-  partsPrefix,
-} from "../../snapshots/store.ts";
+import { type SnapshotMeta, type SnapshotStore, type StagedSnapshot, newPartsId, partsOf, partsPrefix } from "../../snapshots/store.ts";
 
 /**
  * Bytes per part: KV takes at most 25 MiB (26,214,400 bytes) per value; 10 MiB leaves a wide
