@@ -5,7 +5,22 @@
  * is listed and served by live render.
  */
 import { type ShardManifest, listedShards } from "../manifest/manifest.ts";
-import type { RunFailure } from "./run.ts";
+
+/** A document whose snapshot could not be rendered or stored in this run. */
+export interface RunFailure {
+  /** `section-n`, or "index". */
+  document: string;
+  section: string | null;
+  /** First key of the shard. */
+  key: number;
+  error: string;
+}
+
+/** An error as shown in the summary and the status (bounded). */
+export function describeError(err: unknown): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
 
 export interface FailedDocument {
   /** `section-n`, or "index". */
@@ -21,7 +36,7 @@ export interface FailedDocument {
 const FIRST_DELAY_MS = 60_000;
 const MAX_DELAY_MS = 6 * 3600_000;
 
-export function retryDelay(attempts: number): number {
+function retryDelay(attempts: number): number {
   return Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** Math.min(attempts - 1, 20));
 }
 

@@ -6,7 +6,8 @@ import type { BuildOptions } from "../manifest/build.ts";
 import { type ShardEntry, type ShardManifest, listedShards, manifestVersion } from "../manifest/manifest.ts";
 import { indexExtras, indexMeta, renderIndex } from "../sitemaps.ts";
 import { indexSnapshotKey } from "../snapshots/store.ts";
-import { type Run, describeError } from "./run.ts";
+import { describeError } from "./failures.ts";
+import type { Run } from "./run.ts";
 import type { RunSummary } from "./summary.ts";
 
 interface Published {

@@ -16,6 +16,7 @@ import { manifestBuildOptions, renderShard } from "../sitemaps.ts";
 import { type StagedDocument, partsOf, shardSnapshotKey, snapshotKey, stageDocument } from "../snapshots/store.ts";
 import type { ChangeCursor, RangeScan, ScanPosition, ScannedRecord } from "../store/port.ts";
 import type { RegenDeps } from "./deps.ts";
+import { type RunFailure, describeError } from "./failures.ts";
 import { RecentChanges } from "./recent.ts";
 import type { Working } from "./working.ts";
 
@@ -30,22 +31,6 @@ interface SectionRun {
   planner: SectionPlanner;
   flushed: number;
   renders: Map<number, { doc: StagedDocument | null; kinds: number; error: unknown }>;
-}
-
-/** A document whose snapshot could not be rendered or stored in this run. */
-export interface RunFailure {
-  /** `section-n`, or "index". */
-  document: string;
-  section: string | null;
-  /** First key of the shard. */
-  key: number;
-  error: string;
-}
-
-/** An error as shown in the summary and the status (bounded). */
-export function describeError(err: unknown): string {
-  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
 export class Run {
