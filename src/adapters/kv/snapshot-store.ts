@@ -41,7 +41,8 @@ export class KvSnapshotStore implements SnapshotStore {
       held += value.byteLength;
       while (held >= size && failure === null) {
         const all = concatBytes(chunks, held);
-        chunks = held > size ? [all.subarray(size)] : [];
+        // A copy of the remainder: a view would keep the whole buffer alive until the next part.
+        chunks = held > size ? [all.slice(size)] : [];
         held -= size;
         try {
           if (partsId === null) {
