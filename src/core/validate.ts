@@ -121,7 +121,7 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
     const issue: ValidationIssue = {
       field: "lastmod",
       rule: "future-date",
-      message: `lastmod ${data.lastmod} is more than 24 hours ahead of the server's clock (${new Date(ctx.now ?? Date.now()).toISOString()})`,
+      message: `lastmod ${data.lastmod} is more than 24 hours in the future (now: ${new Date(ctx.now ?? Date.now()).toISOString()})`,
     };
     return { result: { ok: false, issues: [withWhere(issue, index, issueLoc)] }, loc };
   }
