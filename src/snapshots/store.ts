@@ -58,16 +58,23 @@ export interface SnapshotStore {
   get(key: string): Promise<ReadableStream<Uint8Array> | null>;
   /** Deletes a head and its parts, or (a key from `partsPrefix`) parts no head took. */
   delete(key: string): Promise<void>;
+  /** Stored gzip bytes of those of `keys` (heads of `origin`) that are found, for the status. */
+  storedBytes(origin: string, keys: readonly string[]): Promise<Map<string, number>>;
 }
 
 /** `s1/{origin}/{section}/{n}/{version}`: ≤ ~330 bytes for any valid origin (KV keys ≤ 512). */
 export function shardSnapshotKey(origin: string, section: string, n: number, version: string): string {
-  return `${SNAPSHOT_FORMAT}/${origin}/${section}/${n}/${version}`;
+  return `${siteSnapshotPrefix(origin)}${section}/${n}/${version}`;
+}
+
+/** `s1/{origin}/`: the prefix of every head of a site. */
+export function siteSnapshotPrefix(origin: string): string {
+  return `${SNAPSHOT_FORMAT}/${origin}/`;
 }
 
 /** `s1/{origin}/_index/{version}` (no section name starts with "_"). */
 export function indexSnapshotKey(origin: string, version: string): string {
-  return `${SNAPSHOT_FORMAT}/${origin}/_index/${version}`;
+  return `${siteSnapshotPrefix(origin)}_index/${version}`;
 }
 
 /** The head key of a staged document: the document key, plus the parts' id when it has parts. */

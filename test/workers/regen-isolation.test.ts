@@ -114,6 +114,7 @@ describe("a shard whose store keeps failing", () => {
         },
         get: (key) => healthy.deps.snapshots.get(key),
         delete: (key) => healthy.deps.snapshots.delete(key),
+        storedBytes: (origin, keys) => healthy.deps.snapshots.storedBytes(origin, keys),
       },
     });
     const t0 = Date.now();
@@ -143,7 +144,11 @@ describe("a shard whose store keeps failing", () => {
     expect(bigDoc.body).toContain(`${site.origin}/big/new`);
 
     const status = await call(site.env, `${site.origin}/sitemap-admin/status`, { headers: { authorization: "Bearer t" } });
-    const body = (await status.json()) as { regeneration: { failed: { document: string; error: string; attempts: number; retryAt: string }[] } };
+    const body = (await status.json()) as {
+      manifest: { snapshotBytes: Record<string, number | null> };
+      regeneration: { failed: { document: string; error: string; attempts: number; retryAt: string }[] };
+    };
+    expect(body.manifest.snapshotBytes).toEqual({ index: expect.any(Number), "big-1": null, "pages-1": expect.any(Number) });
     expect(body.regeneration.failed).toEqual([
       {
         document: "big-1",

@@ -1,11 +1,21 @@
 import { concatBytes } from "../../core/bytes.ts";
-import { type SnapshotMeta, type SnapshotStore, type StagedSnapshot, newPartsId, partsOf, partsPrefix } from "../../snapshots/store.ts";
+import {
+  type SnapshotMeta,
+  type SnapshotStore,
+  type StagedSnapshot,
+  newPartsId,
+  partsOf,
+  partsPrefix,
+  siteSnapshotPrefix,
+} from "../../snapshots/store.ts";
 
 /**
  * Bytes per part: KV takes at most 25 MiB (26,214,400 bytes) per value; 10 MiB leaves a wide
  * margin and bounds what one staging holds in memory (a part being filled, one being written).
  */
 const PART_BYTES = 10 * 1024 * 1024;
+/** Key pages listed for `storedBytes` at most (1,000 keys each): bounds what a status request costs. */
+const STATUS_PAGES = 10;
 
 interface KvSnapshotOptions {
   /** Bytes per part (tests use a small one to store parts without megabytes of data). */
@@ -107,5 +117,19 @@ export class KvSnapshotStore implements SnapshotStore {
       for (const k of page.keys) await this.#kv.delete(k.name);
       cursor = page.list_complete ? undefined : page.cursor;
     } while (cursor);
+  }
+
+  async storedBytes(origin: string, keys: readonly string[]): Promise<Map<string, number>> {
+    // One listing of the site's heads (metadata included) instead of one read per document.
+    const wanted = new Set(keys);
+    const out = new Map<string, number>();
+    let cursor: string | undefined;
+    for (let page = 0; page < STATUS_PAGES && out.size < wanted.size; page++) {
+      const listed = await this.#kv.list<SnapshotMeta>({ prefix: siteSnapshotPrefix(origin), ...(cursor ? { cursor } : {}) });
+      for (const k of listed.keys) if (wanted.has(k.name) && k.metadata) out.set(k.name, k.metadata.gzBytes);
+      if (listed.list_complete) break;
+      cursor = listed.cursor;
+    }
+    return out;
   }
 }
