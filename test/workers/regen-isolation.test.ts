@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
+import { demoSection } from "../../src/demo/demo-data.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
-import { partsOf } from "../../src/snapshots/store.ts";
+import { type SnapshotStore, partsOf } from "../../src/snapshots/store.ts";
 import { fetchPath, listed, manifestOf, newSite, observedDeps, shardName, write } from "./regen-support.ts";
 import { bytesOf, call, gunzip, text } from "./support.ts";
 
@@ -176,6 +177,57 @@ describe("a shard whose store keeps failing", () => {
     expect((await fetchPath(site, "/sitemap-big-1.xml")).body).toBe(bigDoc.body);
   });
 });
+
+describe("a shard whose render breaks off", () => {
+  it("is still planned from all its rows (same shards as a healthy run), listed and served live; the others are stored", async () => {
+    const site = newSite("regen-render-fails", { MAX_URLS_PER_SHARD: "100", EDGE_CACHE_TTL: "0" });
+    await write(site, demoSection(site.origin, "products", 300), PAST);
+    const healthy = observedDeps(site);
+    // The second shard's render stops after its first gzip chunk (the render's stream is cancelled).
+    let renders = 0;
+    const breaking = observedDeps(site, {
+      snapshots: {
+        ...bindStore(healthy.deps.snapshots),
+        stage: async (gzip, before) => {
+          if (++renders !== 2) return healthy.deps.snapshots.stage(gzip, before);
+          const reader = gzip.getReader();
+          await reader.read();
+          await reader.cancel();
+          throw new Error("render broke off");
+        },
+      },
+    });
+    const run = await regenerateSite(breaking.deps, site.origin);
+    expect(run.failed).toEqual([{ document: "products-2", error: "Error: render broke off" }]);
+    const broken = await manifestOf(site);
+    expect(listed(broken).map((s) => [shardName(s), s.urlCount, !!s.snapshot])).toEqual([
+      ["products-1", 100, true],
+      ["products-2", 100, false],
+      ["products-3", 100, true],
+    ]);
+    const live = await fetchPath(site, "/sitemap-products-2.xml");
+    expect(live.source).toBe("live");
+    expect(live.body.match(/<loc>/g)).toHaveLength(100);
+
+    // A healthy site pass plans exactly the same versions, and stores the missing snapshot.
+    await regenerateSite(healthy.deps, site.origin, { full: true });
+    const fixed = await manifestOf(site);
+    expect(listed(fixed).map((s) => [shardName(s), s.version])).toEqual(listed(broken).map((s) => [shardName(s), s.version]));
+    expect(listed(fixed).every((s) => s.snapshot)).toBe(true);
+    const stored = await fetchPath(site, "/sitemap-products-2.xml");
+    expect(stored).toMatchObject({ source: "snapshot", body: live.body, etag: live.etag });
+  });
+});
+
+function bindStore(store: SnapshotStore): SnapshotStore {
+  return {
+    stage: (gzip, before) => store.stage(gzip, before),
+    commit: (key, staged, meta) => store.commit(key, staged, meta),
+    get: (key) => store.get(key),
+    delete: (key) => store.delete(key),
+    storedBytes: (origin, keys) => store.storedBytes(origin, keys),
+  };
+}
 
 describe("lastmod sanity", () => {
   it("a lastmod more than 24 hours ahead of the server's clock is a 422 naming field and rule", async () => {
