@@ -180,8 +180,9 @@ describe("a shard whose store keeps failing", () => {
 
 describe("a shard whose render breaks off", () => {
   it("is still planned from all its rows (same shards as a healthy run), listed and served live; the others are stored", async () => {
-    const site = newSite("regen-render-fails", { MAX_URLS_PER_SHARD: "100", EDGE_CACHE_TTL: "0" });
-    await write(site, demoSection(site.origin, "products", 300), PAST);
+    // Shards large enough that the render is cut while rows of the shard are still unread.
+    const site = newSite("regen-render-fails", { MAX_URLS_PER_SHARD: "2000", EDGE_CACHE_TTL: "0" });
+    await write(site, demoSection(site.origin, "products", 6000), PAST);
     const healthy = observedDeps(site);
     // The second shard's render stops after its first gzip chunk (the render's stream is cancelled).
     let renders = 0;
@@ -201,13 +202,13 @@ describe("a shard whose render breaks off", () => {
     expect(run.failed).toEqual([{ document: "products-2", error: "Error: render broke off" }]);
     const broken = await manifestOf(site);
     expect(listed(broken).map((s) => [shardName(s), s.urlCount, !!s.snapshot])).toEqual([
-      ["products-1", 100, true],
-      ["products-2", 100, false],
-      ["products-3", 100, true],
+      ["products-1", 2000, true],
+      ["products-2", 2000, false],
+      ["products-3", 2000, true],
     ]);
     const live = await fetchPath(site, "/sitemap-products-2.xml");
     expect(live.source).toBe("live");
-    expect(live.body.match(/<loc>/g)).toHaveLength(100);
+    expect(live.body.match(/<loc>/g)).toHaveLength(2000);
 
     // A healthy site pass plans exactly the same versions, and stores the missing snapshot.
     await regenerateSite(healthy.deps, site.origin, { full: true });
