@@ -25,6 +25,10 @@ export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
     section.urls += shard.urlCount;
   }
   const now = Date.now();
+  // Stored gzip bytes per listed document (null: no snapshot, served live).
+  const heads = [...listed.flatMap((shard) => (shard.snapshot ? [shard.snapshot] : [])), ...(manifest?.snapshot ? [manifest.snapshot] : [])];
+  const sizes = s.snapshots && heads.length > 0 ? await s.snapshots.storedBytes(origin, heads) : new Map<string, number>();
+  const storedBytes = (key: string | null | undefined): number | null => (key ? (sizes.get(key) ?? null) : null);
   return jsonResponse(
     {
       site: origin,
@@ -39,6 +43,10 @@ export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
         snapshots: listed.filter((shard) => shard.snapshot).length,
         withoutSnapshot: listed.filter((shard) => !shard.snapshot).map((shard) => `${shard.section}-${shard.n}`),
         indexSnapshot: manifest.snapshot ?? null,
+        snapshotBytes: {
+          index: storedBytes(manifest.snapshot),
+          ...Object.fromEntries(listed.map((shard) => [`${shard.section}-${shard.n}`, storedBytes(shard.snapshot)])),
+        },
         sections,
       },
       regeneration: {
@@ -48,6 +56,14 @@ export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
         cursor: progress?.state.cursor ?? null,
         pendingShards: progress?.state.pending.length ?? 0,
         passPending: progress?.state.pass ?? null,
+        // Documents published without a snapshot (served live) because storing it failed.
+        failed: (progress?.state.failed ?? []).map((f) => ({
+          document: f.document,
+          error: f.error,
+          attempts: f.attempts,
+          failedAt: new Date(f.failedAt).toISOString(),
+          retryAt: new Date(f.retryAt).toISOString(),
+        })),
         limits: s.config.regen,
       },
       runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),

@@ -10,6 +10,7 @@ export type ValidationRule =
   | "length"
   | "xml-char"
   | "w3c-datetime"
+  | "future-date"
   | "changefreq-enum"
   | "priority-range"
   | "section-name"

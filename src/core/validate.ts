@@ -23,7 +23,12 @@ export interface ValidationContext {
   /** Allowed origins, as returned by normalizeOrigin. */
   sites: ReadonlySet<string>;
   defaultSection: string;
+  /** The server's clock (ms) for the lastmod sanity check; Date.now() when absent. */
+  now?: number;
 }
+
+/** A lastmod further ahead of the server's clock than this is a data error ("future-date"). */
+const LASTMOD_AHEAD_MS = 24 * 3600_000;
 
 export interface ValidRecord extends UrlRecord {
   /** Origin of `loc`, one of ValidationContext.sites. */
@@ -110,6 +115,16 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
   if (!success || issues.length > 0) return { result: { ok: false, issues }, loc };
 
   const data = parsed.value;
+  // Engines want lastmod to match reality: a date a day or more ahead (clock skew and time zones
+  // stay below that) is a data error. A partial date (W3C "2031", "2031-05") counts from its first instant.
+  if (data.lastmod && Date.parse(data.lastmod) > (ctx.now ?? Date.now()) + LASTMOD_AHEAD_MS) {
+    const issue: ValidationIssue = {
+      field: "lastmod",
+      rule: "future-date",
+      message: `lastmod ${data.lastmod} is more than 24 hours in the future (now: ${new Date(ctx.now ?? Date.now()).toISOString()})`,
+    };
+    return { result: { ok: false, issues: [withWhere(issue, index, issueLoc)] }, loc };
+  }
   // Every field always present (null when absent): one object shape for the whole batch.
   const record: ValidRecord = {
     loc: data.loc,

@@ -5,6 +5,7 @@
  * there is no usable cursor, runs (or resumes) a site pass over every row.
  */
 import type { ChangeCursor, ChangeFeed, RangeScan } from "../store/port.ts";
+import { waiting } from "./failures.ts";
 import { type Run, isAfter } from "./run.ts";
 import type { RegenState } from "./store.ts";
 import type { RunSummary } from "./summary.ts";
@@ -74,11 +75,16 @@ export async function incremental(
 
   run.track = state.cursor;
 
-  // Shards to redo: changed ones first, then listed ones with no snapshot yet (no pass running).
+  // Shards to redo: changed ones first, then listed ones with no snapshot yet (no pass running),
+  // except those whose store failed and whose retry time has not come.
   const units = new Map<string, [string, number]>();
   for (const [section, key] of state.pending) units.set(`${section}\u0000${key}`, [section, key]);
   if (!state.pass) {
-    for (const s of run.working.all()) if (s.urlCount > 0 && !s.snapshot) units.set(`${s.section}\u0000${s.firstKey}`, [s.section, s.firstKey]);
+    for (const s of run.working.all()) {
+      if (s.urlCount > 0 && !s.snapshot && !waiting(state.failed, `${s.section}-${s.n}`, run.now)) {
+        units.set(`${s.section}\u0000${s.firstKey}`, [s.section, s.firstKey]);
+      }
+    }
   }
   const left: [string, number][] = [];
   const done = new Set<string>();

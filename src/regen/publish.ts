@@ -5,7 +5,8 @@
 import type { BuildOptions } from "../manifest/build.ts";
 import { type ShardEntry, type ShardManifest, listedShards, manifestVersion } from "../manifest/manifest.ts";
 import { indexExtras, indexMeta, renderIndex } from "../sitemaps.ts";
-import { compressDocument, indexSnapshotKey } from "../snapshots/store.ts";
+import { indexSnapshotKey } from "../snapshots/store.ts";
+import { describeError } from "./failures.ts";
 import type { Run } from "./run.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -24,7 +25,10 @@ function sameShards(a: readonly ShardEntry[], b: readonly ShardEntry[]): boolean
   return left.every((k, i) => k === right[i]);
 }
 
-/** Renders and stores the index when its version is new, then saves the manifest when anything changed. */
+/**
+ * Renders and stores the index when its version is new, then saves the manifest when anything
+ * changed. An index that could not be stored is published without a snapshot (served live).
+ */
 export async function publish(run: Run, build: BuildOptions, summary: RunSummary): Promise<Published> {
   const { deps, origin, now, stored } = run;
   const shards = run.working.all();
@@ -34,20 +38,17 @@ export async function publish(run: Run, build: BuildOptions, summary: RunSummary
   if (listedShards(manifest).length > 0) {
     const extras = await indexExtras(deps, manifest, now);
     const meta = indexMeta(manifest, extras);
-    indexKey = indexSnapshotKey(origin, meta.version);
-    if (stored?.snapshot !== indexKey) {
-      const doc = await compressDocument(renderIndex(deps.config, manifest, extras));
-      await deps.state.tentative(origin, indexKey, now);
-      await deps.snapshots.put(indexKey, doc.gzip, {
-        version: meta.version,
-        xmlBytes: doc.xmlBytes,
-        gzBytes: doc.gzip.byteLength,
-        storedAt: now,
-      });
-      run.storedKeys.push(indexKey);
-      run.bytesStored += doc.gzip.byteLength;
-      run.xmlBytes += doc.xmlBytes;
-      summary.indexRendered = true;
+    const documentKey = indexSnapshotKey(origin, meta.version);
+    // The stored index is this version when its key is this document key (with or without parts).
+    if (stored?.snapshot && (stored.snapshot === documentKey || stored.snapshot.startsWith(`${documentKey}+`))) {
+      indexKey = stored.snapshot;
+    } else {
+      try {
+        indexKey = await run.commit(documentKey, meta.version, await run.stage(renderIndex(deps.config, manifest, extras)));
+        summary.indexRendered = true;
+      } catch (err) {
+        run.failures.push({ document: "index", section: null, key: 0, error: describeError(err) });
+      }
     }
   }
   manifest.snapshot = indexKey;

@@ -8,7 +8,8 @@
  *  2. finds and renders what changed: from the change feed (incremental.ts) or by re-planning
  *     from the key rows (walk.ts), rendering each shard from one pass over its rows (run.ts);
  *  3. publishes the index snapshot, then the manifest — the switch — and only then saves its
- *     cursor and the work left (publish.ts);
+ *     cursor and the work left (publish.ts); a document whose snapshot failed is published
+ *     without one (live render) and retried later (failures.ts);
  *  4. collects superseded snapshots (snapshot-gc.ts) and tells shared caches what changed
  *     (purge.ts);
  *  5. logs and keeps its summary (summary.ts).
@@ -20,6 +21,7 @@ import { buildManifest } from "../manifest/build.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { manifestBuildOptions } from "../sitemaps.ts";
 import type { RegenDeps } from "./deps.ts";
+import { nextFailures, waiting } from "./failures.ts";
 import { incremental } from "./incremental.ts";
 import { acquireLease } from "./lease.ts";
 import { changedShards, publish } from "./publish.ts";
@@ -99,11 +101,12 @@ async function runOnce(
     const planned = await buildManifest(store.reader, origin, stored, { ...build, now });
     run = new Run(deps, origin, now, stored, new Working(planned.shards));
     progress.run = run;
-    await walk(run);
+    await walk(run, (entry) => waiting(state.failed, `${entry.section}-${entry.n}`, now));
     state.fingerprint = fingerprint;
   }
 
   const { manifest, switched } = await publish(run, build, summary);
+  state.failed = nextFailures(state.failed, run.failures, manifest, now);
   if (!(await deps.state.save(origin, lease, { ...state, fingerprint: state.fingerprint }, now))) {
     throw new Error("lost the regeneration lease before saving progress (the run took longer than the lease)");
   }
@@ -114,6 +117,10 @@ async function runOnce(
   countInto(summary, run);
   summary.pendingShards = state.pending.length;
   summary.passPending = state.pass !== null;
+  summary.failed = run.failures.map(({ document, error }) => ({ document, error }));
   summary.converged =
-    summary.pendingShards === 0 && !summary.passPending && (summary.mode === "walk" ? !listedShards(manifest).some((s) => !s.snapshot) : true);
+    summary.pendingShards === 0 &&
+    !summary.passPending &&
+    run.failures.length === 0 &&
+    (summary.mode === "walk" ? !listedShards(manifest).some((s) => !s.snapshot) : true);
 }

@@ -3,15 +3,20 @@
  * planner — boundaries, splits, version — and the renderer), stores each rendered shard gzipped
  * under a content-addressed key, and counts what it did. Stops at shard boundaries once the work
  * bound (REGEN_MAX_SHARDS, REGEN_MAX_ROWS) is reached.
+ *
+ * A shard whose render or store fails does not stop the run: it is planned from its rows all the
+ * same, stays listed without a snapshot (served by live render) and is recorded in `failures`
+ * (src/regen/failures.ts retries it later, backing off).
  */
 import { EmptySitemapError } from "../core/errors.ts";
 import type { UrlRecord } from "../core/types.ts";
 import { type BuildOptions, planLimits } from "../manifest/build.ts";
 import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest } from "../manifest/manifest.ts";
 import { manifestBuildOptions, renderShard } from "../sitemaps.ts";
-import { type CompressedDocument, compressDocument, shardSnapshotKey } from "../snapshots/store.ts";
+import { type StagedDocument, partsOf, shardSnapshotKey, snapshotKey, stageDocument } from "../snapshots/store.ts";
 import type { ChangeCursor, RangeScan, ScanPosition, ScannedRecord } from "../store/port.ts";
 import type { RegenDeps } from "./deps.ts";
+import { type RunFailure, describeError } from "./failures.ts";
 import { RecentChanges } from "./recent.ts";
 import type { Working } from "./working.ts";
 
@@ -25,7 +30,7 @@ interface SectionRun {
   hi: number | undefined;
   planner: SectionPlanner;
   flushed: number;
-  renders: Map<number, { doc: CompressedDocument | null; kinds: number }>;
+  renders: Map<number, { doc: StagedDocument | null; kinds: number; error: unknown }>;
 }
 
 export class Run {
@@ -45,6 +50,7 @@ export class Run {
   bytesStored = 0;
   xmlBytes = 0;
   readonly storedKeys: string[] = [];
+  readonly failures: RunFailure[] = [];
   /** Rows scanned past this cursor are remembered as handled (see RegenState.recent). */
   track: ChangeCursor | null = null;
   readonly recent = new RecentChanges();
@@ -66,20 +72,42 @@ export class Run {
     return this.shardsChecked > 0 && (this.shardsChecked >= maxShards || this.rowsRead >= maxRows);
   }
 
-  async store(entry: ShardEntry, doc: CompressedDocument): Promise<void> {
-    const key = shardSnapshotKey(this.origin, entry.section, entry.n, entry.version);
+  /** Renders a document into the snapshot store's staging (parts registered for the GC first). */
+  stage(xml: ReadableStream<Uint8Array>): Promise<StagedDocument> {
+    return stageDocument(this.deps.snapshots, xml, (prefix) => this.deps.state.tentative(this.origin, prefix, this.now));
+  }
+
+  /** Commits a staged document under its content-addressed key; returns that key. */
+  async commit(documentKey: string, version: string, doc: StagedDocument): Promise<string> {
+    const key = snapshotKey(documentKey, doc.staged);
     await this.deps.state.tentative(this.origin, key, this.now);
-    await this.deps.snapshots.put(key, doc.gzip, {
-      version: entry.version,
+    await this.deps.snapshots.commit(key, doc.staged, {
+      version,
       xmlBytes: doc.xmlBytes,
-      gzBytes: doc.gzip.byteLength,
+      gzBytes: doc.staged.gzBytes,
       storedAt: this.now,
     });
-    entry.snapshot = key;
     this.storedKeys.push(key);
-    this.shardsRendered++;
-    this.bytesStored += doc.gzip.byteLength;
+    const parts = partsOf(key);
+    if (parts) this.storedKeys.push(parts);
+    this.bytesStored += doc.staged.gzBytes;
     this.xmlBytes += doc.xmlBytes;
+    return key;
+  }
+
+  /** Stores a shard's snapshot; a failure leaves it without one (live render) and is recorded. */
+  async store(entry: ShardEntry, doc: StagedDocument): Promise<void> {
+    try {
+      entry.snapshot = await this.commit(shardSnapshotKey(this.origin, entry.section, entry.n, entry.version), entry.version, doc);
+      this.shardsRendered++;
+    } catch (err) {
+      this.fail(entry, err);
+    }
+  }
+
+  fail(entry: ShardEntry, err: unknown): void {
+    entry.snapshot = null;
+    this.failures.push({ document: `${entry.section}-${entry.n}`, section: entry.section, key: entry.firstKey, error: describeError(err) });
   }
 
   openSection(name: string, lo: number, hi: number | undefined): SectionRun {
@@ -100,13 +128,22 @@ export class Run {
         this.shardsUnchanged++;
         continue;
       }
+      if (render && render.error !== null) {
+        this.fail(entry, render.error);
+        continue;
+      }
       let doc = render?.doc ?? null;
       if (!doc || render!.kinds !== (entry.extKinds ?? 0)) {
         // The head declared other namespaces than the shard turned out to use: render again
         // from the record store with the final entry (rare: a shard gaining or losing an extension).
-        doc = await compressDocument(renderShard(this.deps, this.origin, entry));
         this.rerenders++;
         this.rowsRead += entry.urlCount;
+        try {
+          doc = await this.stage(renderShard(this.deps, this.origin, entry));
+        } catch (err) {
+          this.fail(entry, err);
+          continue;
+        }
       }
       await this.store(entry, doc);
     }
@@ -181,25 +218,29 @@ export class Run {
         cursor.next = undefined;
         let live = 0;
         let complete = false;
+        /** The shard's next row (planned), or undefined at its end. */
+        const take = async (): Promise<ScannedRecord | undefined> => {
+          if (complete) return undefined;
+          const row = await pull();
+          if (row && row.section === section.name && !section.planner.startsNewShard(row)) {
+            section.planner.add(row);
+            return row;
+          }
+          cursor.next = row;
+          complete = true;
+          return undefined;
+        };
         async function* rows(): AsyncGenerator<UrlRecord> {
           if (!first.deleted) {
             live++;
             yield first;
           }
-          for (;;) {
-            const row = await pull();
-            if (!row) break;
-            if (row.section !== section.name || section.planner.startsNewShard(row)) {
-              cursor.next = row;
-              break;
-            }
-            section.planner.add(row);
+          for (let row = await take(); row; row = await take()) {
             if (!row.deleted) {
               live++;
               yield row;
             }
           }
-          complete = true;
         }
         const shape: ShardEntry = {
           section: section.name,
@@ -213,15 +254,18 @@ export class Run {
           extKinds: kinds,
         };
         this.shardsChecked++;
-        let doc: CompressedDocument | null = null;
+        let doc: StagedDocument | null = null;
+        let error: unknown = null;
         try {
-          doc = await compressDocument(renderShard(this.deps, this.origin, shape, rows()));
+          doc = await this.stage(renderShard(this.deps, this.origin, shape, rows()));
         } catch (err) {
           // Only tombstones in this shard (EmptySitemapError): nothing to render; it is kept empty
-          // and unlisted. Any other failure fails the run before anything is published.
-          if (!(complete && live === 0 && err instanceof EmptySitemapError)) throw err;
+          // and unlisted. Any other failure is this shard's: its remaining rows are still planned
+          // (a failing scan fails the run here) and the shard is listed without a snapshot.
+          if (!(complete && live === 0 && err instanceof EmptySitemapError)) error = err;
+          while (await take());
         }
-        section.renders.set(n, { doc, kinds });
+        section.renders.set(n, { doc, kinds, error });
       }
       if (current) await this.closeSection(current);
       else if (single) await this.closeSection(this.openSection(from.section, from.key, single.hi));

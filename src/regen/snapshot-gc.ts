@@ -4,6 +4,7 @@
  * published) longer than the grace time ago, a bounded number per run.
  */
 import type { ShardManifest } from "../manifest/manifest.ts";
+import { partsOf } from "../snapshots/store.ts";
 import type { Run } from "./run.ts";
 
 /** Snapshots deleted per run (KV operations per invocation are limited to 1,000). */
@@ -12,10 +13,9 @@ const GC_PER_RUN = 100;
 /** Returns how many snapshots were deleted. */
 export async function collectSnapshots(run: Run, manifest: ShardManifest, switched: boolean): Promise<number> {
   const { deps, origin, now, stored } = run;
-  const referenced = new Set<string>([
-    ...(manifest.snapshot ? [manifest.snapshot] : []),
-    ...manifest.shards.flatMap((s) => (s.snapshot ? [s.snapshot] : [])),
-  ]);
+  const heads = [...(manifest.snapshot ? [manifest.snapshot] : []), ...manifest.shards.flatMap((s) => (s.snapshot ? [s.snapshot] : []))];
+  // A head in use keeps its parts (deleting a head deletes its parts).
+  const referenced = new Set<string>([...heads, ...heads.flatMap((k) => partsOf(k) ?? [])]);
   if (switched && stored) {
     const superseded = [stored.snapshot, ...stored.shards.map((s) => s.snapshot)].filter((k): k is string => !!k && !referenced.has(k));
     await deps.state.supersede(origin, [...new Set(superseded)], now);

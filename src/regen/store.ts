@@ -3,6 +3,7 @@
  * snapshots waiting to be deleted. D1 keeps it (src/adapters/d1/regen-store.ts).
  */
 import type { ChangeCursor, ScanPosition } from "../store/port.ts";
+import type { FailedDocument } from "./failures.ts";
 import type { RecentInterval } from "./recent.ts";
 
 /** Per-site progress of the regeneration. */
@@ -21,9 +22,11 @@ export interface RegenState {
   pass: ScanPosition | null;
   /** What the manifest's versions were planned with (render options, index form). */
   fingerprint: string;
+  /** Documents published without a snapshot because storing it failed, and when to retry. */
+  failed: FailedDocument[];
 }
 
-export const EMPTY_STATE: RegenState = { cursor: null, recent: [], pending: [], pass: null, fingerprint: "" };
+export const EMPTY_STATE: RegenState = { cursor: null, recent: [], pending: [], pass: null, fingerprint: "", failed: [] };
 
 export interface RunRecord {
   id: number;

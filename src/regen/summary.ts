@@ -35,6 +35,8 @@ export interface RunSummary {
   /** Nothing left to do as far as this run knows. */
   converged: boolean;
   snapshotsDeleted: number;
+  /** Documents published without a snapshot because rendering or storing it failed in this run. */
+  failed: { document: string; error: string }[];
   error?: string;
 }
 
@@ -62,6 +64,7 @@ export function newSummary(origin: string, trigger: string, startedAt: number): 
     passPending: false,
     converged: false,
     snapshotsDeleted: 0,
+    failed: [],
   };
 }
 

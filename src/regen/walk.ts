@@ -5,14 +5,17 @@
 import type { UrlRecord } from "../core/types.ts";
 import { SectionPlanner } from "../manifest/manifest.ts";
 import { renderShard } from "../sitemaps.ts";
-import { compressDocument } from "../snapshots/store.ts";
+import type { StagedDocument } from "../snapshots/store.ts";
 import type { Run } from "./run.ts";
 
-/** Walk mode: the manifest was re-planned from the key rows; render shards lacking a snapshot. */
-export async function walk(run: Run): Promise<void> {
+/**
+ * Walk mode: the manifest was re-planned from the key rows; render shards lacking a snapshot,
+ * except those whose last failure's retry time (`waiting`) has not come yet.
+ */
+export async function walk(run: Run, waiting: (entry: { section: string; n: number }) => boolean): Promise<void> {
   const { deps, origin } = run;
   for (const entry of run.working.all()) {
-    if (entry.urlCount === 0 || entry.snapshot) continue;
+    if (entry.urlCount === 0 || entry.snapshot || waiting(entry)) continue;
     if (run.exhausted()) break;
     run.shardsChecked++;
     // Fingerprint what is rendered with the planner itself: the bytes are stored only if they
@@ -32,7 +35,13 @@ export async function walk(run: Run): Promise<void> {
         yield record;
       }
     }
-    const doc = await compressDocument(renderShard(deps, origin, entry, tapped()));
+    let doc: StagedDocument;
+    try {
+      doc = await run.stage(renderShard(deps, origin, entry, tapped()));
+    } catch (err) {
+      run.fail(entry, err);
+      continue;
+    }
     const [rendered] = check.finish(entry.lastKey);
     if (rendered?.version !== entry.version) continue; // changed meanwhile: the next run's walk sees it
     await run.store(entry, doc);

@@ -13,6 +13,7 @@ function parseState(text: string | null | undefined): RegenState {
       pending: Array.isArray(raw.pending) ? raw.pending : [],
       pass: raw.pass ?? null,
       fingerprint: typeof raw.fingerprint === "string" ? raw.fingerprint : "",
+      failed: Array.isArray(raw.failed) ? raw.failed : [],
     };
   } catch {
     return { ...EMPTY_STATE };

@@ -1,22 +1,135 @@
-import type { SnapshotMeta, SnapshotStore } from "../../snapshots/store.ts";
+import { concatBytes } from "../../core/bytes.ts";
+import {
+  type SnapshotMeta,
+  type SnapshotStore,
+  type StagedSnapshot,
+  newPartsId,
+  partsOf,
+  partsPrefix,
+  siteSnapshotPrefix,
+} from "../../snapshots/store.ts";
 
-/** Snapshots in the SNAPSHOTS KV namespace (a gzip shard of 50,000 URLs is far below KV's 25 MiB). */
+/**
+ * Bytes per part: KV takes at most 25 MiB (26,214,400 bytes) per value; 10 MiB leaves a wide
+ * margin and bounds what one staging holds in memory (a part being filled, one being written).
+ */
+const PART_BYTES = 10 * 1024 * 1024;
+/** Key pages listed for `storedBytes` at most (1,000 keys each): bounds what a status request costs. */
+const STATUS_PAGES = 10;
+
+interface KvSnapshotOptions {
+  /** Bytes per part (tests use a small one to store parts without megabytes of data). */
+  partBytes?: number;
+}
+
+/** Snapshots in the SNAPSHOTS KV namespace, in parts of `partBytes` when larger (src/snapshots/store.ts). */
 export class KvSnapshotStore implements SnapshotStore {
   readonly #kv: KVNamespace;
+  readonly #partBytes: number;
 
-  constructor(kv: KVNamespace) {
+  constructor(kv: KVNamespace, options: KvSnapshotOptions = {}) {
     this.#kv = kv;
+    this.#partBytes = options.partBytes ?? PART_BYTES;
   }
 
-  async put(key: string, gzip: Uint8Array, meta: SnapshotMeta): Promise<void> {
-    await this.#kv.put(key, gzip, { metadata: meta });
+  async stage(gzip: ReadableStream<Uint8Array>, beforeParts: (prefix: string) => Promise<void>): Promise<StagedSnapshot> {
+    const size = this.#partBytes;
+    let chunks: Uint8Array[] = [];
+    let held = 0;
+    let gzBytes = 0;
+    let partsId: string | null = null;
+    let parts = 0;
+    let failure: unknown = null;
+    const reader = gzip.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      gzBytes += value.byteLength;
+      // After a failed write the bytes are only counted: the render still runs to its end.
+      if (failure !== null) continue;
+      chunks.push(value);
+      held += value.byteLength;
+      while (held >= size && failure === null) {
+        const all = concatBytes(chunks, held);
+        // A copy of the remainder: a view would keep the whole buffer alive until the next part.
+        chunks = held > size ? [all.slice(size)] : [];
+        held -= size;
+        try {
+          if (partsId === null) {
+            partsId = newPartsId();
+            await beforeParts(partsPrefix(partsId));
+          }
+          await this.#kv.put(`${partsPrefix(partsId)}${parts}`, all.subarray(0, size));
+          parts++;
+        } catch (err) {
+          failure = err;
+          chunks = [];
+        }
+      }
+    }
+    if (failure !== null) throw failure;
+    return { partsId, parts, tail: concatBytes(chunks, held), gzBytes };
+  }
+
+  async commit(key: string, staged: StagedSnapshot, meta: SnapshotMeta): Promise<void> {
+    if (staged.partsId === null) {
+      await this.#kv.put(key, staged.tail, { metadata: meta });
+      return;
+    }
+    // The tail is the last part; then the head, which holds no bytes, only their count.
+    let parts = staged.parts;
+    if (staged.tail.byteLength > 0) await this.#kv.put(`${partsPrefix(staged.partsId)}${parts++}`, staged.tail);
+    await this.#kv.put(key, new Uint8Array(0), { metadata: { ...meta, parts } });
   }
 
   async get(key: string): Promise<ReadableStream<Uint8Array> | null> {
-    return (await this.#kv.get(key, { type: "stream" })) as ReadableStream<Uint8Array> | null;
+    const head = await this.#kv.getWithMetadata<SnapshotMeta>(key, { type: "stream" });
+    if (!head.value) return null;
+    const prefix = partsOf(key);
+    const parts = head.metadata?.parts;
+    if (prefix === null || parts === undefined) return head.value as unknown as ReadableStream<Uint8Array>;
+    await head.value.cancel();
+    // The first part is read before answering, so a part not yet visible here means "absent" (a
+    // live render answers); a later one missing errors the body (KV showed the head, then lost a part).
+    const first = (await this.#kv.get(`${prefix}0`, { type: "stream" })) as ReadableStream<Uint8Array> | null;
+    if (!first) return null;
+    const kv = this.#kv;
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    (async () => {
+      await first.pipeTo(writable, { preventClose: true });
+      for (let i = 1; i < parts; i++) {
+        const part = (await kv.get(`${prefix}${i}`, { type: "stream" })) as ReadableStream<Uint8Array> | null;
+        if (!part) throw new Error(`snapshot part ${i} of ${key} is missing`);
+        await part.pipeTo(writable, { preventClose: true });
+      }
+      await writable.close();
+    })().catch((err: unknown) => writable.abort(err).catch(() => undefined));
+    return readable;
   }
 
   async delete(key: string): Promise<void> {
-    await this.#kv.delete(key);
+    const prefix = key.endsWith("/") ? key : partsOf(key);
+    if (key !== prefix) await this.#kv.delete(key);
+    if (prefix === null) return;
+    let cursor: string | undefined;
+    do {
+      const page = await this.#kv.list({ prefix, ...(cursor ? { cursor } : {}) });
+      for (const k of page.keys) await this.#kv.delete(k.name);
+      cursor = page.list_complete ? undefined : page.cursor;
+    } while (cursor);
+  }
+
+  async storedBytes(origin: string, keys: readonly string[]): Promise<Map<string, number>> {
+    // One listing of the site's heads (metadata included) instead of one read per document.
+    const wanted = new Set(keys);
+    const out = new Map<string, number>();
+    let cursor: string | undefined;
+    for (let page = 0; page < STATUS_PAGES && out.size < wanted.size; page++) {
+      const listed = await this.#kv.list<SnapshotMeta>({ prefix: siteSnapshotPrefix(origin), ...(cursor ? { cursor } : {}) });
+      for (const k of listed.keys) if (wanted.has(k.name) && k.metadata) out.set(k.name, k.metadata.gzBytes);
+      if (listed.list_complete) break;
+      cursor = listed.cursor;
+    }
+    return out;
   }
 }
