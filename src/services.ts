@@ -6,6 +6,7 @@ import { D1RegenStore } from "./adapters/d1/regen-store.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
 import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
 import { kvRecordStore } from "./adapters/kv/record-store.ts";
+import type { KvSiteWriter } from "./adapters/kv/site-writer.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { InvalidatingManifestStore } from "./cache/manifest-cache.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
@@ -14,6 +15,9 @@ import type { NotifyStateStore } from "./notify/store.ts";
 import type { RegenStore } from "./regen/store.ts";
 import type { SnapshotStore } from "./snapshots/store.ts";
 import type { RecordStore } from "./store/port.ts";
+
+// The Worker entry exports the KV writer object class; adapters are reached through this file only.
+export { KvSiteWriter } from "./adapters/kv/site-writer.ts";
 
 export interface Services {
   config: Config;
@@ -29,7 +33,7 @@ export interface Services {
 }
 
 /** A binding the configuration needs, or a ConfigError naming it. */
-function binding<T>(env: Env, name: "DB" | "URLS", why: string): T {
+function binding<T>(env: Env, name: "DB" | "URLS" | "KV_WRITERS", why: string): T {
   const value = (env as unknown as Record<string, unknown>)[name];
   if (!value) throw new ConfigError(name, `binding is missing: ${why}`);
   return value as T;
@@ -44,7 +48,14 @@ export function services(env: Env): Services {
     const config = loadConfig(env);
     let store =
       config.urlSource === "kv"
-        ? kvRecordStore(binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"))
+        ? kvRecordStore(
+            binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"),
+            binding<DurableObjectNamespace<KvSiteWriter>>(
+              env,
+              "KV_WRITERS",
+              "URL_SOURCE=kv writes each site through the Durable Object bound as KV_WRITERS",
+            ),
+          )
         : d1RecordStore(binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB"));
     const fault = faultAfterRecords(env);
     if (fault !== null) store = faultyRecordStore(store, fault);
