@@ -4,7 +4,7 @@ import { notifyAfterRegeneration } from "./notify/notifier.ts";
 import { regenerateAll } from "./regen/scheduled.ts";
 
 // Each site's single KV writer (URL_SOURCE=kv), a Durable Object: wrangler.jsonc binds it as KV_WRITERS.
-export { KvSiteWriter } from "./services.ts";
+export { KvSiteWriter } from "./adapters/kv/site-writer.ts";
 
 export default {
   fetch: app.fetch,

@@ -6,7 +6,7 @@ import { D1RegenStore } from "./adapters/d1/regen-store.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
 import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
 import { kvRecordStore } from "./adapters/kv/record-store.ts";
-import type { KvSiteWriter } from "./adapters/kv/site-writer.ts";
+import type { SiteWriters } from "./adapters/kv/site-protocol.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { InvalidatingManifestStore } from "./cache/manifest-cache.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
@@ -15,9 +15,6 @@ import type { NotifyStateStore } from "./notify/store.ts";
 import type { RegenStore } from "./regen/store.ts";
 import type { SnapshotStore } from "./snapshots/store.ts";
 import type { RecordStore } from "./store/port.ts";
-
-// The Worker entry exports the KV writer object class; adapters are reached through this file only.
-export { KvSiteWriter } from "./adapters/kv/site-writer.ts";
 
 export interface Services {
   config: Config;
@@ -50,11 +47,7 @@ export function services(env: Env): Services {
       config.urlSource === "kv"
         ? kvRecordStore(
             binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"),
-            binding<DurableObjectNamespace<KvSiteWriter>>(
-              env,
-              "KV_WRITERS",
-              "URL_SOURCE=kv writes each site through the Durable Object bound as KV_WRITERS",
-            ),
+            binding<SiteWriters>(env, "KV_WRITERS", "URL_SOURCE=kv writes each site through the Durable Object bound as KV_WRITERS"),
           )
         : d1RecordStore(binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB"));
     const fault = faultAfterRecords(env);

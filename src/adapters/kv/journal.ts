@@ -6,12 +6,7 @@
  * the KV writer's write order makes a repeated batch finish what the first run left undone
  * (writer.ts), and the journal keeps the first run's change stamp, so no stamp moves twice.
  */
-import type { ValidRecord } from "../../core/validate.ts";
-
-/** One batch for one site, as the Worker sends it to the site's writer. */
-export type SiteOp =
-  | { kind: "upsert"; records: ValidRecord[]; now: number; maxOperations?: number }
-  | { kind: "delete"; locs: string[]; now: number; maxOperations?: number };
+import type { SiteOp } from "./site-protocol.ts";
 
 export interface JournalEntry {
   id: string;

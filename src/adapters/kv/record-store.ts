@@ -8,9 +8,9 @@ import { KvChangeFeed } from "./change-feed.ts";
 import { type KvReadOptions, KvRecordReader } from "./reader.ts";
 import { KvRangeScan } from "./scan.ts";
 import { SerialisedKvWriter } from "./serialised-writer.ts";
-import type { KvSiteWriter } from "./site-writer.ts";
+import type { SiteWriters } from "./site-protocol.ts";
 
-export function kvRecordStore(kv: KVNamespace, writers: DurableObjectNamespace<KvSiteWriter>, options: KvReadOptions = {}): RecordStore {
+export function kvRecordStore(kv: KVNamespace, writers: SiteWriters, options: KvReadOptions = {}): RecordStore {
   return {
     kind: "kv",
     reader: new KvRecordReader(kv, options),

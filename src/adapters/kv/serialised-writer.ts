@@ -7,16 +7,15 @@
 import type { ValidRecord } from "../../core/validate.ts";
 import { PartialWriteError, StoreBudgetError, StoreBusyError } from "../../store/errors.ts";
 import type { DeleteResult, RecordWriter, UpsertResult } from "../../store/port.ts";
-import type { SiteOp } from "./journal.ts";
 import { groupBy, originOf } from "./plan.ts";
-import type { KvSiteWriter } from "./site-writer.ts";
+import type { SiteAnswer, SiteOp, SiteWriters } from "./site-protocol.ts";
 import type { KvDeleteResult, KvUpsertResult } from "./writer.ts";
 
 export class SerialisedKvWriter implements RecordWriter {
-  readonly #writers: DurableObjectNamespace<KvSiteWriter>;
+  readonly #writers: SiteWriters;
   readonly #maxOperations: number | undefined;
 
-  constructor(writers: DurableObjectNamespace<KvSiteWriter>, maxOperations?: number) {
+  constructor(writers: SiteWriters, maxOperations?: number) {
     this.#writers = writers;
     this.#maxOperations = maxOperations;
   }
@@ -53,9 +52,9 @@ export class SerialisedKvWriter implements RecordWriter {
   async #send(origin: string, op: SiteOp, done: string[]): Promise<KvUpsertResult | KvDeleteResult> {
     if (this.#maxOperations !== undefined) op.maxOperations = this.#maxOperations;
     const before = done.length === 0 ? "" : `the records of ${done.join(", ")} were written; `;
-    let answer: Awaited<ReturnType<KvSiteWriter["write"]>>;
+    let answer: SiteAnswer;
     try {
-      answer = await this.#writers.get(this.#writers.idFromName(origin)).write(op);
+      answer = await this.#writers.get(this.#writers.idFromName(origin) as never).write(op);
     } catch (err) {
       // The object was reset or unreachable mid-call: its journal finishes whatever it began.
       throw new StoreBusyError(

@@ -18,8 +18,9 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { PartialWriteError, StoreBudgetError } from "../../store/errors.ts";
-import { Journal, type SiteOp } from "./journal.ts";
-import { type KvDeleteResult, KvRecordWriter, type KvUpsertResult } from "./writer.ts";
+import { Journal } from "./journal.ts";
+import type { SiteAnswer, SiteOp } from "./site-protocol.ts";
+import { KvRecordWriter } from "./writer.ts";
 
 /** Batches running or waiting per site; more are turned away at once. */
 const MAX_QUEUED = 4;
@@ -29,17 +30,6 @@ const MAX_WAIT_MS = 20_000;
 const LEASE_MS = 60_000;
 /** Replays of an interrupted batch before it is dropped (it was never acknowledged). */
 const MAX_REPLAYS = 3;
-
-export type SiteAnswer =
-  | { ok: true; result: KvUpsertResult | KvDeleteResult }
-  /** Nothing of this batch was written; send it again after `retryAfter` seconds. */
-  | { ok: false; kind: "busy"; message: string; retryAfter: number }
-  /** Over the KV operation budget; nothing was written. */
-  | { ok: false; kind: "budget"; message: string }
-  /** Failed partway; the next batch finishes it. */
-  | { ok: false; kind: "partial"; message: string }
-  /** Failed before any write; nothing was written. */
-  | { ok: false; kind: "failed"; message: string };
 
 const TIMED_OUT = Symbol("timed out");
 
