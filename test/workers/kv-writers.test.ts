@@ -118,7 +118,7 @@ describe("a KV writer that dies mid-batch", () => {
     const section = freshSection("kill");
     const dying = batchOf(section, 0, 100);
     const now = Date.parse("2026-11-20T10:00:00Z");
-    // The writer journals its batch, then dies after 3 KV writes (counter + 2 index buckets).
+    // The writer journals its batch, then dies after 3 KV writes (of ~4: counter, index buckets).
     await runInDurableObject(stub(), async (_instance: KvSiteWriter, state) => {
       new Journal(state.storage.sql).save({ kind: "upsert", records: validated(dying), now });
     });
@@ -133,6 +133,36 @@ describe("a KV writer that dies mid-batch", () => {
     expect(stored).toEqual([...dying, ...next].map((r) => r.loc).sort());
     const { store } = services({ ...env, ...KV } as Env);
     expect((await store.reader.find(dying[42]!.loc))?.updatedAt).toBe(now);
+  });
+});
+
+describe("a KV write that fails partway", () => {
+  const stub = () => env.KV_WRITERS.get(env.KV_WRITERS.idFromName(SITE)) as DurableObjectStub<KvSiteWriter>;
+
+  it("is a 500 that says part may be written (KV is not atomic), and the next batch completes it", async () => {
+    const section = freshSection("part");
+    const first = batchOf(section, 0, 100);
+    // The site's writer object gets a KV binding that fails after 2 writes (the counter and one index bucket), for one request.
+    const own = await runInDurableObject(stub(), async (instance: KvSiteWriter) => {
+      const real = Reflect.get(instance, "env") as Env;
+      Reflect.set(instance, "env", { ...real, URLS: failingKv(real.URLS, 2) });
+      return real;
+    });
+    const failed = await put(first, KV).finally(() =>
+      runInDurableObject(stub(), async (instance: KvSiteWriter) => {
+        Reflect.set(instance, "env", own);
+      }),
+    );
+    expect(failed.status).toBe(500);
+    const body = ApiErrorSchema.parse(await failed.json());
+    expect(body.error).toBe("write_failed");
+    expect(body.message).toMatch(/a KV write failed partway .*part of the batch may be written/);
+    expect(body.message).toMatch(/not atomic: sending the same batch again completes it/);
+    expect(body.message).not.toMatch(/nothing was written/);
+
+    const second = batchOf(section, 1, 10);
+    expect((await putUntilStored(second, KV)).statuses).toEqual([503, 200]);
+    expect(await storedLocs(KV, section)).toEqual([...first, ...second].map((r) => r.loc).sort());
   });
 });
 
