@@ -4,9 +4,11 @@
  * write the same block or loc-index bucket at once silently lose one side's records; the object
  * is the one place that decides who writes (docs/kv.md "Writers").
  *
- * - Batches run one at a time, in arrival order. At most MAX_QUEUED wait; a batch that finds the
- *   queue full, or waits longer than MAX_WAIT_MS, is answered "busy" with a retry delay and
- *   nothing of it is written.
+ * - Batches run one at a time, in arrival order, at least SPACING_MS apart: every batch rewrites
+ *   the site's counter (and usually the last block and some index buckets), and KV takes one
+ *   write per second per key (faster writes fail with 429). At most MAX_QUEUED run or wait; a batch
+ *   that finds the queue full, or waits longer than MAX_WAIT_MS, is answered "busy" with a retry
+ *   delay (about the time the queue takes to drain) and nothing of it is written.
  * - A batch holds the site for at most LEASE_MS. One that runs longer is answered as interrupted
  *   and the site passes to the next batch, which replays it from the journal.
  * - Every batch is journaled before it starts (journal.ts). One left there (the object was reset,
@@ -23,9 +25,11 @@ import type { SiteAnswer, SiteOp } from "./site-protocol.ts";
 import { KvRecordWriter } from "./writer.ts";
 
 /** Batches running or waiting per site; more are turned away at once. */
-const MAX_QUEUED = 4;
+const MAX_QUEUED = 8;
 /** Longest wait in the queue before a batch is turned away. */
-const MAX_WAIT_MS = 20_000;
+const MAX_WAIT_MS = 30_000;
+/** Least time between the starts of two batches that write (KV: 1 write per second per key). */
+const SPACING_MS = 1_000;
 /** Longest time a batch holds the site. */
 const LEASE_MS = 60_000;
 /** Replays of an interrupted batch before it is dropped (it was never acknowledged). */
@@ -51,6 +55,8 @@ export class KvSiteWriter extends DurableObject<Env> {
   /** Settles when the last batch in the queue has finished with the site. */
   #tail: Promise<void> = Promise.resolve();
   #queued = 0;
+  /** When the last batch that wrote started (ms). */
+  #lastWriteAt = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -124,8 +130,11 @@ export class KvSiteWriter extends DurableObject<Env> {
     return this.#run(op, this.#journal.save(op));
   }
 
-  /** Runs a journaled batch; clears the journal unless a write failed partway. */
+  /** Runs a journaled batch (SPACING_MS after the last one that wrote); clears the journal unless a write failed partway. */
   async #run(op: SiteOp, id: string): Promise<SiteAnswer> {
+    const wait = this.#lastWriteAt + SPACING_MS - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    this.#lastWriteAt = Date.now();
     const options = op.maxOperations === undefined ? {} : { maxOperations: op.maxOperations };
     const writer = new KvRecordWriter(this.env.URLS, options);
     try {
