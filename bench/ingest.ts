@@ -13,7 +13,6 @@ import { type WireResponse, send } from "../test/e2e/support/http.ts";
 import { type BenchOptions, type Section, int, ms, now } from "./lib.ts";
 
 const TOKEN = "bench-admin-token-0123456789abcdef0123456789";
-const BATCH = 100;
 
 interface Run {
   records: number;
@@ -29,7 +28,7 @@ const header = (res: WireResponse, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value;
 };
 
-async function ingest(port: number, origin: string, writers: number, batchesEach: number, tag: string): Promise<Run> {
+async function ingest(port: number, origin: string, writers: number, batchesEach: number, size: number, tag: string): Promise<Run> {
   const headers = { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/x-ndjson" };
   let busy = 0;
   let maxAttempts = 0;
@@ -37,7 +36,7 @@ async function ingest(port: number, origin: string, writers: number, batchesEach
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
       for (let b = 0; b < batchesEach; b++) {
-        const body = Array.from({ length: BATCH }, (_, i) => JSON.stringify({ loc: `${origin}/${tag}/w${w}/b${b}/${i}`, section: tag })).join("\n");
+        const body = Array.from({ length: size }, (_, i) => JSON.stringify({ loc: `${origin}/${tag}/w${w}/b${b}/${i}`, section: tag })).join("\n");
         for (let attempt = 1; ; attempt++) {
           const res = await send(port, { method: "PUT", path: "/sitemap-admin/urls", headers, body, timeoutMs: 120_000 });
           if (res.status === 200) {
@@ -56,32 +55,34 @@ async function ingest(port: number, origin: string, writers: number, batchesEach
   // Every acknowledged record is there: one probe per writer and batch.
   for (let w = 0; w < writers; w++) {
     for (let b = 0; b < batchesEach; b++) {
-      const loc = `${origin}/${tag}/w${w}/b${b}/${(w * 7 + b) % BATCH}`;
+      const loc = `${origin}/${tag}/w${w}/b${b}/${(w * 7 + b) % size}`;
       const res = await send(port, { path: `/sitemap-admin/urls?loc=${encodeURIComponent(loc)}`, headers: { Authorization: `Bearer ${TOKEN}` } });
       if (res.status !== 200) throw new Error(`acknowledged record missing: ${loc} (${res.status})`);
     }
   }
-  return { records: writers * batchesEach * BATCH, ms: elapsed, busy, maxAttempts };
+  return { records: writers * batchesEach * size, ms: elapsed, busy, maxAttempts };
 }
 
 export async function ingestBench(options: BenchOptions): Promise<Section> {
-  const single = options.quick ? 5 : 30;
-  const each = options.quick ? 2 : 6;
+  const single = options.quick ? 3 : 20;
+  const each = options.quick ? 1 : 5;
+  const big = options.quick ? 2 : 5;
   const rows: Section["rows"] = [];
   for (const source of ["kv", "d1"] as const) {
     const vars: Record<string, string> = { URL_SOURCE: source, ADMIN_TOKEN: TOKEN };
     if (source === "kv") vars["MANIFEST_STORE"] = "kv";
     const server = await startDevServer({ vars, seed: false });
     try {
-      for (const [writers, batches] of [
-        [1, single],
-        [10, each],
+      for (const [writers, batches, size] of [
+        [1, single, 100],
+        [10, each, 100],
+        [1, big, 1000],
       ] as const) {
-        const run = await ingest(server.port, server.origin, writers, batches, `${source}${writers}`);
+        const run = await ingest(server.port, server.origin, writers, batches, size, `${source}${writers}x${size}`);
         rows.push({
-          name: `${source.toUpperCase()}: ${writers} writer${writers > 1 ? "s" : ""}, batches of ${BATCH} new records`,
+          name: `${source.toUpperCase()}: ${writers} writer${writers > 1 ? "s" : ""}, batches of ${int(size)} new records`,
           value: `${int((run.records / run.ms) * 1000)} records/s`,
-          detail: `${int(run.records)} records in ${ms(run.ms)}; ${int(run.records / BATCH)} batches, ${int(run.busy)} answered 503 and retried (max ${run.maxAttempts} attempts for one batch)`,
+          detail: `${int(run.records)} records in ${ms(run.ms)}; ${int(run.records / size)} batches, ${int(run.busy)} answered 503 and retried (max ${run.maxAttempts} attempts for one batch)`,
         });
       }
     } finally {
@@ -90,7 +91,7 @@ export async function ingestBench(options: BenchOptions): Promise<Section> {
   }
   return {
     title: "Ingest through the admin API: 1 and 10 concurrent writers, KV and D1 (wrangler dev, local)",
-    note: `\`PUT /sitemap-admin/urls\`, NDJSON batches of ${BATCH} new records on one site, a fresh \`wrangler dev\` per source; concurrent writers retry 503 per Retry-After (+ ≤ 250 ms jitter). Wall time includes retries; every acknowledged batch is probed afterwards.`,
+    note: `\`PUT /sitemap-admin/urls\`, NDJSON batches of new records on one site, a fresh \`wrangler dev\` per source; concurrent writers retry 503 per Retry-After (+ ≤ 250 ms jitter). Wall time includes retries; every acknowledged batch is probed afterwards.`,
     rows,
   };
 }

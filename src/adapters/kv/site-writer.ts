@@ -25,7 +25,7 @@ import type { SiteAnswer, SiteOp } from "./site-protocol.ts";
 import { KvRecordWriter } from "./writer.ts";
 
 /** Batches running or waiting per site; more are turned away at once. */
-const MAX_QUEUED = 8;
+const MAX_QUEUED = 16;
 /** Longest wait in the queue before a batch is turned away. */
 const MAX_WAIT_MS = 30_000;
 /** Least time between the starts of two batches that write (KV: 1 write per second per key). */
