@@ -13,11 +13,9 @@ import type { KvDeleteResult, KvUpsertResult } from "./writer.ts";
 
 export class SerialisedKvWriter implements RecordWriter {
   readonly #writers: SiteWriters;
-  readonly #maxOperations: number | undefined;
 
-  constructor(writers: SiteWriters, maxOperations?: number) {
+  constructor(writers: SiteWriters) {
     this.#writers = writers;
-    this.#maxOperations = maxOperations;
   }
 
   async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<UpsertResult> {
@@ -50,7 +48,6 @@ export class SerialisedKvWriter implements RecordWriter {
 
   /** One site's part; `done` lists the sites already written, so an error can say so. */
   async #send(origin: string, op: SiteOp, done: string[]): Promise<KvUpsertResult | KvDeleteResult> {
-    if (this.#maxOperations !== undefined) op.maxOperations = this.#maxOperations;
     const before = done.length === 0 ? "" : `the records of ${done.join(", ")} were written; `;
     let answer: SiteAnswer;
     try {

@@ -7,9 +7,7 @@ import type { ValidRecord } from "../../core/validate.ts";
 import type { KvDeleteResult, KvUpsertResult } from "./writer.ts";
 
 /** One batch for one site, as the Worker sends it to the site's writer. */
-export type SiteOp =
-  | { kind: "upsert"; records: ValidRecord[]; now: number; maxOperations?: number }
-  | { kind: "delete"; locs: string[]; now: number; maxOperations?: number };
+export type SiteOp = { kind: "upsert"; records: ValidRecord[]; now: number } | { kind: "delete"; locs: string[]; now: number };
 
 export type SiteAnswer =
   | { ok: true; result: KvUpsertResult | KvDeleteResult }

@@ -135,8 +135,7 @@ export class KvSiteWriter extends DurableObject<Env> {
     const wait = this.#lastWriteAt + SPACING_MS - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     this.#lastWriteAt = Date.now();
-    const options = op.maxOperations === undefined ? {} : { maxOperations: op.maxOperations };
-    const writer = new KvRecordWriter(this.env.URLS, options);
+    const writer = new KvRecordWriter(this.env.URLS);
     try {
       const result = op.kind === "upsert" ? await writer.upsert(op.records, op.now) : await writer.delete(op.locs, op.now);
       this.#journal.clear(id);
