@@ -5,8 +5,8 @@
  *
  *   --quick              smoke mode: small data sets, 2 runs, 2 s load (seconds in total)
  *   --scale 100k|1m|all  end-to-end data sets (default all = 100,000 and 1,000,000 records)
- *   --only a,b           sections: renderer, validation, memory, workerd, load, browser-view (default all;
- *                        browser-view, headless Chromium, is left out of --quick unless named)
+ *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view (default
+ *                        all; browser-view, headless Chromium, is left out of --quick unless named)
  *   --runs N             timed repetitions per case (default 5)
  *   --load-seconds N     load duration per target (default 20)
  */
@@ -14,6 +14,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { browserViewBench } from "./browser-view.ts";
+import { ingestBench } from "./ingest.ts";
 import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
 import { memoryBench } from "./memory.ts";
 import { rendererBench } from "./renderer.ts";
@@ -73,6 +74,7 @@ async function section(name: string, fn: () => Promise<string>): Promise<void> {
 await section("renderer", async () => markdownTable((await rendererBench(options)).section));
 await section("validation", async () => markdownTable(validationBench(options)));
 await section("memory", async () => markdownTable(await memoryBench(options)));
+await section("ingest", async () => markdownTable(await ingestBench(options)));
 if (wants("workerd") || wants("load")) {
   await section(wants("workerd") ? "workerd" : "load", async () => {
     const { e2e, load } = await workerdBench(options, wants("load"));

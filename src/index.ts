@@ -1,7 +1,10 @@
-/** Worker entry: the Hono app for requests, and the cron trigger. */
+/** Worker entry: the Hono app for requests, the cron trigger, and the KV writer object. */
 import { app } from "./http/app.ts";
 import { notifyAfterRegeneration } from "./notify/notifier.ts";
 import { regenerateAll } from "./regen/scheduled.ts";
+
+// Each site's single KV writer (URL_SOURCE=kv), a Durable Object: wrangler.jsonc binds it as KV_WRITERS.
+export { KvSiteWriter } from "./adapters/kv/site-writer.ts";
 
 export default {
   fetch: app.fetch,

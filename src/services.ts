@@ -6,6 +6,7 @@ import { D1RegenStore } from "./adapters/d1/regen-store.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
 import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
 import { kvRecordStore } from "./adapters/kv/record-store.ts";
+import type { SiteWriters } from "./adapters/kv/site-protocol.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { InvalidatingManifestStore } from "./cache/manifest-cache.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
@@ -29,7 +30,7 @@ export interface Services {
 }
 
 /** A binding the configuration needs, or a ConfigError naming it. */
-function binding<T>(env: Env, name: "DB" | "URLS", why: string): T {
+function binding<T>(env: Env, name: "DB" | "URLS" | "KV_WRITERS", why: string): T {
   const value = (env as unknown as Record<string, unknown>)[name];
   if (!value) throw new ConfigError(name, `binding is missing: ${why}`);
   return value as T;
@@ -44,7 +45,10 @@ export function services(env: Env): Services {
     const config = loadConfig(env);
     let store =
       config.urlSource === "kv"
-        ? kvRecordStore(binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"))
+        ? kvRecordStore(
+            binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"),
+            binding<SiteWriters>(env, "KV_WRITERS", "URL_SOURCE=kv writes each site through the Durable Object bound as KV_WRITERS"),
+          )
         : d1RecordStore(binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB"));
     const fault = faultAfterRecords(env);
     if (fault !== null) store = faultyRecordStore(store, fault);

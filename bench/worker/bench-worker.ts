@@ -342,3 +342,6 @@ export default {
     await (worker as ExportedHandler<Env>).scheduled?.(controller, env, ctx);
   },
 } satisfies ExportedHandler<Env>;
+
+// The Durable Object classes of the real entry: wrangler.jsonc binds KV_WRITERS to KvSiteWriter.
+export { KvSiteWriter } from "../../src/index.ts";

@@ -86,7 +86,10 @@ export class AdminClient {
         reason = describe(err);
       }
       const backoff = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
-      const delayMs = serverDelay ?? Math.round(backoff * (0.5 + Math.random() / 2));
+      // The server's Retry-After (a KV site writer that is busy, 503), plus a little jitter so that
+      // concurrent importers do not all come back in the same instant; else our own backoff.
+      const delayMs =
+        serverDelay === undefined ? Math.round(backoff * (0.5 + Math.random() / 2)) : Math.min(maxDelayMs, serverDelay + Math.round(Math.random() * 250));
       this.retried += 1;
       this.#options.onRetry?.({ attempt: attempt + 1, delayMs, reason });
       await sleep(delayMs);

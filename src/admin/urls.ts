@@ -11,6 +11,7 @@ import type { Context } from "hono";
 import { RecordValidationError } from "../core/errors.ts";
 import { type ValidRecord, type ValidationContext, validateBatch, validateRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import { PartialWriteError, StoreBudgetError, StoreBusyError } from "../store/errors.ts";
 import type { FoundRecord } from "../store/port.ts";
 import { type ParsedBody, readBatch } from "./body.ts";
 import { AdminError, validationFailed } from "./errors.ts";
@@ -40,12 +41,26 @@ function validateAll(c: Ctx, inputs: readonly unknown[], body: ParsedBody, outco
   }
 }
 
-/** Runs a store write; a failure is a 500 that says nothing was written. */
+/**
+ * Runs a store write. Store errors keep their meaning: busy → 503 + Retry-After (nothing written),
+ * over the store's operation budget → 413 (split the batch), partly written (KV is not atomic) →
+ * 500 that says so. Any other failure is a 500 that says nothing was written.
+ */
 async function written<T>(write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (err) {
+    if (err instanceof StoreBusyError) {
+      throw new AdminError(503, { error: err.code, message: err.message }, { "Retry-After": String(err.retryAfterSeconds) });
+    }
+    if (err instanceof StoreBudgetError) throw new AdminError(413, { error: "payload_too_large", message: err.message });
     console.error("admin write failed", err);
+    if (err instanceof PartialWriteError) {
+      throw new AdminError(500, {
+        error: "write_failed",
+        message: `${err.message}. This store is not atomic: sending the same batch again completes it`,
+      });
+    }
     throw new AdminError(500, {
       error: "write_failed",
       message: "the database write failed; nothing was written (the batch is atomic, so sending it again is safe)",

@@ -77,7 +77,7 @@ describe("KV and D1 with the same records", () => {
     // Same keys on both sides (D1's AUTOINCREMENT and the KV counter both count from 1 in input
     // order, and moves keep keys): the manifest walk, the manifests and the regeneration's scan agree.
     const d1Store = d1RecordStore(env.DB);
-    const kvStore = kvRecordStore(env.URLS);
+    const kvStore = kvRecordStore(env.URLS, env.KV_WRITERS);
     const kvRows = await all(kvStore.reader.keyRows(origin));
     expect(kvRows).toHaveLength(120_000);
     expect(kvRows).toEqual(await all(d1Store.reader.keyRows(origin)));

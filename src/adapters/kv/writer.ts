@@ -11,23 +11,26 @@
  *   3. overflow records, 4. blocks, 5. removals (old blocks / overflow of moved records).
  * A retry of the same batch repairs whatever step 2–5 left undone and bumps no stamp twice.
  * One writer at a time per site: KV is eventually consistent and has no compare-and-swap, and a
- * key takes one write per second (see docs/kv.md).
+ * key takes one write per second. The Worker never runs this class itself: each site's batches go
+ * through that site's Durable Object (site-writer.ts), which runs them one at a time and finishes
+ * an interrupted one (docs/kv.md).
  *
  * Costs, in KV operations: reads ≈ touched buckets / 20 + touched blocks / 4 (+ overflow / 100),
  * writes = 1 counter + touched buckets (≤ 256) + touched blocks (+ overflow). A batch of 1,000
  * new records on a site: ~275 operations; a batch of 10 changed records: ~15.
  */
 import type { ValidRecord } from "../../core/validate.ts";
+import { PartialWriteError, StoreBudgetError } from "../../store/errors.ts";
 import type { DeleteResult, RecordWriter, UpsertResult } from "../../store/port.ts";
 import { type Counts, groupBy, noCounts, originOf, planDelete, planUpsert } from "./plan.ts";
 import { PHASE_COUNTER, PHASE_REMOVALS, SiteBatch, type Write, kvReads, pool } from "./site-batch.ts";
 
 /** `writes` counts KV writes (puts and deletes). */
-interface KvUpsertResult extends UpsertResult {
+export interface KvUpsertResult extends UpsertResult {
   /** KV operations used (a bulk get counts 1). The platform allows 1,000 per invocation. */
   operations: number;
 }
-interface KvDeleteResult extends DeleteResult {
+export interface KvDeleteResult extends DeleteResult {
   operations: number;
 }
 
@@ -42,7 +45,7 @@ export interface KvWriterOptions {
 }
 
 /** A batch that would need more KV operations than one invocation may use. Nothing was written. */
-class KvBudgetError extends Error {
+class KvBudgetError extends StoreBudgetError {
   override readonly name = "KvBudgetError";
   readonly operations: number;
   readonly limit: number;
@@ -107,12 +110,17 @@ export class KvRecordWriter implements RecordWriter {
     const needed = summary.operations + planned.reduce((n, w) => n + w.length, 0);
     if (needed > this.#maxOperations) throw new KvBudgetError(needed, this.#maxOperations, records);
     for (const writes of planned) {
-      for (let phase = PHASE_COUNTER; phase <= PHASE_REMOVALS; phase++) {
-        await pool(
-          writes.filter((w) => w.phase === phase),
-          this.#concurrency,
-          (w) => (w.value === null ? this.#kv.delete(w.name) : this.#kv.put(w.name, w.value, w.metadata ? { metadata: w.metadata } : {})),
-        );
+      try {
+        for (let phase = PHASE_COUNTER; phase <= PHASE_REMOVALS; phase++) {
+          await pool(
+            writes.filter((w) => w.phase === phase),
+            this.#concurrency,
+            (w) => (w.value === null ? this.#kv.delete(w.name) : this.#kv.put(w.name, w.value, w.metadata ? { metadata: w.metadata } : {})),
+          );
+        }
+      } catch (err) {
+        // Some keys may be written by now: say so (the port's `atomic: false`), never "nothing was written".
+        throw new PartialWriteError(`a KV write failed partway (${(err as Error).message}); part of the batch may be written`, { cause: err });
       }
       summary.rowsWritten += writes.length;
       summary.operations += writes.length;
