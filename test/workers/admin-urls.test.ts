@@ -276,6 +276,19 @@ describe("PUT /sitemap-admin/urls", () => {
     expect(await rows("/hostile/")).toEqual([]);
   });
 
+  it("lists at most 1,000 issues of a flood of bad records, counts all, and says so", async () => {
+    // 300 records × 20 bad images: 6,000 issues, of which only the first 1,000 are kept.
+    const images = Array.from({ length: 20 }, () => ({ loc: "not a url" }));
+    const records = Array.from({ length: 300 }, (_, i) => ({ loc: `${SITE}/flood/${i}`, images }));
+    const response = await send("PUT", records);
+    expect(response.status).toBe(422);
+    const body = await apiError(response);
+    expect(body.issues).toHaveLength(1_000);
+    expect(body.issueCount).toBe(6_000);
+    expect(body.message).toContain("6000 issues, the first 1000 listed");
+    expect(await rows("/flood/")).toEqual([]);
+  });
+
   it("accepts records of any configured site, whatever host the admin request went to", async () => {
     const vars = { SITES: `${SITE} https://shop.example` };
     const ok = await send("PUT", [{ loc: "https://shop.example/cross/1" }, { loc: `${SITE}/cross/1` }], vars);
