@@ -12,7 +12,7 @@ import worker from "../../src/index.ts";
 
 const SITE = "http://localhost:8787"; // SITES in wrangler.jsonc
 const ADMIN = `${SITE}/sitemap-admin/urls`;
-const AUTH = { Authorization: "Bearer test-admin-token" };
+const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
 
 type Vars = Record<string, string | undefined>;
 
@@ -90,7 +90,7 @@ describe("auth", () => {
       { Authorization: "Bearer wrong-token" },
       { Authorization: "Basic dGVzdA==" },
       {},
-      { Authorization: "Bearer test-admin-token-longer" },
+      { Authorization: "Bearer test-admin-token-0123456789abcdef-longer" },
     ];
     for (const headers of attempts) {
       const response = await call(ADMIN, {
@@ -117,6 +117,15 @@ describe("auth", () => {
     expect(text).toMatch(/^configuration error: ADMIN_TOKEN must be /);
     expect(text).not.toContain("secret");
     expect(await rows("/auth-bad/")).toEqual([]);
+  });
+
+  it("is 500 naming ADMIN_TOKEN and the 32-character rule, not its value, when the token is short", async () => {
+    const response = await send("PUT", records("/auth-short/", 1), { ADMIN_TOKEN: "short-token-31-characters-long-" });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(text).toMatch(/^configuration error: ADMIN_TOKEN must be a bearer token of at least 32 characters/);
+    expect(text).not.toContain("short-token");
+    expect(await rows("/auth-short/")).toEqual([]);
   });
 });
 
