@@ -18,7 +18,10 @@ describe("alternateSetIssues", () => {
   it("computes each record's set key once: a group of n variants costs n sorts, not n²", () => {
     const sort = vi.spyOn(Array.prototype, "sort");
     expect(alternateSetIssues(group(200))).toEqual([]);
-    expect(sort.mock.calls.length).toBeLessThanOrEqual(200);
+    // Only the sorts of set keys' lines count (the test runner may sort its own arrays meanwhile).
+    const keySorts = sort.mock.contexts.filter((a: unknown) => Array.isArray(a) && typeof a[0] === "string" && a[0].startsWith("x-"));
+    expect(keySorts.length).toBeGreaterThan(0);
+    expect(keySorts.length).toBeLessThanOrEqual(200);
   });
 
   it("names the variants whose set differs from the first one seen, each once (as before)", () => {
