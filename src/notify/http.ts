@@ -51,7 +51,7 @@ export function redact(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("[redacted]");
   for (const pattern of CREDENTIAL_PATTERNS) {
-    out = out.replace(pattern, (match, field?: string) => (typeof field === "string" ? `${field}[redacted]"` : "[redacted]"));
+    out = out.replace(pattern, (_match, field?: string) => (typeof field === "string" ? `${field}[redacted]"` : "[redacted]"));
   }
   return out.length > MAX_BODY_CHARS ? `${out.slice(0, MAX_BODY_CHARS)}…` : out;
 }

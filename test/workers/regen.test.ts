@@ -419,7 +419,10 @@ describe("work bound and interruption", () => {
     const lease = await o.deps.state.acquire(site.origin, Date.now(), 60_000);
     expect(lease).not.toBeNull();
     await expect(regenerateSite(o.deps, site.origin)).rejects.toThrow(/already running/);
-    const res = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, { method: "POST", headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" } });
+    const res = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, {
+      method: "POST",
+      headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" },
+    });
     expect(res.status).toBe(409);
     await o.deps.state.release(site.origin, lease!);
     expect((await regenerateSite(o.deps, site.origin)).converged).toBe(true);
