@@ -17,7 +17,7 @@ export default defineConfig({
           cloudflareTest(async () => ({
             wrangler: { configPath: "./wrangler.jsonc" },
             miniflare: {
-              bindings: { TEST_MIGRATIONS: await readD1Migrations(migrations), ADMIN_TOKEN: "test-admin-token" },
+              bindings: { TEST_MIGRATIONS: await readD1Migrations(migrations), ADMIN_TOKEN: "test-admin-token-0123456789abcdef" },
             },
           })),
         ],

@@ -25,9 +25,15 @@ export class AdminError extends HTTPException {
 
 /**
  * 422 for core validation issues; `lines[i]` (when known) is the body line of record i, and
- * `outcome` ends the message (e.g. "nothing was written").
+ * `outcome` ends the message (e.g. "nothing was written"). `issueCount` counts issues that were
+ * found but not kept (the validator keeps at most MAX_LISTED_ISSUES).
  */
-export function validationFailed(issues: readonly ValidationIssue[], outcome: string, lines?: readonly number[] | null): AdminError {
+export function validationFailed(
+  issues: readonly ValidationIssue[],
+  outcome: string,
+  lines?: readonly number[] | null,
+  issueCount = issues.length,
+): AdminError {
   const listed: Issue[] = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => {
     const out: Issue = { field: issue.field, rule: issue.rule, message: issue.message };
     if (issue.index !== undefined) {
@@ -39,11 +45,13 @@ export function validationFailed(issues: readonly ValidationIssue[], outcome: st
     return out;
   });
   const records = new Set(issues.map((i) => i.index)).size;
-  const invalid = `${records} ${records === 1 ? "record is" : "records are"} invalid`;
+  const partial = issueCount > listed.length;
+  const invalid = `${partial ? "at least " : ""}${records} ${records === 1 && !partial ? "record is" : "records are"} invalid`;
+  const counted = `${issueCount} ${issueCount === 1 ? "issue" : "issues"}${partial ? `, the first ${listed.length} listed` : ""}`;
   return new AdminError(422, {
     error: "validation_failed",
-    message: `${invalid} (${issues.length} ${issues.length === 1 ? "issue" : "issues"}); ${outcome}`,
+    message: `${invalid} (${counted}); ${outcome}`,
     issues: listed,
-    issueCount: issues.length,
+    issueCount,
   });
 }

@@ -17,7 +17,7 @@ import { type ParsedBody, readBatch } from "./body.ts";
 import { AdminError, validationFailed } from "./errors.ts";
 import { jsonResponse } from "./json.ts";
 import type { deleteUrls, getUrl, putUrls } from "./routes.ts";
-import type { Limits, StoredRecordBody } from "./schemas.ts";
+import { type Limits, MAX_LISTED_ISSUES, type StoredRecordBody } from "./schemas.ts";
 
 type Ctx = Context<AppEnv>;
 
@@ -34,9 +34,10 @@ export function limits(c: Ctx): Limits {
 /** Validates every record; throws a 422 AdminError when any is invalid. */
 function validateAll(c: Ctx, inputs: readonly unknown[], body: ParsedBody, outcome: string): ValidRecord[] {
   try {
-    return validateBatch(inputs, validationContext(c));
+    // Issues past the listed cap are only counted: a flood of bad records costs no memory.
+    return validateBatch(inputs, validationContext(c), { maxIssues: MAX_LISTED_ISSUES });
   } catch (err) {
-    if (err instanceof RecordValidationError) throw validationFailed(err.issues, outcome, body.lines);
+    if (err instanceof RecordValidationError) throw validationFailed(err.issues, outcome, body.lines, err.issueCount);
     throw err;
   }
 }

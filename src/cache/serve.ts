@@ -41,6 +41,15 @@ function gunzip(): ReadableWritablePair<Uint8Array, Uint8Array> {
 }
 
 export async function serveDocument(ctx: ServeContext, doc: SitemapDocument): Promise<Response> {
+  return (await serveWithoutRender(ctx, doc)) ?? renderDocument(ctx, doc);
+}
+
+/**
+ * The answers that need no body of this request's making: 304, HEAD, an edge cache hit; null
+ * otherwise. A caller that knows a version from a cached copy of its validators answers
+ * repetition with this alone, before any query (src/formats/routes.ts).
+ */
+export async function serveWithoutRender(ctx: ServeContext, doc: Omit<SitemapDocument, "render">): Promise<Response | null> {
   const { request, config } = ctx;
   const representation = chooseRepresentation(request, doc.file);
   const etag = documentEtag(doc.origin, doc.version, representation);
@@ -52,14 +61,21 @@ export async function serveDocument(ctx: ServeContext, doc: SitemapDocument): Pr
     return new Response(null, { status: 200, headers: documentHeaders(doc, representation, config.cache, null) });
   }
 
+  if (config.cache.edgeTtl > 0) {
+    const hit = await edgeMatch(edgeKey(doc.origin, doc.path, representation, doc.version));
+    const encodeBody = representation === "gzip" ? "manual" : "automatic";
+    if (hit) return new Response(hit, { status: 200, headers: documentHeaders(doc, representation, config.cache, "cache"), encodeBody });
+  }
+  return null;
+}
+
+/** Snapshot or live render, copied into the edge cache once complete. */
+async function renderDocument(ctx: ServeContext, doc: SitemapDocument): Promise<Response> {
+  const { request, config } = ctx;
+  const representation = chooseRepresentation(request, doc.file);
   const encodeBody = representation === "gzip" ? "manual" : "automatic";
   const key = edgeKey(doc.origin, doc.path, representation, doc.version);
   const ttl = config.cache.edgeTtl;
-  if (ttl > 0) {
-    const hit = await edgeMatch(key);
-    if (hit) return new Response(hit, { status: 200, headers: documentHeaders(doc, representation, config.cache, "cache"), encodeBody });
-  }
-
   let body: ReadableStream<Uint8Array> | null = null;
   if (doc.snapshot && ctx.snapshots) {
     const gz = await ctx.snapshots.get(doc.snapshot).catch((err: unknown) => {

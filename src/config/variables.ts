@@ -300,11 +300,15 @@ export const ROBOTS_MAX_AGE = wholeNumber({
 export const ADMIN_TOKEN = variable({
   name: "ADMIN_TOKEN",
   presence: "optional",
-  // RFC 6750's token syntax: what hono/bearer-auth accepts in the Authorization header.
-  schema: z.string().regex(/^[A-Za-z0-9._~+/-]+=*$/),
+  // RFC 6750's token syntax: what hono/bearer-auth accepts in the Authorization header. At least
+  // 32 characters, so it cannot be guessed (`npm start` generates a longer one).
+  schema: z
+    .string()
+    .min(32)
+    .regex(/^[A-Za-z0-9._~+/-]+=*$/),
   default: null,
   unset: "— (admin API off)",
-  rule: "must be a bearer token: letters, digits and - . _ ~ + / (optionally ending in =)",
+  rule: "must be a bearer token of at least 32 characters: letters, digits and - . _ ~ + / (optionally ending in =)",
   doc: "enables the admin API under `/sitemap-admin/`",
   secret: true,
 });

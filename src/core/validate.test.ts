@@ -399,4 +399,16 @@ describe("validateBatch", () => {
     expect(capped?.issues).toEqual(all.issues.slice(0, 2));
     expect(capped?.issueCount).toBe(3);
   });
+
+  it("keeps at most 1,000 issues of one record but counts them all", () => {
+    // One zod issue (an object's unknown keys) would otherwise become 5,000 of ours.
+    const image = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, 0]));
+    const record = { loc: "https://example.com/a", images: [{ loc: "https://example.com/i.jpg", ...image }] };
+    const single = validateRecord(record, ctx);
+    expect(single.ok).toBe(false);
+    if (!single.ok) expect(single.issues).toHaveLength(1_000);
+    const err = batchError([record, { loc: 1 }]);
+    expect(err.issues).toHaveLength(1_001);
+    expect(err.issueCount).toBe(5_001);
+  });
 });

@@ -59,12 +59,17 @@ function originOf(loc: string): string {
   return loc;
 }
 
+/** Issues kept per record, at most: a hostile record (one object, 100,000 unknown keys) stays small. */
+const MAX_ISSUES_PER_RECORD = 1_000;
+
 const cutLoc = (raw: string): string => (raw.length > MAX_ISSUE_LOC ? `${raw.slice(0, MAX_ISSUE_LOC)}…` : raw);
 
 interface Checked {
   result: ValidationResult;
   /** Normalised loc whenever it normalised, even if other fields failed: for duplicate detection. */
   loc: string | null;
+  /** Issues of this record beyond MAX_ISSUES_PER_RECORD: counted, not kept. */
+  unlisted?: number;
 }
 
 function withWhere(issue: ValidationIssue, index: number | undefined, loc: string | undefined): ValidationIssue {
@@ -96,13 +101,16 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
   const success = parsed.issues.length === 0;
   let loc: string | null;
   let issues: ValidationIssue[];
+  let unlisted = 0;
   if (success) {
     loc = parsed.value.loc;
     issues = [];
   } else {
     const config = z.config();
     const zodIssues = parsed.issues.map((iss) => z.core.util.finalizeIssue(iss, PARSE_CONTEXT, config));
-    issues = toValidationIssues(zodIssues, { index, loc: issueLoc }, recordIssueRank);
+    const converted = toValidationIssues(zodIssues, { index, loc: issueLoc }, recordIssueRank, MAX_ISSUES_PER_RECORD);
+    issues = converted.issues;
+    unlisted = converted.count - issues.length;
     const normalised = typeof rawLoc === "string" && !issues.some((i) => i.field === "loc") ? normalizeLoc(rawLoc) : null;
     loc = normalised?.ok ? normalised.loc : null;
   }
@@ -112,7 +120,7 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
     const sites = [...ctx.sites].join(", ") || "none configured";
     issues.unshift(withWhere({ field: "loc", rule: "site", message: `loc is on ${origin}, which is not a configured site (${sites})` }, index, issueLoc));
   }
-  if (!success || issues.length > 0) return { result: { ok: false, issues }, loc };
+  if (!success || issues.length > 0) return { result: { ok: false, issues }, loc, unlisted };
 
   const data = parsed.value;
   // Engines want lastmod to match reality: a date a day or more ahead (clock skew and time zones
@@ -175,9 +183,10 @@ export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext
   const withAlternates: BatchEntry[] = [];
 
   for (let i = 0; i < inputs.length; i++) {
-    const { result, loc } = check(inputs[i], ctx, i);
+    const { result, loc, unlisted = 0 } = check(inputs[i], ctx, i);
     if (result.ok) records.push(result.record);
     else for (const issue of result.issues) report(issue);
+    issueCount += unlisted;
     if (loc !== null) {
       // Any record may be another's hreflang variant: all take part in the set check below.
       const alternates = result.ok ? result.record.ext?.alternates : undefined;

@@ -83,7 +83,7 @@ export function formatPriority(p: number): string {
 export function urlElement(record: UrlRecord, options: RenderOptions = {}): string {
   let xml = `<url><loc>${escapeXml(record.loc)}</loc>`;
   if (record.lastmod) xml += `<lastmod>${escapeXml(lastmodText(record.lastmod, options))}</lastmod>`;
-  if (record.changefreq) xml += `<changefreq>${record.changefreq}</changefreq>`;
+  if (record.changefreq) xml += `<changefreq>${escapeXml(record.changefreq)}</changefreq>`;
   if (record.priority !== null && record.priority !== undefined) {
     xml += `<priority>${formatPriority(record.priority)}</priority>`;
   }

@@ -6,7 +6,7 @@
  */
 import type { Context } from "hono";
 import { indexCacheTags, shardCacheTags, siteCacheTag } from "../cache/headers.ts";
-import { serveDocument } from "../cache/serve.ts";
+import { serveDocument, serveWithoutRender } from "../cache/serve.ts";
 import { EXT_NEWS, MAX_NEWS_PER_SITEMAP } from "../core/extensions/types.ts";
 import { renderUrlset } from "../core/render.ts";
 import { renderFingerprint } from "../core/writers.ts";
@@ -18,6 +18,7 @@ import { findShard } from "../manifest/manifest.ts";
 import { renderOptions } from "../sitemaps.ts";
 import { feedVersion, renderAtomFeed } from "./atom.ts";
 import { newsFileVersion, newsWindow, summarizeNews } from "./news.ts";
+import { cachedNewsFiles, cachedValidators, storeNewsFiles, storeValidators } from "./repeat-cache.ts";
 import { renderTextSitemap } from "./text.ts";
 import { SITEMAP_XSL, SITEMAP_XSL_LAST_MODIFIED, SITEMAP_XSL_VERSION } from "./xsl.ts";
 
@@ -25,26 +26,46 @@ type Ctx = Context<AppEnv>;
 
 const stringStream = (text: string): ReadableStream<Uint8Array> => new Blob([text]).stream();
 
-/** The news sitemaps: the 2-day window, newest first, 1,000 per file. */
+/**
+ * The news sitemaps: the 2-day window, newest first, 1,000 per file. Repeats within a minute are
+ * answered from cached validators and file count, without a query (see repeat-cache.ts).
+ */
 export async function newsFile(c: Ctx, n: number, file: ShardFile): Promise<Response> {
   const s = c.var.services;
   const origin = c.var.origin;
   const news = s.store.news;
   if (news === null) return notFound("no news sitemap: the record source has no news index");
-  const { since, until } = newsWindow(Date.now());
+  const now = Date.now();
+  const ctx = serveContext(c);
+  const path = newsPath(n, file);
+  const missing = (files: number): Response | null =>
+    files === 0 ? notFound("no news articles from the last 2 days") : n > files ? notFound(`no news sitemap ${n}`) : null;
+  const knownFiles = await cachedNewsFiles(origin, now);
+  if (knownFiles !== null) {
+    const answer = missing(knownFiles);
+    if (answer) return answer;
+    const known = await cachedValidators(origin, path, now);
+    const repeat = known && (await serveWithoutRender(ctx, known));
+    if (repeat) return repeat;
+  }
+  const { since, until } = newsWindow(now);
+  const summary = summarizeNews(await news.stats(origin, since, until));
+  storeNewsFiles(ctx.waitUntil, origin, summary.files, now);
+  const gone = missing(summary.files);
+  if (gone) return gone;
   const records = await news.records(origin, since, until, (n - 1) * MAX_NEWS_PER_SITEMAP, MAX_NEWS_PER_SITEMAP);
-  if (records.length === 0) return notFound(n === 1 ? "no news articles from the last 2 days" : `no news sitemap ${n}`);
-  const stats = await news.stats(origin, since, until);
+  if (records.length === 0) return notFound(`no news sitemap ${n}`);
   const options = { ...renderOptions(s.config, origin), namespaces: EXT_NEWS, extensions: EXT_NEWS };
-  return serveDocument(serveContext(c), {
+  const doc = {
     origin,
-    path: newsPath(n, file),
+    path,
     file,
     version: newsFileVersion(records, n, renderFingerprint(options)),
-    lastChange: summarizeNews(stats).lastChange,
+    lastChange: summary.lastChange,
     tags: indexCacheTags(origin),
-    render: () => renderUrlset(records, { ...options, maxUrls: MAX_NEWS_PER_SITEMAP }),
-  });
+  };
+  storeValidators(ctx.waitUntil, doc, now);
+  return serveDocument(ctx, { ...doc, render: () => renderUrlset(records, { ...options, maxUrls: MAX_NEWS_PER_SITEMAP }) });
 }
 
 /** A shard's text form: same records, same manifest entry as its XML. */
@@ -82,21 +103,30 @@ export function xslFile(c: Ctx): Promise<Response> | Response {
   });
 }
 
-/** The Atom feed of the FEED_SIZE most recent changes. */
+/**
+ * The Atom feed of the FEED_SIZE most recent changes. Repeats within a minute are answered from
+ * cached validators, without a query (see repeat-cache.ts).
+ */
 export async function feedFile(c: Ctx): Promise<Response> {
   const { config, store } = c.var.services;
   const origin = c.var.origin;
   if (config.feedSize === 0 || store.recent === null) return notFound("no feed (FEED_SIZE=0, or the record source has none)");
+  const now = Date.now();
+  const ctx = serveContext(c);
+  const known = await cachedValidators(origin, FEED_PATH, now);
+  const repeat = known && (await serveWithoutRender(ctx, known));
+  if (repeat) return repeat;
   const records = await store.recent.records(origin, config.feedSize);
   if (records.length === 0) return notFound("this site has no URLs yet");
-  return serveDocument(serveContext(c), {
+  const doc = {
     origin,
     path: FEED_PATH,
-    file: "xml",
+    file: "xml" as const,
     version: feedVersion(records, config.feedSize),
     lastChange: records.reduce((max, r) => Math.max(max, r.updatedAt), 0),
     tags: indexCacheTags(origin),
     contentType: "application/atom+xml; charset=utf-8",
-    render: () => stringStream(renderAtomFeed({ origin, selfUrl: origin + FEED_PATH, records })),
-  });
+  };
+  storeValidators(ctx.waitUntil, doc, now);
+  return serveDocument(ctx, { ...doc, render: () => stringStream(renderAtomFeed({ origin, selfUrl: origin + FEED_PATH, records })) });
 }

@@ -11,6 +11,10 @@
  * header is answered 404, so a fetch that does come back to this Worker (wrangler dev, a
  * misconfigured URL) ends as "no origin file" instead of recursing.
  *
+ * Bounded: at most 500 KiB of the origin's file is read (streaming; the rest is never fetched),
+ * and redirects are followed by hand, only to the same host and at most MAX_REDIRECTS times. A
+ * larger file, a redirect elsewhere or anything else odd gets the minimal file instead.
+ *
  * Cached briefly: `Cache-Control: public, max-age=ROBOTS_MAX_AGE` (60 s at most for the fallback,
  * so a failing origin is retried soon) and the per-data-centre Cache API.
  */
@@ -21,11 +25,13 @@ import { fillTemplate } from "../notify/config.ts";
 import type { Fetcher } from "../notify/http.ts";
 import { indexUrls } from "../notify/index-urls.ts";
 import { FEED_PATH } from "./paths.ts";
+import { readCapped } from "./read-capped.ts";
 
 export const ROBOTS_LOOP_HEADER = "X-Edge-Sitemaps-Robots";
 /** Crawlers read the first 500 KiB of robots.txt (RFC 9309 §2.5, Google): beyond that, our lines go first. */
 const ROBOTS_READ_LIMIT = 500 * 1024;
 const FALLBACK_MAX_AGE = 60;
+const MAX_REDIRECTS = 5;
 const SITEMAP_LINE = /^[ \t]*sitemap[ \t]*:[ \t]*(\S+)/i;
 
 function sameUrl(a: string, b: string): boolean {
@@ -69,13 +75,21 @@ type Origin = { kind: "file"; body: string } | { kind: "none"; reason: string };
 async function fetchOriginRobots(config: Config, origin: string, fetcher: Fetcher): Promise<Origin> {
   const template = config.notify.robots.originUrl;
   if (template === null) return { kind: "none", reason: "ROBOTS_ORIGIN_URL=none" };
-  const url = fillTemplate(template, origin);
+  let url = fillTemplate(template, origin);
+  const host = new URL(url).host;
+  // One deadline for the whole chain of redirects.
+  const signal = AbortSignal.timeout(config.notify.robots.timeoutMs);
   try {
-    const response = await fetcher(url, {
-      headers: { [ROBOTS_LOOP_HEADER]: "1", Accept: "text/plain" },
-      redirect: "follow",
-      signal: AbortSignal.timeout(config.notify.robots.timeoutMs),
-    });
+    let response = await fetcher(url, { headers: { [ROBOTS_LOOP_HEADER]: "1", Accept: "text/plain" }, redirect: "manual", signal });
+    for (let hops = 0; response.status >= 300 && response.status < 400; hops++) {
+      await response.body?.cancel();
+      const location = response.headers.get("Location");
+      const next = location === null ? null : URL.parse(location, url);
+      if (next === null || hops === MAX_REDIRECTS) return { kind: "none", reason: `origin answered ${response.status}` };
+      if (next.host !== host || !/^https?:$/.test(next.protocol)) return { kind: "none", reason: "origin redirected to another host" };
+      url = next.href;
+      response = await fetcher(url, { headers: { [ROBOTS_LOOP_HEADER]: "1", Accept: "text/plain" }, redirect: "manual", signal });
+    }
     if (!response.ok) {
       await response.body?.cancel();
       return { kind: "none", reason: `origin answered ${response.status}` };
@@ -84,7 +98,9 @@ async function fetchOriginRobots(config: Config, origin: string, fetcher: Fetche
       await response.body?.cancel();
       return { kind: "none", reason: "origin answered an HTML page" };
     }
-    return { kind: "file", body: await response.text() };
+    const { text, overCap } = await readCapped(response.body, ROBOTS_READ_LIMIT);
+    if (overCap) return { kind: "none", reason: `origin file is larger than ${ROBOTS_READ_LIMIT} bytes` };
+    return { kind: "file", body: text };
   } catch (error) {
     const timedOut = error instanceof Error && error.name === "TimeoutError";
     console.warn(`robots.txt: fetching ${url} ${timedOut ? "timed out" : `failed: ${String(error)}`}`);

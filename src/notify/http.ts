@@ -1,15 +1,24 @@
 /**
- * Outbound requests of the notifier: one place for the timeout, the classification of answers
- * and the backoff. `fetch` is injected so tests (and the e2e harness) replace only the network.
+ * Outbound requests of the notifier: one place for the timeout, the bounded reading of answers,
+ * the redaction of secrets, the classification of answers and the backoff. `fetch` is injected so
+ * tests (and the e2e harness) replace only the network.
  */
+import { readCapped } from "../http/read-capped.ts";
 
 export type Fetcher = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export interface Attempt {
   /** HTTP status; 0 for a network error or timeout. */
   status: number;
-  /** Response body (truncated), or the network error's message. */
+  /**
+   * For logs and the stored `last_error`: the response body (secrets redacted, cut to
+   * MAX_BODY_CHARS), or the network error's message.
+   */
   body: string;
+  /** The response body as read: at most `maxBytes`, for a caller that parses it (never logged). */
+  text: string;
+  /** The body had more than `maxBytes` bytes. */
+  overCap: boolean;
   /** Retry-After in ms, when the server sent one. */
   retryAfterMs: number | null;
 }
@@ -22,6 +31,37 @@ export interface Attempt {
 export type OutcomeKind = "ok" | "retry" | "config" | "retired";
 
 const MAX_BODY_CHARS = 1000;
+/** Bytes of an engine's answer read by default: enough for any error message, the rest is cancelled. */
+const DEFAULT_MAX_BYTES = 16 * 1024;
+
+/** What looks like a credential in an answer or error message: bearer values, JWTs, Google access tokens, token fields. */
+const CREDENTIAL_PATTERNS: readonly RegExp[] = [
+  /\bBearer\s+[^\s"',;]+/gi,
+  /\beyJ[\w-]+\.[\w-]+\.[\w-]*/g,
+  /\bya29\.[\w.-]+/g,
+  /("(?:access_token|id_token|refresh_token|assertion|private_key|key)"\s*:\s*")[^"]*"/gi,
+];
+
+/**
+ * `text` without the given secrets (a token, a key) and without anything that looks like a
+ * credential, cut to MAX_BODY_CHARS: fit for a log line and for `last_error`, which status shows.
+ * Redacting before cutting, so a cut can never leave the start of a secret behind.
+ */
+export function redact(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("[redacted]");
+  for (const pattern of CREDENTIAL_PATTERNS) {
+    out = out.replace(pattern, (_match, field?: string) => (typeof field === "string" ? `${field}[redacted]"` : "[redacted]"));
+  }
+  return out.length > MAX_BODY_CHARS ? `${out.slice(0, MAX_BODY_CHARS)}…` : out;
+}
+
+export interface AttemptOptions {
+  /** Bytes of the answer read at most (default 16 KiB); the rest is cancelled unread. */
+  maxBytes?: number;
+  /** Values never to be repeated in `body` (the request's token or key). */
+  secrets?: readonly string[];
+}
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -39,21 +79,31 @@ function retryAfter(value: string | null, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-/** Sends one request with a timeout; never throws. */
-export async function attempt(fetcher: Fetcher, url: string, init: RequestInit, timeoutMs: number, now: number): Promise<Attempt> {
+/** Sends one request with a timeout and reads its answer up to a cap; never throws. */
+export async function attempt(
+  fetcher: Fetcher,
+  url: string,
+  init: RequestInit,
+  timeoutMs: number,
+  now: number,
+  options: AttemptOptions = {},
+): Promise<Attempt> {
+  const secrets = options.secrets ?? [];
   try {
     const response = await fetcher(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    let body = "";
+    let text = "";
+    let overCap = false;
     try {
-      body = (await response.text()).slice(0, MAX_BODY_CHARS);
+      ({ text, overCap } = await readCapped(response.body, options.maxBytes ?? DEFAULT_MAX_BYTES));
     } catch {
       // the status is what matters; a body cut off by the timeout is not
     }
-    return { status: response.status, body, retryAfterMs: retryAfter(response.headers.get("Retry-After"), now) };
+    const body = redact(text, secrets);
+    return { status: response.status, body, text, overCap, retryAfterMs: retryAfter(response.headers.get("Retry-After"), now) };
   } catch (error) {
     const name = error instanceof Error ? error.name : "";
     const message = name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
-    return { status: 0, body: message, retryAfterMs: null };
+    return { status: 0, body: redact(message, secrets), text: "", overCap: false, retryAfterMs: null };
   }
 }
 

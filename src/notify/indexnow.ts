@@ -77,6 +77,7 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
       { method: "POST", headers: { "Content-Type": "application/json; charset=utf-8" }, body: JSON.stringify(payload) },
       ctx.config.timeoutMs,
       ctx.now,
+      { secrets: [config.key] },
     );
     report.requests += 1;
     report.status = answer.status;

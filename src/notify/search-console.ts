@@ -9,13 +9,18 @@
 import { sign } from "hono/jwt";
 import { GSC_SCOPE, type SearchConsoleConfig, fillTemplate } from "./config.ts";
 import type { RunContext, TargetReport } from "./context.ts";
-import { type Attempt, attempt, classify, nextAttemptAt } from "./http.ts";
+import { type Attempt, attempt, classify, nextAttemptAt, redact } from "./http.ts";
 import { indexUrls } from "./index-urls.ts";
 import { type Cursor, type TargetState, cursorAfter, due, failed, newState, succeeded } from "./store.ts";
 
 export const GSC_TARGET = "gsc";
 /** Lifetime of the signed assertion (Google accepts at most one hour). */
 const JWT_LIFETIME_S = 3600;
+/**
+ * The token endpoint's answer is read and parsed whole up to this size: Google's access tokens
+ * may be 2,048 bytes, so a few KiB of JSON is normal and 64 KiB is generous.
+ */
+const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
 
 /**
  * The key as hono's signer reads it. A service account JSON copied through an environment
@@ -62,7 +67,8 @@ async function accessToken(ctx: RunContext, config: SearchConsoleConfig): Promis
     assertion = await signJwt(serviceAccountClaims(config, ctx.now), config.privateKey, config.privateKeyId);
   } catch (error) {
     // A key WebCrypto cannot import is a configuration error; status 400 classifies it so.
-    return { ok: false, answer: { status: 400, body: `cannot sign with GSC_SERVICE_ACCOUNT's private_key: ${String(error)}`, retryAfterMs: null } };
+    const body = redact(`cannot sign with GSC_SERVICE_ACCOUNT's private_key: ${String(error)}`, [config.privateKey]);
+    return { ok: false, answer: { status: 400, body, text: "", overCap: false, retryAfterMs: null } };
   }
   const body = new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion });
   const answer = await attempt(
@@ -71,15 +77,19 @@ async function accessToken(ctx: RunContext, config: SearchConsoleConfig): Promis
     { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: body.toString() },
     ctx.config.timeoutMs,
     ctx.now,
+    { maxBytes: MAX_TOKEN_ANSWER_BYTES, secrets: [assertion] },
   );
   if (answer.status !== 200) return { ok: false, answer };
+  const bad = (why: string): TokenResult => ({ ok: false, answer: { ...answer, status: 502, body: `token endpoint answered 200 ${why}` } });
+  // The answer holds the token: it is parsed from `text`, never quoted in `body`.
+  if (answer.overCap) return bad(`with more than ${MAX_TOKEN_ANSWER_BYTES} bytes`);
   try {
-    const json = JSON.parse(answer.body) as { access_token?: unknown };
+    const json = JSON.parse(answer.text) as { access_token?: unknown };
     if (typeof json.access_token === "string" && json.access_token) return { ok: true, token: json.access_token };
   } catch {
-    // fall through
+    return bad(`with ${answer.text.length} characters that are not JSON`);
   }
-  return { ok: false, answer: { ...answer, status: 502, body: `token endpoint answered 200 without an access_token: ${answer.body}` } };
+  return bad("without an access_token");
 }
 
 function submitUrl(config: SearchConsoleConfig, origin: string, indexUrl: string): string {
@@ -113,11 +123,11 @@ export async function submitToSearchConsole(
 
   const token = await tokens.get(ctx, config);
   const urls = indexUrls(origin);
-  let answer: Attempt = token.ok ? { status: 200, body: "", retryAfterMs: null } : token.answer;
+  let answer: Attempt = token.ok ? { status: 200, body: "", text: "", overCap: false, retryAfterMs: null } : token.answer;
   if (token.ok) {
     for (const indexUrl of urls) {
       const put = { method: "PUT", headers: { Authorization: `Bearer ${token.token}` } };
-      answer = await attempt(ctx.fetch, submitUrl(config, origin, indexUrl), put, ctx.config.timeoutMs, ctx.now);
+      answer = await attempt(ctx.fetch, submitUrl(config, origin, indexUrl), put, ctx.config.timeoutMs, ctx.now, { secrets: [token.token] });
       report.requests += 1;
       if (classify(answer.status, false) !== "ok") break;
     }

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const FIXTURES = fileURLToPath(new URL("../fixtures/import/", import.meta.url));
-export const TOKEN = "import-e2e-token";
+export const TOKEN = "import-e2e-token-0123456789abcdef";
 
 export interface CliRun {
   code: number | null;

@@ -14,7 +14,7 @@ import { validateBatch } from "../../src/core/validate.ts";
 
 const SITE = "https://shop.example";
 const KEY = "e2e-indexnow-key-5f3a9c";
-const ADMIN = "e2e-admin-token";
+const ADMIN = "e2e-admin-token-0123456789abcdef";
 
 interface Received {
   method: string;

@@ -97,6 +97,29 @@ describe("readBatch", () => {
     }
   });
 
+  it("parses one NDJSON line of 4 MB in linear time: each character is searched for a line feed once", async () => {
+    const pad = "a".repeat(4 * 1024 * 1024);
+    const text = `${JSON.stringify({ loc: "http://a.example/long", pad })}\n{"loc":"http://a.example/next"}`;
+    // Counts the characters every search for a line feed goes over (String.prototype.indexOf).
+    const indexOf = String.prototype.indexOf;
+    let scanned = 0;
+    String.prototype.indexOf = function (this: string, search: string, from?: number): number {
+      if (search === "\n") scanned += this.length - (from ?? 0);
+      return indexOf.call(this, search, from);
+    };
+    let parsed: Awaited<ReturnType<typeof readBatch>>;
+    try {
+      parsed = await readBatch(chunked("application/x-ndjson", text, 16 * 1024), { maxRecords: 10, maxBytes: 8 * 1024 * 1024 });
+    } finally {
+      String.prototype.indexOf = indexOf;
+    }
+    expect(parsed.items).toHaveLength(2);
+    expect((parsed.items[0] as { pad: string }).pad).toBe(pad);
+    expect(parsed.lines).toEqual([1, 2]);
+    // A rescan of the pending text per chunk would go over ~256 × 4 MB / 2.
+    expect(scanned).toBeLessThanOrEqual(2 * text.length);
+  });
+
   it("stops at the record limit while streaming NDJSON, and at the byte limit", async () => {
     const lines = Array.from({ length: 101 }, (_, i) => JSON.stringify({ loc: `http://a.example/${i}` })).join("\n");
     const records = await failure(readBatch(chunked("application/x-ndjson", lines, 256), LIMITS));

@@ -12,7 +12,7 @@ import worker from "../../src/index.ts";
 
 const SITE = "http://localhost:8787"; // SITES in wrangler.jsonc
 const ADMIN = `${SITE}/sitemap-admin/urls`;
-const AUTH = { Authorization: "Bearer test-admin-token" };
+const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
 
 type Vars = Record<string, string | undefined>;
 
@@ -90,7 +90,7 @@ describe("auth", () => {
       { Authorization: "Bearer wrong-token" },
       { Authorization: "Basic dGVzdA==" },
       {},
-      { Authorization: "Bearer test-admin-token-longer" },
+      { Authorization: "Bearer test-admin-token-0123456789abcdef-longer" },
     ];
     for (const headers of attempts) {
       const response = await call(ADMIN, {
@@ -117,6 +117,15 @@ describe("auth", () => {
     expect(text).toMatch(/^configuration error: ADMIN_TOKEN must be /);
     expect(text).not.toContain("secret");
     expect(await rows("/auth-bad/")).toEqual([]);
+  });
+
+  it("is 500 naming ADMIN_TOKEN and the 32-character rule, not its value, when the token is short", async () => {
+    const response = await send("PUT", records("/auth-short/", 1), { ADMIN_TOKEN: "short-token-31-characters-long-" });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(text).toMatch(/^configuration error: ADMIN_TOKEN must be a bearer token of at least 32 characters/);
+    expect(text).not.toContain("short-token");
+    expect(await rows("/auth-short/")).toEqual([]);
   });
 });
 
@@ -274,6 +283,19 @@ describe("PUT /sitemap-admin/urls", () => {
     expect(body.issues!.find((i) => i.index === 2)!.loc!.length).toBeLessThan(2200);
     expect(JSON.stringify(body)).not.toContain("\u0001");
     expect(await rows("/hostile/")).toEqual([]);
+  });
+
+  it("lists at most 1,000 issues of a flood of bad records, counts all, and says so", async () => {
+    // 300 records × 20 bad images: 6,000 issues, of which only the first 1,000 are kept.
+    const images = Array.from({ length: 20 }, () => ({ loc: "not a url" }));
+    const records = Array.from({ length: 300 }, (_, i) => ({ loc: `${SITE}/flood/${i}`, images }));
+    const response = await send("PUT", records);
+    expect(response.status).toBe(422);
+    const body = await apiError(response);
+    expect(body.issues).toHaveLength(1_000);
+    expect(body.issueCount).toBe(6_000);
+    expect(body.message).toContain("6000 issues, the first 1000 listed");
+    expect(await rows("/flood/")).toEqual([]);
   });
 
   it("accepts records of any configured site, whatever host the admin request went to", async () => {

@@ -137,7 +137,7 @@ describe("ingest of extension data", () => {
 
     const response = await call(env, `${origin}/sitemap-admin/urls`, {
       method: "PUT",
-      headers: { Authorization: "Bearer test-admin-token", "Content-Type": "application/json" },
+      headers: { Authorization: "Bearer test-admin-token-0123456789abcdef", "Content-Type": "application/json" },
       body: JSON.stringify(inputs),
     });
     expect(response.status).toBe(422);

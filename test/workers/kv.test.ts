@@ -24,6 +24,7 @@ import { KvManifestStore } from "../../src/adapters/kv/manifest-store.ts";
 import { KvRecordReader } from "../../src/adapters/kv/reader.ts";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
 import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
+import { urlElement } from "../../src/core/writers.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { services } from "../../src/services.ts";
@@ -325,6 +326,31 @@ describe("KvRecordReader", () => {
     await expect(all(source.keyRows(origin))).rejects.toThrow(/key 1500 is outside this block \(0–999\)/);
     await env.URLS.put(name, JSON.stringify([{ k: 1, u: T0, loc: `${origin}/a`, changefreq: "Weekly" }]));
     await expect(all(source.records(range0))).rejects.toThrow(/"changefreq" must be one of/);
+  });
+
+  it("escapes every value of a hand-made entry when rendering: markup in numbers and enumerations is never injected", async () => {
+    const origin = freshOrigin("kvx");
+    const source = new KvRecordReader(env.URLS);
+    const name = blockName(origin, "pages", 0);
+    const evil = '"><evil attr="1"/><x';
+    const video = {
+      thumbnail_loc: "https://cdn.example/t.jpg",
+      title: "t",
+      description: "d",
+      content_loc: "https://cdn.example/v.mp4",
+      duration: `60</video:duration><evil/><video:duration>`,
+      rating: `<evil/>`,
+      view_count: `1</video:view_count><evil/>`,
+      restriction: { relationship: evil, countries: "US <evil/>" },
+      platform: { relationship: evil, platforms: ["web", "<evil/>"] },
+    };
+    await env.URLS.put(name, JSON.stringify([{ k: 1, u: T0, loc: `${origin}/v`, changefreq: "daily", ext: { videos: [video] } }]));
+    // The layout check reads the entry's shape, not its sitemap rules: the writer is the last line.
+    const records = await all(source.records({ origin, section: "pages", firstKey: 1, lastKey: 999 }));
+    const rendered = records.map((r) => urlElement(r)).join("");
+    expect(rendered).toContain("<video:duration>60&lt;/video:duration&gt;&lt;evil/&gt;");
+    expect(rendered).not.toMatch(/<evil|<x\b/);
+    expect(rendered).toContain('relationship="&quot;&gt;&lt;evil attr=&quot;1&quot;/&gt;&lt;x"');
   });
 
   it("renders a full 50,000-URL shard in a handful of KV operations (counted on the binding)", async () => {

@@ -169,4 +169,59 @@ describe("Search Console submission", () => {
     expect(engine.calls).toHaveLength(1);
     expect(log.lines.join("\n")).toMatch(/Search Console .* \(access token\): HTTP 400.*Invalid JWT Signature/);
   });
+
+  it("takes a 2,048-byte token from a long answer, parsed whole", async () => {
+    const origin = freshOrigin("gsc");
+    const e = gscEnv(origin);
+    await upsert(e, pages(origin, 1), T0);
+    const token = `ya29.${"a".repeat(2_043)}`;
+    const engine = new FakeEngine((c) =>
+      c.url === TOKEN_URL
+        ? Response.json({ access_token: token, expires_in: 3599, token_type: "Bearer", note: "x".repeat(20_000) })
+        : new Response(null, { status: 204 }),
+    );
+    const report = await run(e, engine, T0 + 5 * MINUTE);
+    expect(report.targets[0]).toMatchObject({ result: "sent", status: 204 });
+    expect(engine.calls[1]!.headers.get("authorization")).toBe(`Bearer ${token}`);
+  });
+
+  it("never shows a token, the assertion or an Authorization header in logs, last_error or status", async () => {
+    const origin = freshOrigin("gsc");
+    const e = gscEnv(origin);
+    await upsert(e, pages(origin, 1), T0);
+    const token = `ya29.SECRET${"s".repeat(1_500)}`;
+    // A broken token answer (cut JSON) that holds the token, then an API error echoing the header.
+    const engine = new FakeEngine((c) => (c.url === TOKEN_URL ? new Response(`{"access_token":"${token}","expires_in":`) : new Response(null)));
+    const log = new MemoryLog();
+    const first = await run(e, engine, T0 + 5 * MINUTE, log);
+    expect(first.targets[0]).toMatchObject({ result: "retry", status: 502 });
+    engine.respond = (c) =>
+      c.url === TOKEN_URL
+        ? Response.json({ access_token: token })
+        : new Response(`denied: request had Authorization: ${c.headers.get("authorization")} and ${token}`, { status: 401 });
+    const second = await run(e, engine, T0 + 3 * HOUR, log);
+    expect(second.targets[0]).toMatchObject({ result: "config", status: 401 });
+    const assertion = new URLSearchParams(engine.calls[0]!.body).get("assertion")!;
+    const shown = `${log.lines.join("\n")}\n${JSON.stringify(await notifyStatus(services(e)))}`;
+    expect(shown).toContain("denied");
+    for (const secret of ["SECRET", assertion.slice(0, 40), "Bearer ya29"]) expect(shown).not.toContain(secret);
+  });
+
+  it("reads an engine's answer only up to a cap, and cancels the rest", async () => {
+    const origin = freshOrigin("gsc");
+    const e = gscEnv(origin);
+    await upsert(e, pages(origin, 1), T0);
+    let pulled = 0;
+    const endless = (): ReadableStream<Uint8Array> =>
+      new ReadableStream({
+        pull(controller) {
+          pulled += 65_536;
+          controller.enqueue(new Uint8Array(65_536).fill(0x61));
+        },
+      });
+    const engine = google(() => new Response(endless(), { status: 500 }));
+    const report = await run(e, engine, T0 + 5 * MINUTE);
+    expect(report.targets[0]).toMatchObject({ result: "retry", status: 500 });
+    expect(pulled).toBeLessThanOrEqual(4 * 65_536);
+  });
 });

@@ -296,7 +296,7 @@ describe("IndexNow submissions", () => {
     await upsert(e, pages(origin, 7), T0 + 1000);
     const engine = new FakeEngine((c) => new Response(null, { status: c.method === "POST" ? 429 : 200 }));
     await run(e, engine, T0 + 5 * MINUTE);
-    const res = await call(e, `${origin}/sitemap-admin/status`, { headers: { Authorization: "Bearer test-admin-token" } });
+    const res = await call(e, `${origin}/sitemap-admin/status`, { headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" } });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { notifications: unknown[] };
     expect(body.notifications).toEqual([

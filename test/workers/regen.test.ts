@@ -416,7 +416,10 @@ describe("work bound and interruption", () => {
     const lease = await o.deps.state.acquire(site.origin, Date.now(), 60_000);
     expect(lease).not.toBeNull();
     await expect(regenerateSite(o.deps, site.origin)).rejects.toThrow(/already running/);
-    const res = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, { method: "POST", headers: { Authorization: "Bearer test-admin-token" } });
+    const res = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, {
+      method: "POST",
+      headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" },
+    });
     expect(res.status).toBe(409);
     await o.deps.state.release(site.origin, lease!);
     expect((await regenerateSite(o.deps, site.origin)).converged).toBe(true);
@@ -457,7 +460,7 @@ describe("cron and admin endpoints", () => {
     const url = `${site.origin}/sitemap-admin/status`;
     expect((await call(site.env, url)).status).toBe(401);
     expect((await call({ ...site.env, ADMIN_TOKEN: "" } as Env, url)).status).toBe(404);
-    const res = await call(site.env, url, { headers: { Authorization: "Bearer test-admin-token" } });
+    const res = await call(site.env, url, { headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" } });
     expect(res.status).toBe(200);
     const status = (await res.json()) as {
       manifest: { shards: number; urls: number; snapshots: number; version: string };
@@ -475,7 +478,7 @@ describe("cron and admin endpoints", () => {
     );
     const post = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, {
       method: "POST",
-      headers: { Authorization: "Bearer test-admin-token" },
+      headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" },
     });
     expect(post.status).toBe(200);
     expect(await post.json()).toMatchObject({ trigger: "admin", changed: ["pages-1"], shardsRendered: 1, converged: true });

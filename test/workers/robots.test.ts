@@ -124,6 +124,51 @@ describe("GET /robots.txt", () => {
     }
   });
 
+  it("reads at most 500 KiB of the origin's file and serves the minimal file past that", async () => {
+    const origin = freshOrigin("robots");
+    let pulled = 0;
+    fakeOrigin(
+      () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            pull(controller) {
+              pulled += 65_536;
+              controller.enqueue(new TextEncoder().encode(`Disallow: /x\n`.repeat(65_536 / 13)));
+            },
+          }),
+          { headers: { "Content-Type": "text/plain" } },
+        ),
+    );
+    const res = await call(siteEnv(origin), `${origin}/robots.txt`);
+    expect(await res.text()).toBe(minimalRobots([`${origin}/sitemap.xml`]));
+    expect(res.headers.get("X-Robots-Origin")).toBe("origin file is larger than 512000 bytes");
+    // The endless file was abandoned a few chunks past the limit.
+    expect(pulled).toBeLessThanOrEqual(512_000 + 4 * 65_536);
+  });
+
+  it("follows redirects within the origin's host only, and a few at most", async () => {
+    const origin = freshOrigin("robots");
+    const host = new URL(origin).host;
+    const calls = fakeOrigin((url) =>
+      url.endsWith("/real/robots.txt")
+        ? text("User-agent: *\nDisallow: /r\n")
+        : new Response(null, { status: 301, headers: { Location: "/real/robots.txt" } }),
+    );
+    expect(await (await call(siteEnv(origin), `${origin}/robots.txt`)).text()).toBe(`User-agent: *\nDisallow: /r\n\nSitemap: ${origin}/sitemap.xml\n`);
+    expect(calls.map((c) => new URL(c.url).host)).toEqual([host, host]);
+    vi.restoreAllMocks();
+
+    for (const location of ["http://169.254.169.254/latest/meta-data", "https://elsewhere.example/robots.txt", "/robots.txt"]) {
+      const other = freshOrigin("robots");
+      const asked = fakeOrigin(() => new Response(null, { status: 302, headers: { Location: location } }));
+      const res = await call(siteEnv(other), `${other}/robots.txt`);
+      expect(await res.text()).toBe(minimalRobots([`${other}/sitemap.xml`]));
+      expect(asked.every((c) => new URL(c.url).host === new URL(other).host)).toBe(true);
+      expect(asked.length).toBeLessThanOrEqual(6);
+      vi.restoreAllMocks();
+    }
+  });
+
   it("fetches from ROBOTS_ORIGIN_URL, or not at all with ROBOTS_ORIGIN_URL=none", async () => {
     const origin = freshOrigin("robots");
     const calls = fakeOrigin(() => text("User-agent: *\nDisallow: /tmp\n"));

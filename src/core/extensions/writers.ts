@@ -1,6 +1,8 @@
 /**
  * Extension element writers: normalised RecordExtensions in, markup out, children in XSD sequence
- * order. Every text and attribute value is escaped here.
+ * order. Every text and attribute value is escaped here, numbers and enumerations included:
+ * records read from KV may have been written by another program, so no value is trusted to have
+ * the type the validator would have given it.
  *
  * A namespace is declared once on `<urlset>` when the document's head knows it is used (the shard's
  * manifest entry says so). A record whose kinds the head did not declare (written after the
@@ -31,7 +33,11 @@ export function namespaceDeclarations(kinds: number): string {
 }
 
 const yesNo = (b: boolean): string => (b ? "yes" : "no");
-const el = (name: string, text: string): string => `<${name}>${escapeXml(text)}</${name}>`;
+/** Any stored value as escaped text (a number from a hand-made entry may be a string, or markup). */
+const txt = (value: unknown): string => escapeXml(String(value));
+/** A space-separated list (a hand-made entry may hold a plain string instead of the array). */
+const words = (list: unknown): string => txt(Array.isArray(list) ? list.join(" ") : list);
+const el = (name: string, text: unknown): string => `<${name}>${txt(text)}</${name}>`;
 
 function imageElement(image: ImageEntry, nsAttr = ""): string {
   let xml = `<image:image${nsAttr}><image:loc>${escapeXml(image.loc)}</image:loc>`;
@@ -50,15 +56,15 @@ export function videoElement(v: VideoEntry, nsAttr = ""): string {
   xml += el("video:description", v.description);
   if (v.content_loc !== undefined) xml += el("video:content_loc", v.content_loc);
   if (v.player_loc !== undefined) xml += el("video:player_loc", v.player_loc);
-  if (v.duration !== undefined) xml += `<video:duration>${v.duration}</video:duration>`;
+  if (v.duration !== undefined) xml += el("video:duration", v.duration);
   if (v.expiration_date !== undefined) xml += el("video:expiration_date", v.expiration_date);
-  if (v.rating !== undefined) xml += `<video:rating>${v.rating.toFixed(2).replace(/\.?0+$/, "") || "0"}</video:rating>`;
-  if (v.view_count !== undefined) xml += `<video:view_count>${v.view_count}</video:view_count>`;
+  if (v.rating !== undefined) xml += el("video:rating", typeof v.rating === "number" ? v.rating.toFixed(2).replace(/\.?0+$/, "") || "0" : v.rating);
+  if (v.view_count !== undefined) xml += el("video:view_count", v.view_count);
   if (v.publication_date !== undefined) xml += el("video:publication_date", v.publication_date);
   if (v.tags) for (const tag of v.tags) xml += el("video:tag", tag);
   if (v.family_friendly !== undefined) xml += `<video:family_friendly>${yesNo(v.family_friendly)}</video:family_friendly>`;
   if (v.restriction) {
-    xml += `<video:restriction relationship="${v.restriction.relationship}">${escapeXml(v.restriction.countries.join(" "))}</video:restriction>`;
+    xml += `<video:restriction relationship="${txt(v.restriction.relationship)}">${words(v.restriction.countries)}</video:restriction>`;
   }
   if (v.requires_subscription !== undefined) {
     xml += `<video:requires_subscription>${yesNo(v.requires_subscription)}</video:requires_subscription>`;
@@ -68,7 +74,7 @@ export function videoElement(v: VideoEntry, nsAttr = ""): string {
     xml += `<video:uploader${info}>${escapeXml(v.uploader.name)}</video:uploader>`;
   }
   if (v.platform) {
-    xml += `<video:platform relationship="${v.platform.relationship}">${v.platform.platforms.join(" ")}</video:platform>`;
+    xml += `<video:platform relationship="${txt(v.platform.relationship)}">${words(v.platform.platforms)}</video:platform>`;
   }
   if (v.live !== undefined) xml += `<video:live>${yesNo(v.live)}</video:live>`;
   return `${xml}</video:video>`;

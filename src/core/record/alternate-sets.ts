@@ -28,16 +28,21 @@ export function alternateSetIssues(entries: readonly BatchEntry[]): ValidationIs
   for (const e of entries) byLoc.set(e.loc, e);
   const issues: ValidationIssue[] = [];
   const reported = new Set<number>();
+  // Each record's key at most once (a group of n variants costs n keys, not n² of them), and
+  // only when a variant is in the batch: most sets point outside it.
+  const keys = new Map<BatchEntry, string>();
+  const keyOf = (entry: BatchEntry, links: readonly AlternateLink[]): string => {
+    let key = keys.get(entry);
+    if (key === undefined) keys.set(entry, (key = alternateSetKey(links)));
+    return key;
+  };
   for (const e of entries) {
     if (!e.alternates) continue;
-    // Computed only when a variant is in the batch: most sets point outside it.
-    let key: string | undefined;
     for (const link of e.alternates) {
       if (link.href === e.loc) continue;
       const other = byLoc.get(link.href);
       if (!other || reported.has(other.index)) continue;
-      key ??= alternateSetKey(e.alternates);
-      if (other.alternates && alternateSetKey(other.alternates) === key) continue;
+      if (other.alternates && keyOf(other, other.alternates) === keyOf(e, e.alternates)) continue;
       reported.add(other.index);
       issues.push({
         index: other.index,

@@ -40,13 +40,15 @@ export type IssueRank = (path: Path, unknownKey: boolean) => readonly number[];
  * One zod issue as ValidationIssues (an `unrecognized_keys` issue names several fields). `where`
  * is the record's index and loc, copied into each issue.
  */
-function convert(iss: z.core.$ZodIssue, where: { index: number | undefined; loc: string | undefined }, out: ValidationIssue[]): void {
+function convert(iss: z.core.$ZodIssue, where: { index: number | undefined; loc: string | undefined }, out: Collected): void {
   const field = fieldOf(iss.path);
   const add = (f: string, rule: ValidationRule, message: string): void => {
+    out.count++;
+    if (out.issues.length >= out.max) return;
     const issue: ValidationIssue = { field: f, rule, message };
     if (where.index !== undefined) issue.index = where.index;
     if (where.loc !== undefined) issue.loc = where.loc;
-    out.push(issue);
+    out.issues.push(issue);
   };
   switch (iss.code) {
     case "custom": {
@@ -75,25 +77,34 @@ function convert(iss: z.core.$ZodIssue, where: { index: number | undefined; loc:
   }
 }
 
+interface Collected {
+  issues: ValidationIssue[];
+  /** Every issue, kept or not. */
+  count: number;
+  max: number;
+}
+
 /**
  * The ValidationIssues of one record, in declaration order: zod reports an object's unknown keys
  * and cross-field checks after its fields, we report them where the field stands (unknown keys
- * first), as clients read them top-down.
+ * first), as clients read them top-down. At most `max` are kept, the rest only counted: one
+ * object with 100,000 unknown keys is one zod issue but would be 100,000 of ours.
  */
 export function toValidationIssues(
   issues: readonly z.core.$ZodIssue[],
   where: { index: number | undefined; loc: string | undefined },
   rank: IssueRank,
-): ValidationIssue[] {
+  max: number,
+): { issues: ValidationIssue[]; count: number } {
   const ranked: { key: readonly number[]; at: number; iss: z.core.$ZodIssue }[] = [];
   for (let at = 0; at < issues.length; at++) {
     const iss = issues[at]!;
     ranked.push({ key: rank(iss.path, iss.code === "unrecognized_keys"), at, iss });
   }
   ranked.sort((a, b) => compareRanks(a.key, b.key) || a.at - b.at);
-  const out: ValidationIssue[] = [];
+  const out: Collected = { issues: [], count: 0, max };
   for (const r of ranked) convert(r.iss, where, out);
-  return out;
+  return { issues: out.issues, count: out.count };
 }
 
 /** Element by element; a path and its prefix keep zod's order (an object's own check follows its fields). */

@@ -2,7 +2,7 @@
 import { send } from "./http.ts";
 
 /** Passed to wrangler dev as `--var ADMIN_TOKEN:…` (overrides .dev.vars). */
-export const ADMIN_TOKEN = "e2e-admin-token-7f3c9a";
+export const ADMIN_TOKEN = "e2e-admin-token-7f3c9a-0123456789abcdef";
 
 export interface JsonAnswer<T = Record<string, unknown>> {
   status: number;
