@@ -18,7 +18,7 @@ import { failingKv } from "./fixtures/kv-ops.ts";
 
 const SITE = "http://localhost:8787"; // SITES in wrangler.jsonc
 const ADMIN = `${SITE}/sitemap-admin/urls`;
-const AUTH = { Authorization: "Bearer test-admin-token" };
+const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
 
 type Vars = Record<string, string>;
 const KV: Vars = { URL_SOURCE: "kv", MANIFEST_STORE: "kv" };

@@ -95,7 +95,7 @@ async function gzLength(site: { env: Env }, key: string): Promise<number> {
 
 describe("a shard whose store keeps failing", () => {
   it("does not block another section's change; it is listed, served live, shown in status and retried with backoff", async () => {
-    const site = newSite("regen-isolate", { EDGE_CACHE_TTL: "0", ADMIN_TOKEN: "t" });
+    const site = newSite("regen-isolate", { EDGE_CACHE_TTL: "0", ADMIN_TOKEN: "regen-isolation-token-0123456789abcdef" });
     await write(site, randomUrls(site.origin, "big", 30), PAST);
     await write(site, [{ loc: `${site.origin}/pages/a`, section: "pages" }], PAST);
     const healthy = observedDeps(site);
@@ -144,7 +144,7 @@ describe("a shard whose store keeps failing", () => {
     expect(bigDoc.source).toBe("live");
     expect(bigDoc.body).toContain(`${site.origin}/big/new`);
 
-    const status = await call(site.env, `${site.origin}/sitemap-admin/status`, { headers: { authorization: "Bearer t" } });
+    const status = await call(site.env, `${site.origin}/sitemap-admin/status`, { headers: { authorization: "Bearer regen-isolation-token-0123456789abcdef" } });
     const body = (await status.json()) as {
       manifest: { snapshotBytes: Record<string, number | null> };
       regeneration: { failed: { document: string; error: string; attempts: number; retryAt: string }[] };
@@ -232,13 +232,13 @@ function bindStore(store: SnapshotStore): SnapshotStore {
 
 describe("lastmod sanity", () => {
   it("a lastmod more than 24 hours ahead of the server's clock is a 422 naming field and rule", async () => {
-    const site = newSite("lastmod-future", { ADMIN_TOKEN: "t" });
+    const site = newSite("lastmod-future", { ADMIN_TOKEN: "regen-isolation-token-0123456789abcdef" });
     const ahead = new Date(Date.now() + 5 * 365 * 86400_000).toISOString().slice(0, 10);
     const soon = new Date(Date.now() + 3600_000).toISOString();
     const send = (records: object[]) =>
       call(site.env, `${site.origin}/sitemap-admin/urls`, {
         method: "PUT",
-        headers: { authorization: "Bearer t", "content-type": "application/json" },
+        headers: { authorization: "Bearer regen-isolation-token-0123456789abcdef", "content-type": "application/json" },
         body: JSON.stringify(records),
       });
     const rejected = await send([
