@@ -36,21 +36,22 @@ export async function newsFile(c: Ctx, n: number, file: ShardFile): Promise<Resp
   const news = s.store.news;
   if (news === null) return notFound("no news sitemap: the record source has no news index");
   const now = Date.now();
+  const slot = { now, generation: (await manifestFor(c)).version };
   const ctx = serveContext(c);
   const path = newsPath(n, file);
   const missing = (files: number): Response | null =>
     files === 0 ? notFound("no news articles from the last 2 days") : n > files ? notFound(`no news sitemap ${n}`) : null;
-  const knownFiles = await cachedNewsFiles(origin, now);
+  const knownFiles = await cachedNewsFiles(origin, slot);
   if (knownFiles !== null) {
     const answer = missing(knownFiles);
     if (answer) return answer;
-    const known = await cachedValidators(origin, path, now);
+    const known = await cachedValidators(origin, path, slot);
     const repeat = known && (await serveWithoutRender(ctx, known));
     if (repeat) return repeat;
   }
   const { since, until } = newsWindow(now);
   const summary = summarizeNews(await news.stats(origin, since, until));
-  storeNewsFiles(ctx.waitUntil, origin, summary.files, now);
+  storeNewsFiles(ctx.waitUntil, origin, summary.files, slot);
   const gone = missing(summary.files);
   if (gone) return gone;
   const records = await news.records(origin, since, until, (n - 1) * MAX_NEWS_PER_SITEMAP, MAX_NEWS_PER_SITEMAP);
@@ -64,7 +65,7 @@ export async function newsFile(c: Ctx, n: number, file: ShardFile): Promise<Resp
     lastChange: summary.lastChange,
     tags: indexCacheTags(origin),
   };
-  storeValidators(ctx.waitUntil, doc, now);
+  storeValidators(ctx.waitUntil, doc, slot);
   return serveDocument(ctx, { ...doc, render: () => renderUrlset(records, { ...options, maxUrls: MAX_NEWS_PER_SITEMAP }) });
 }
 
@@ -111,9 +112,9 @@ export async function feedFile(c: Ctx): Promise<Response> {
   const { config, store } = c.var.services;
   const origin = c.var.origin;
   if (config.feedSize === 0 || store.recent === null) return notFound("no feed (FEED_SIZE=0, or the record source has none)");
-  const now = Date.now();
+  const slot = { now: Date.now(), generation: (await manifestFor(c)).version };
   const ctx = serveContext(c);
-  const known = await cachedValidators(origin, FEED_PATH, now);
+  const known = await cachedValidators(origin, FEED_PATH, slot);
   const repeat = known && (await serveWithoutRender(ctx, known));
   if (repeat) return repeat;
   const records = await store.recent.records(origin, config.feedSize);
@@ -127,6 +128,6 @@ export async function feedFile(c: Ctx): Promise<Response> {
     tags: indexCacheTags(origin),
     contentType: "application/atom+xml; charset=utf-8",
   };
-  storeValidators(ctx.waitUntil, doc, now);
+  storeValidators(ctx.waitUntil, doc, slot);
   return serveDocument(ctx, { ...doc, render: () => stringStream(renderAtomFeed({ origin, selfUrl: origin + FEED_PATH, records })) });
 }
