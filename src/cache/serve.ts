@@ -14,7 +14,7 @@
  */
 import type { Config } from "../config.ts";
 import { gzip } from "../core/render.ts";
-import { type DocumentHeaderFields, documentEtag, documentHeaders, notModifiedHeaders } from "../http/document-headers.ts";
+import { type DocumentHeaderFields, documentEtag, documentHeaders, notModifiedHeaders, unversionedHeaders } from "../http/document-headers.ts";
 import { chooseRepresentation } from "../http/encoding.ts";
 import type { SnapshotStore } from "../snapshots/store.ts";
 import { isNotModified } from "./conditional.ts";
@@ -27,6 +27,12 @@ export interface SitemapDocument extends DocumentHeaderFields {
   snapshot?: string | null;
   /** Live render (identity bytes). Called only when neither cache nor snapshot answers. */
   render: () => ReadableStream<Uint8Array>;
+  /**
+   * Before a live render: do the rows still hold exactly `version`? false (they moved on since the
+   * manifest was made): the render goes out without validators and is never cached, because the
+   * ETag of `version` would name other bytes. Absent: not checked.
+   */
+  current?: () => Promise<boolean>;
 }
 
 export interface ServeContext {
@@ -86,6 +92,11 @@ async function renderDocument(ctx: ServeContext, doc: SitemapDocument): Promise<
   }
   const source = body ? "snapshot" : "live";
   if (!body) {
+    if (doc.current && !(await doc.current())) {
+      const xml = doc.render();
+      const moved = representation === "identity" ? xml : gzip(xml);
+      return new Response(moved, { status: 200, headers: unversionedHeaders(doc, representation, config.cache), encodeBody });
+    }
     const xml = doc.render();
     body = representation === "identity" ? xml : gzip(xml);
   }

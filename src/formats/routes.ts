@@ -14,6 +14,7 @@ import type { AppEnv } from "../http/app-env.ts";
 import { FEED_PATH, type ShardFile, XSL_PATH, newsPath, textPath } from "../http/paths.ts";
 import { manifestFor, serveContext } from "../http/request-context.ts";
 import { notFound } from "../http/respond.ts";
+import { rowsStillAt } from "../http/sitemap-documents.ts";
 import { findShard } from "../manifest/manifest.ts";
 import { renderOptions } from "../sitemaps.ts";
 import { feedVersion, renderAtomFeed } from "./atom.ts";
@@ -86,6 +87,7 @@ export async function textFile(c: Ctx, section: string, n: number): Promise<Resp
     tags: shardCacheTags(origin, shard.section, shard.n),
     contentType: "text/plain; charset=utf-8",
     render: () => renderTextSitemap(s.store.reader.records(range)),
+    current: rowsStillAt(s, manifest, shard),
   });
 }
 

@@ -79,6 +79,19 @@ export function documentHeaders(doc: DocumentHeaderFields, representation: Repre
 }
 
 /**
+ * Headers of a live render whose rows moved past the document's version (src/cache/serve.ts): the
+ * same body headers, but no ETag or Last-Modified (they would name the version's bytes, not these)
+ * and `no-store`, so no cache keeps them; the next regeneration gives the document a new version.
+ */
+export function unversionedHeaders(doc: DocumentHeaderFields, representation: Representation, cache: CacheConfig): Headers {
+  const headers = documentHeaders(doc, representation, cache, "live");
+  headers.delete("ETag");
+  headers.delete("Last-Modified");
+  headers.set("Cache-Control", "no-store");
+  return headers;
+}
+
+/**
  * Headers of a 304: those of the 200 it stands for that RFC 9110 §15.4.5 has it repeat (validators,
  * caching, Vary, tags; no body headers), and `X-Sitemap-Source: not-modified`.
  */

@@ -2,7 +2,8 @@
 import type { Context } from "hono";
 import { indexCacheTags, shardCacheTags } from "../cache/headers.ts";
 import { serveDocument } from "../cache/serve.ts";
-import { findShard, listedShards } from "../manifest/manifest.ts";
+import { type ShardEntry, type ShardManifest, findShard, listedShards } from "../manifest/manifest.ts";
+import type { Services } from "../services.ts";
 import { indexExtras, indexMeta, renderIndex, renderShard } from "../sitemaps.ts";
 import { indexSnapshotKey } from "../snapshots/store.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -47,5 +48,19 @@ export async function shardDocument(c: Context<AppEnv>, section: string, n: numb
     tags: shardCacheTags(origin, shard.section, shard.n),
     snapshot: shard.snapshot ?? null,
     render: () => renderShard(s, origin, shard),
+    current: rowsStillAt(s, manifest, shard),
   });
+}
+
+/**
+ * Whether a shard's rows are still those its manifest entry's version was made from: none changed
+ * after the manifest was built (less the settle window, in which a write stamped earlier may
+ * commit later). Undefined when the store cannot tell cheaply.
+ */
+export function rowsStillAt(s: Services, manifest: ShardManifest, shard: ShardEntry): (() => Promise<boolean>) | undefined {
+  const freshness = s.store.freshness;
+  if (freshness === null) return undefined;
+  const range = { origin: manifest.origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey };
+  const since = manifest.builtAt - s.config.regen.settleSeconds * 1000;
+  return async () => !(await freshness.changedAfter(range, since));
 }

@@ -179,6 +179,16 @@ export interface RangeScan {
   scan(origin: string, from: ScanPosition, until: ScanPosition | null): AsyncIterable<ScannedRecord>;
 }
 
+/**
+ * Whether a range's rows moved past what a manifest saw: a live render must not go out, or into a
+ * cache, under an ETag that names other bytes (a record changed outside the API, or between the
+ * manifest read and the row read).
+ */
+export interface RangeFreshness {
+  /** true when a record of the range (tombstones included) has a change stamp after `stamp` (ms). */
+  changedAfter(range: ShardRange, stamp: number): Promise<boolean>;
+}
+
 /** The port. */
 export interface RecordStore {
   /** "d1" or "kv": for status and logs. */
@@ -192,4 +202,6 @@ export interface RecordStore {
   readonly recent: RecentIndex | null;
   /** One-pass regeneration; null: regeneration reads key rows, then records per shard. */
   readonly scan: RangeScan | null;
+  /** Checked before a live render; null: not checked (KV: its change stamps have no index, see docs/kv.md). */
+  readonly freshness: RangeFreshness | null;
 }

@@ -144,7 +144,9 @@ describe("a shard whose store keeps failing", () => {
     expect(bigDoc.source).toBe("live");
     expect(bigDoc.body).toContain(`${site.origin}/big/new`);
 
-    const status = await call(site.env, `${site.origin}/sitemap-admin/status`, { headers: { authorization: "Bearer regen-isolation-token-0123456789abcdef" } });
+    const status = await call(site.env, `${site.origin}/sitemap-admin/status`, {
+      headers: { authorization: "Bearer regen-isolation-token-0123456789abcdef" },
+    });
     const body = (await status.json()) as {
       manifest: { snapshotBytes: Record<string, number | null> };
       regeneration: { failed: { document: string; error: string; attempts: number; retryAt: string }[] };

@@ -1,6 +1,7 @@
 /** The D1 record store: every capability of the port, over the `urls` and `url_moves` tables. */
 import type { RecordStore } from "../../store/port.ts";
 import { D1ChangeFeed } from "./change-feed.ts";
+import { D1RangeFreshness } from "./freshness.ts";
 import { D1NewsIndex } from "./news-index.ts";
 import { D1RecordReader } from "./reader.ts";
 import { D1RecentIndex } from "./recent-index.ts";
@@ -25,5 +26,6 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
     news: new D1NewsIndex(db, observe),
     recent: new D1RecentIndex(db, observe),
     scan: new D1RangeScan(db, observe),
+    freshness: new D1RangeFreshness(db, observe),
   };
 }

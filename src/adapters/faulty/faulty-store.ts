@@ -55,5 +55,6 @@ export function faultyRecordStore(inner: RecordStore, afterRecords: number): Rec
     news: null,
     recent: null,
     scan: null,
+    freshness: inner.freshness,
   };
 }

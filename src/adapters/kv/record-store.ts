@@ -19,5 +19,6 @@ export function kvRecordStore(kv: KVNamespace, writers: SiteWriters, options: Kv
     news: null,
     recent: null,
     scan: new KvRangeScan(kv, options.blocksPerGet),
+    freshness: null,
   };
 }
