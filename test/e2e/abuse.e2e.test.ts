@@ -3,6 +3,7 @@
  * hostile request gets its documented answer and changes nothing; 20 s of concurrent crawling
  * while a site owner imports serve nothing broken.
  */
+import { type Server, createServer } from "node:http";
 import autocannon from "autocannon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, putUrls, regenerateNow } from "./support/admin.ts";
@@ -10,6 +11,7 @@ import { Validator, crawl, sha256 } from "./support/crawler.ts";
 import { DbMirror, recordsChecksum } from "./support/db.ts";
 import { type DevServer, startDevServer } from "./support/dev-server.ts";
 import { type SendOptions, type WireResponse, documentBytes, get, header, send, traffic } from "./support/http.ts";
+import { peakRss } from "./support/memory.ts";
 import { summary } from "./support/summary.ts";
 
 let server: DevServer;
@@ -18,12 +20,33 @@ const validator = new Validator();
 const check = (ok: boolean, message: string): void => expect(ok, message).toBe(true);
 const totals = { requests: 0, errors: 0, documentsValidated: 0, urlsCompared: 0, recordsLost: 0, loadP99Ms: 0 };
 
+/** The site's own robots.txt, as a hostile or broken origin serves it: 40 MB, streamed. */
+let origin: Server;
+const ORIGIN_ROBOTS_BYTES = 40 * 1024 * 1024;
+
 beforeAll(async () => {
-  server = await startDevServer({ vars: { ADMIN_TOKEN, REGEN_SETTLE_SECONDS: "0" } });
+  origin = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    const line = Buffer.from("Disallow: /a-very-long-path-that-repeats-forever/\n".repeat(1024));
+    let sent = 0;
+    const more = (): void => {
+      while (sent < ORIGIN_ROBOTS_BYTES) {
+        sent += line.length;
+        if (!res.write(line)) return void res.once("drain", more);
+      }
+      res.end();
+    };
+    res.on("error", () => undefined);
+    more();
+  });
+  await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
+  const robots = `http://127.0.0.1:${(origin.address() as { port: number }).port}/robots.txt`;
+  server = await startDevServer({ vars: { ADMIN_TOKEN, REGEN_SETTLE_SECONDS: "0", ROBOTS_ORIGIN_URL: robots } });
   db = new DbMirror(server);
 });
 afterAll(async () => {
   await server?.stop();
+  await new Promise((resolve) => origin?.close(resolve));
   summary.add({ ...totals, requests: totals.requests + traffic.requests });
 });
 
@@ -276,6 +299,64 @@ describe("hostile requests", () => {
     expect(after).toEqual(before);
     expect(server.logs()).not.toMatch(/unhandled error/);
     totals.urlsCompared += after.rows;
+  });
+});
+
+describe("hostile bodies cost bounded memory (workerd's resident memory sampled while each runs)", () => {
+  const MiB = 1024 * 1024;
+  /** An isolate has 128 MB; a request must stay far below it whatever its body. */
+  const BOUND = 96 * MiB;
+  const cases: { name: string; request: () => SendOptions; check: (res: WireResponse) => void }[] = [
+    {
+      name: "422 flood: 150 records × 400 bad images (120,000 issues, 1.8 MB)",
+      request: () => {
+        const image = JSON.stringify({ loc: "not a url", x: 1 });
+        const line = (i: number) => `{"loc":"${server.origin}/flood/${i}","images":[${Array(400).fill(image).join(",")}]}`;
+        const body = Array.from({ length: 150 }, (_, i) => line(i)).join("\n");
+        return { method: "PUT", path: "/sitemap-admin/urls", headers: { ...auth, "content-type": "application/x-ndjson" }, body };
+      },
+      check: (res) => {
+        expect(res.status).toBe(422);
+        const body = JSON.parse(res.body.toString()) as { issues: unknown[]; issueCount: number };
+        expect(body.issues.length).toBeLessThanOrEqual(1000);
+        expect(body.issueCount).toBeGreaterThanOrEqual(100_000);
+      },
+    },
+    {
+      name: "one NDJSON line of 8 MB",
+      request: () => ({
+        method: "PUT",
+        path: "/sitemap-admin/urls",
+        headers: { ...auth, "content-type": "application/x-ndjson" },
+        body: `{"loc":"${server.origin}/${"a".repeat(8 * MiB)}"}`,
+      }),
+      check: (res) => {
+        expect(res.status).toBe(422);
+        expect(res.body.length).toBeLessThan(64 * 1024);
+      },
+    },
+    {
+      name: "an origin robots.txt of 40 MB",
+      request: () => ({ path: "/robots.txt" }),
+      check: (res) => {
+        expect(res.status).toBe(200);
+        expect(res.body.length).toBeLessThan(600 * 1024);
+        expect(res.body.toString()).toMatch(/^Sitemap: /m);
+      },
+    },
+  ];
+
+  it.each(cases)("$name", async ({ request, check: checkAnswer, name }) => {
+    const group = server.group();
+    expect(group).toBeDefined();
+    const options = request();
+    const { result, before, peak } = await peakRss(group!, () => send(server.port, { ...options, timeoutMs: 120_000 }));
+    const growth = peak - before;
+    console.log(
+      `memory: ${name}: workerd resident ${(before / MiB).toFixed(0)} → peak ${(peak / MiB).toFixed(0)} MiB (+${(growth / MiB).toFixed(1)} MiB)`,
+    );
+    checkAnswer(result);
+    expect(growth, `${name}: +${(growth / MiB).toFixed(1)} MiB`).toBeLessThan(BOUND);
   });
 });
 

@@ -44,6 +44,8 @@ export interface DevServer {
   scheduled(cron?: string): Promise<{ status: number; body: string }>;
   /** Everything wrangler and the Worker printed so far (console.log lines included). */
   logs(): string;
+  /** The process group of `wrangler dev` and its workerd (for memory readings); undefined when stopped. */
+  group(): number | undefined;
 }
 
 const running = new Set<ChildProcess>();
@@ -206,6 +208,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       return { status: res.status, body: res.body.toString() };
     },
     logs: () => output,
+    group: () => child?.pid,
   };
 }
 
