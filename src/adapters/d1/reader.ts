@@ -51,7 +51,7 @@ export class D1RecordReader implements RecordReader {
     };
     let pending: Promise<D1Result<RecordRow>> | null = page(range.firstKey - 1);
     while (pending !== null) {
-      const { results, meta } = await pending;
+      const { results, meta }: D1Result<RecordRow> = await pending;
       this.#observe?.(meta);
       pending = results.length < this.#pageRows ? null : page(results[results.length - 1]!.id);
       for (const row of results) yield storedRecord(row);
