@@ -6,7 +6,9 @@ import { sitePages } from "./site-pages.ts";
 
 /**
  * Rows per query. 2,500 keeps a full 50,000-URL shard at 20 queries (Free plan: 50 per invocation)
- * and a page of even 2 KB URLs at ~5 MB of memory.
+ * and the two pages alive while the next one is read (records()) at ~10 MB even for 2 KB URLs.
+ * Measured against 1,250, 5,000 and 10,000 (BENCHMARKS.md "Overlapped cold render"): larger pages
+ * gained nothing reliable at 100k records and doubled that memory.
  */
 const D1_PAGE_ROWS = 2_500;
 const KEY_PAGE_ROWS = 10_000;
