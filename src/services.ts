@@ -66,9 +66,7 @@ function databaseEnvs(env: Env): Map<string, Services> {
       out.set(name, services(env));
       continue;
     }
-    const scoped = { ...env, DB: raw[name] } as Env;
-    cache.set(scoped, wire(scoped, { ...config, sites }));
-    out.set(name, cache.get(scoped)!);
+    out.set(name, wire({ ...env, DB: raw[name] } as Env, { ...config, sites }));
   }
   byDatabase.set(env, out);
   return out;
