@@ -18,6 +18,8 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.jsonc" },
             miniflare: {
               bindings: { TEST_MIGRATIONS: await readD1Migrations(migrations), ADMIN_TOKEN: "test-admin-token-0123456789abcdef" },
+              // A second D1 database for sites spread over databases (SITE_DATABASES; test/workers/site-databases.test.ts).
+              d1Databases: { SITE_B_DB: "edge-sitemaps-site-b" },
             },
           })),
         ],

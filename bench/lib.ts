@@ -171,6 +171,9 @@ export function parseArgs(argv: readonly string[]): BenchOptions & { only: Set<s
     "100k": [100_000],
     "1m": [1_000_000],
     all: [100_000, 1_000_000],
+    // Not in CI: minutes to hours of seeding (BENCHMARKS.md "10 million records").
+    "2m": [2_000_000],
+    "10m": [10_000_000],
   };
   const scales = scaleOf[scaleArg];
   if (!scales) throw new Error(`--scale must be one of ${Object.keys(scaleOf).join(", ")}, got "${scaleArg}"`);

@@ -4,9 +4,11 @@
  * itself breaks, so CI notices a broken bench).
  *
  *   --quick              smoke mode: small data sets, 2 runs, 2 s load (seconds in total)
- *   --scale 100k|1m|all  end-to-end data sets (default all = 100,000 and 1,000,000 records)
- *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view (default
- *                        all; browser-view, headless Chromium, is left out of --quick unless named)
+ *   --scale 100k|1m|all|2m|10m  end-to-end data sets (default all = 100,000 and 1,000,000 records;
+ *                        2m and 10m are large-scale runs, not in CI)
+ *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, capacity
+ *                        (default all but capacity; browser-view, headless Chromium, is left out of
+ *                        --quick unless named; capacity seeds again, so it runs only when named)
  *   --runs N             timed repetitions per case (default 5)
  *   --load-seconds N     load duration per target (default 20)
  */
@@ -14,6 +16,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { browserViewBench } from "./browser-view.ts";
+import { capacityBench } from "./capacity.ts";
 import { ingestBench } from "./ingest.ts";
 import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
 import { memoryBench } from "./memory.ts";
@@ -81,6 +84,7 @@ if (wants("workerd") || wants("load")) {
     return [wants("workerd") ? scaledTable(e2e) : "", load ? markdownTable(load) : ""].join("\n");
   });
 }
+if (options.only?.has("capacity")) await section("capacity", async () => markdownTable(await capacityBench(options)));
 if (!options.quick || options.only?.has("browser-view")) {
   await section("browser-view", async () => markdownTable(await browserViewBench(options)));
 }

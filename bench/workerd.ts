@@ -18,6 +18,10 @@ const MIX = [
   { section: "blog", share: 0.1 },
 ] as const;
 const SEED_BATCH = 50_000;
+/** From this many records on (--scale 2m, 10m) the cron's first pass and 1,000 scattered changes are measured too. */
+const LARGE = 2_000_000;
+/** Keyset page sizes compared for the live render (50,000 ÷ 1,000 = 50 queries: the Free plan's cap per invocation). */
+const PAGE_SIZES = [1_250, 2_500, 5_000, 10_000] as const;
 const SHARD = "/sitemap-products-1.xml";
 const GZIP = { "accept-encoding": "gzip" };
 
@@ -57,10 +61,17 @@ const ROWS: RowSpec[] = [
   { key: "liveRss", name: "cold live render: workerd RSS growth" },
   { key: "breakdownRead", name: "  breakdown: D1 reads only (keyset pages of 2,500 rows, records discarded)" },
   { key: "breakdownRender", name: "  breakdown: render only, in-memory records → gzip, in workerd" },
+  {
+    key: "overlapRatio",
+    name: "  cold live render (overlapped reads + render) ÷ max(reads alone, render alone), same run",
+    target: "≤ 1.15",
+  },
+  { key: "pageSweep", name: "  page size: reader → render → gzip in workerd, no HTTP (median per rows/page; reads alone)" },
   { key: "index", name: "index /sitemap.xml, edge cache off (manifest copy cached at the location): wall (median)" },
   { key: "indexRows", name: "index, edge cache off: D1 rows read" },
   { key: "floor", name: "request floor: loopback HTTP to workerd, Worker answers at once (no app, no I/O): wall (median)" },
   { key: "floorBody", name: "request floor + the cached shard's gzip body from memory (no app, no cache read): wall (median)" },
+  { key: "cronPass", name: "first full pass by cron runs under the default REGEN_MAX_SHARDS / REGEN_MAX_ROWS (large scales only): runs, wall" },
   { key: "regenFull", name: "full regeneration (site pass, every shard rendered + stored): wall" },
   { key: "regenFullRows", name: "full regeneration: D1 rows read (all statements)", target: "≤ 1.02 × records" },
   { key: "regenFullMem", name: "full regeneration: workerd peak RSS growth" },
@@ -69,6 +80,7 @@ const ROWS: RowSpec[] = [
   { key: "notModified", name: "304 (If-None-Match): wall (median)" },
   { key: "regenIncrOne", name: "incremental regeneration, 100 changed records in one shard: rows read, shards rendered" },
   { key: "regenIncrSpread", name: "incremental regeneration, 100 changed records spread over every products shard: rows read, shards rendered" },
+  { key: "regenIncr1000", name: "incremental regeneration, 1,000 scattered changed records (large scales only): rows read, shards rendered" },
 ];
 
 function scaleName(total: number): string {
@@ -76,7 +88,7 @@ function scaleName(total: number): string {
 }
 
 /** Seeds the mix with change stamps a month back (older than any settle window), ascending. */
-async function seed(h: Harness, total: number): Promise<void> {
+export async function seed(h: Harness, total: number): Promise<void> {
   let stamp = Date.now() - 30 * 86_400_000;
   for (const { section, share } of MIX) {
     const count = Math.round(total * share);
@@ -145,6 +157,20 @@ const cheapRuns = (options: BenchOptions): number => (options.quick ? options.ru
 /** Snapshot, cache, 304 and regeneration rows (src/regen, src/cache): after the live-render rows. */
 async function cachingRows(h: Harness, total: number, options: BenchOptions, result: ScaleResult): Promise<void> {
   const runs = cheapRuns(options);
+  if (total >= LARGE) {
+    // What a fresh deployment's hourly cron does: runs until one renders nothing more.
+    let cronRuns = 0;
+    let cronMs = 0;
+    let rendered = 0;
+    for (let i = 0; i < 100; i++) {
+      const run = await regenerate(h, false);
+      if (run.regen.summary.shardsRendered === 0 && i > 0) break;
+      cronRuns++;
+      cronMs += run.ms;
+      rendered += run.regen.summary.shardsRendered;
+    }
+    result.set("cronPass", { text: `${cronRuns} runs, ${rendered} shards rendered, ${ms(cronMs)} in all` });
+  }
   const full = await regenerate(h, true);
   const r = full.regen;
   result.set("regenFull", { text: `${ms(full.ms)} (${r.summary.mode}, ${r.summary.shardsRendered} shards rendered, ${r.queries} D1 statements)` });
@@ -189,6 +215,23 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
   };
   await incremental("regenIncrOne", 1_000, 1, "records 1,000–1,099");
   await incremental("regenIncrSpread", 17, Math.floor(products / 100), `every ${int(Math.floor(products / 100))}th record`);
+  if (total >= LARGE) {
+    for (let batch = 0; batch < 10; batch++) {
+      await h.bench("touch", {
+        origin: h.origin,
+        section: MIX[0].section,
+        start: 29 + batch * 7,
+        count: 100,
+        step: Math.floor(products / 100),
+        lastmod: `${new Date().toISOString().slice(0, 19)}Z`,
+      });
+    }
+    const run = await regenerate(h, false);
+    const s = run.regen.summary;
+    result.set("regenIncr1000", {
+      text: `${int(run.regen.rowsRead)} rows read, ${s.shardsRendered} of ${Math.ceil(products / 50_000)} products shards rendered (${ms(run.ms)}, ${s.mode}, ${int(s.changesRead)} changes read)`,
+    });
+  }
 }
 
 async function measureScale(total: number, options: BenchOptions, withLoad: boolean): Promise<{ result: ScaleResult; load?: Section }> {
@@ -240,6 +283,26 @@ async function measureScale(total: number, options: BenchOptions, withLoad: bool
       return { ms: now() - t0, status: 200 };
     });
     result.set("breakdownRender", { text: spread(renders) });
+    const floorOfParts = Math.max(median(reads), median(renders));
+    result.set("overlapRatio", {
+      text: `${(median(live) / floorOfParts).toFixed(2)} (${ms(median(live))} ÷ ${ms(floorOfParts)})`,
+      met: shardUrls === 50_000 ? median(live) <= 1.15 * floorOfParts : undefined,
+    });
+
+    // The page size, chosen by measurement: the overlapped path at several sizes (reads alone beside it).
+    const sweep: string[] = [];
+    for (const pageRows of PAGE_SIZES) {
+      const timeOf = (route: string) =>
+        timesOf(runs, async () => {
+          const t0 = now();
+          await h.bench(route, { origin: h.origin, section: MIX[0].section, n: 1, pageRows }, "GET");
+          return { ms: now() - t0, status: 200 };
+        });
+      const rendered = await timeOf("render-d1");
+      const read = await timeOf("read");
+      sweep.push(`${int(pageRows)}: ${ms(median(rendered))} (reads ${ms(median(read))})`);
+    }
+    result.set("pageSweep", { text: sweep.join("; ") });
 
     const index = await timesOf(cheapRuns(options), () => h.get(uncached("/sitemap.xml"), GZIP));
     result.set("index", { text: spread(index) });

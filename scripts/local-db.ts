@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { getPlatformProxy } from "wrangler";
+import { getPlatformProxy, unstable_readConfig } from "wrangler";
 import { D1ManifestStore } from "../src/adapters/d1/manifest-store.ts";
 import { d1RecordStore } from "../src/adapters/d1/record-store.ts";
 import { extJson } from "../src/adapters/d1/writer.ts";
@@ -37,8 +37,10 @@ function persistArgs(persistTo?: string): string[] {
   return persistTo ? ["--persist-to", persistTo] : [];
 }
 
+/** Migrations for every D1 database wrangler.jsonc binds: `DB` and the per-site ones of SITE_DATABASES. */
 export function applyMigrations(persistTo?: string, quiet = false): void {
-  wrangler(["d1", "migrations", "apply", "DB", "--local", ...persistArgs(persistTo)], quiet);
+  const databases = unstable_readConfig({ config: "wrangler.jsonc" }).d1_databases.map((d: { binding: string }) => d.binding);
+  for (const binding of databases) wrangler(["d1", "migrations", "apply", binding, "--local", ...persistArgs(persistTo)], quiet);
 }
 
 async function withLocalEnv<T>(vars: Record<string, string>, persistTo: string | undefined, use: (env: Env, config: Config) => Promise<T>): Promise<T> {

@@ -38,36 +38,86 @@ function binding<T>(env: Env, name: "DB" | "URLS" | "KV_WRITERS", why: string): 
 
 const cache = new WeakMap<object, Services>();
 
+/**
+ * Services per D1 database (SITE_DATABASES): one `env` per binding, the same as `env` but with that
+ * binding as `DB`, so every D1 store of a site (records, manifests, regeneration and notification
+ * state) lives in the site's own database. Each one's `config.sites` holds only its sites, so the
+ * cron's per-site loops visit every site exactly once, against the right database.
+ */
+const byDatabase = new WeakMap<object, Map<string, Services>>();
+
+function databaseEnvs(env: Env): Map<string, Services> {
+  let out = byDatabase.get(env);
+  if (out) return out;
+  const config = loadConfig(env);
+  const raw = env as unknown as Record<string, unknown>;
+  const sitesOf = new Map<string, Set<string>>([["DB", new Set()]]);
+  for (const origin of config.sites) {
+    const name = config.siteDatabases.get(origin) ?? "DB";
+    if (config.siteDatabases.has(origin) && !raw[name]) {
+      throw new ConfigError("SITE_DATABASES", `binding "${name}" of a listed site is not bound to this Worker`);
+    }
+    let set = sitesOf.get(name);
+    if (!set) sitesOf.set(name, (set = new Set()));
+    set.add(origin);
+  }
+  out = new Map();
+  for (const [name, sites] of sitesOf) {
+    if (name === "DB" && config.siteDatabases.size === 0) {
+      out.set(name, services(env));
+      continue;
+    }
+    out.set(name, wire({ ...env, DB: raw[name] } as Env, { ...config, sites }));
+  }
+  byDatabase.set(env, out);
+  return out;
+}
+
+/** The services of `origin`'s database (SITE_DATABASES; `DB` when not listed). Throws ConfigError. */
+export function servicesFor(env: Env, origin: string): Services {
+  const name = loadConfig(env).siteDatabases.get(origin) ?? "DB";
+  return databaseEnvs(env).get(name)!;
+}
+
+/** One services object per D1 database in use, each with only its sites in `config.sites`. Throws ConfigError. */
+export function databaseServices(env: Env): Services[] {
+  return [...databaseEnvs(env).values()].filter((s) => s.config.sites.size > 0);
+}
+
 /** Throws ConfigError for a bad variable. */
 export function services(env: Env): Services {
   let s = cache.get(env);
   if (!s) {
-    const config = loadConfig(env);
-    let store =
-      config.urlSource === "kv"
-        ? kvRecordStore(
-            binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"),
-            binding<SiteWriters>(env, "KV_WRITERS", "URL_SOURCE=kv writes each site through the Durable Object bound as KV_WRITERS"),
-          )
-        : d1RecordStore(binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB"));
-    const fault = faultAfterRecords(env);
-    if (fault !== null) store = faultyRecordStore(store, fault);
-    const manifests: ManifestStore =
-      config.manifestStore === "kv"
-        ? new KvManifestStore(binding<KVNamespace>(env, "URLS", "MANIFEST_STORE=kv keeps manifests in the KV namespace bound as URLS"))
-        : new D1ManifestStore(binding<D1Database>(env, "DB", "MANIFEST_STORE=d1 keeps manifests in the D1 database bound as DB"));
-    const snapshotKv = (env as unknown as Record<string, unknown>)["SNAPSHOTS"] as KVNamespace | undefined;
-    const db = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
-    s = {
-      config,
-      store,
-      // Saving a manifest also drops the location's cached copy of it (src/cache/manifest-cache.ts).
-      manifests: new InvalidatingManifestStore(manifests),
-      snapshots: snapshotKv ? new KvSnapshotStore(snapshotKv) : null,
-      regen: db ? new D1RegenStore(db) : null,
-      notify: db ? new D1NotifyStateStore(db) : null,
-    };
+    s = wire(env, loadConfig(env));
     cache.set(env, s);
   }
   return s;
+}
+
+/** The stores of one database (`env.DB`) for `config.sites`. */
+function wire(env: Env, config: Config): Services {
+  let store =
+    config.urlSource === "kv"
+      ? kvRecordStore(
+          binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"),
+          binding<SiteWriters>(env, "KV_WRITERS", "URL_SOURCE=kv writes each site through the Durable Object bound as KV_WRITERS"),
+        )
+      : d1RecordStore(binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB"));
+  const fault = faultAfterRecords(env);
+  if (fault !== null) store = faultyRecordStore(store, fault);
+  const manifests: ManifestStore =
+    config.manifestStore === "kv"
+      ? new KvManifestStore(binding<KVNamespace>(env, "URLS", "MANIFEST_STORE=kv keeps manifests in the KV namespace bound as URLS"))
+      : new D1ManifestStore(binding<D1Database>(env, "DB", "MANIFEST_STORE=d1 keeps manifests in the D1 database bound as DB"));
+  const snapshotKv = (env as unknown as Record<string, unknown>)["SNAPSHOTS"] as KVNamespace | undefined;
+  const db = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
+  return {
+    config,
+    store,
+    // Saving a manifest also drops the location's cached copy of it (src/cache/manifest-cache.ts).
+    manifests: new InvalidatingManifestStore(manifests),
+    snapshots: snapshotKv ? new KvSnapshotStore(snapshotKv) : null,
+    regen: db ? new D1RegenStore(db) : null,
+    notify: db ? new D1NotifyStateStore(db) : null,
+  };
 }

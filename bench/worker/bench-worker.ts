@@ -12,7 +12,6 @@ import { D1RecordReader } from "../../src/adapters/d1/reader.ts";
 import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
 import { D1RecordWriter, extJson } from "../../src/adapters/d1/writer.ts";
 import { gzip, renderUrlset } from "../../src/core/render.ts";
-import type { UrlRecord } from "../../src/core/types.ts";
 import { validateBatch } from "../../src/core/validate.ts";
 import { urlElementBytes } from "../../src/core/writers.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
@@ -241,8 +240,8 @@ async function readShard(env: Env, url: URL): Promise<Response> {
 }
 
 /**
- * What-if for the live render: the shard's records read with the next D1 page requested while
- * the current one is rendered (`prefetch=1`), or as D1RecordReader reads them; rendered and gzipped.
+ * The live render's path without HTTP and the app: D1RecordReader (next page in flight while the
+ * current one renders) → render → gzip, with `pageRows` rows per keyset page, to choose the page size.
  */
 async function renderFromD1(env: Env, url: URL): Promise<Response> {
   const origin = url.searchParams.get("origin")!;
@@ -253,32 +252,11 @@ async function renderFromD1(env: Env, url: URL): Promise<Response> {
   const shard = manifest && findShard(manifest, section, n);
   if (!shard) return json({ error: "no such shard" }, 404);
   const range = { origin, section, firstKey: shard.firstKey, lastKey: shard.lastKey };
-  let records: AsyncIterable<UrlRecordLike>;
-  if (url.searchParams.get("prefetch") === "1") {
-    const stmt = env.DB.prepare(
-      `SELECT id, loc, lastmod, changefreq, priority FROM urls
-       WHERE origin = ?1 AND section = ?2 AND id > ?3 AND id <= ?4 AND deleted = 0 ORDER BY id LIMIT ?5`,
-    );
-    const page = (after: number) => stmt.bind(origin, section, after, range.lastKey, pageRows).all<UrlRecordLike & { id: number }>();
-    records = (async function* () {
-      let pending = page(range.firstKey - 1);
-      for (;;) {
-        const { results } = await pending;
-        const full = results.length === pageRows;
-        if (full) pending = page(results[results.length - 1]!.id); // next page in flight while this one renders
-        yield* results;
-        if (!full) return;
-      }
-    })();
-  } else {
-    records = new D1RecordReader(env.DB, { pageRows }).records(range);
-  }
   let bytes = 0;
+  const records = new D1RecordReader(env.DB, { pageRows }).records(range);
   for await (const chunk of gzip(renderUrlset(records)) as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
   return json({ bytes });
 }
-
-type UrlRecordLike = UrlRecord;
 
 /** Pre-generated records, kept per isolate for the render-only breakdown. */
 let memoryRecords: { count: number; records: ReturnType<typeof validateBatch> } | null = null;

@@ -46,6 +46,8 @@ export function parseConfig(env: RawEnv): Config {
   const sites = read(v.SITES);
   const dateOnlySites = read(v.DATE_ONLY_SITES);
   if ([...dateOnlySites].some((origin) => !sites.has(origin))) throw new ConfigError(v.DATE_ONLY_SITES.name, v.DATE_ONLY_SITES.rule);
+  const siteDatabases = read(v.SITE_DATABASES);
+  if ([...siteDatabases.keys()].some((origin) => !sites.has(origin))) throw new ConfigError(v.SITE_DATABASES.name, v.SITE_DATABASES.rule);
   return {
     sites,
     defaultSection: read(v.DEFAULT_SECTION),
@@ -61,6 +63,7 @@ export function parseConfig(env: RawEnv): Config {
     adminMaxBytes: read(v.ADMIN_MAX_BYTES),
     notify: notifyConfig(env),
     urlSource: read(v.URL_SOURCE),
+    siteDatabases,
     manifestStore: read(v.MANIFEST_STORE),
     cache: {
       maxAge: read(v.CACHE_MAX_AGE),

@@ -37,6 +37,8 @@ export interface Config {
   notify: NotifyConfig;
   /** Where URL records are read from (URL_SOURCE): D1 table `urls`, or the KV namespace URLS (docs/kv.md). */
   urlSource: ValueOf<typeof URL_SOURCE>;
+  /** The D1 binding of each listed site (SITE_DATABASES); a site not listed uses `DB`. */
+  siteDatabases: ReadonlyMap<string, string>;
   /** Where shard manifests live (MANIFEST_STORE): D1 (strongly consistent), or URLS in KV for deployments without D1. */
   manifestStore: ValueOf<typeof MANIFEST_STORE>;
   /** HTTP caching of sitemap documents (docs/caching.md). */

@@ -89,6 +89,30 @@ export const URL_SOURCE = oneOf({
   default: "d1",
   doc: "where records are read from: `d1` or `kv`",
 });
+const SITE_DATABASES_RULE = 'must list "origin=BINDING" pairs (a D1 binding name per site in SITES), e.g. "https://a.example=DB_A"';
+/** D1 binding names: what wrangler accepts as a JavaScript identifier for a binding. */
+const BINDING_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const SITE_DATABASES = variable({
+  name: "SITE_DATABASES",
+  presence: "default",
+  schema: z.string().transform((text, ctx) => {
+    const map = new Map<string, string>();
+    for (const [i, pair] of listVar(text).entries()) {
+      const eq = pair.lastIndexOf("=");
+      const origin = eq > 0 ? normalizeOrigin(pair.slice(0, eq)) : null;
+      const binding = pair.slice(eq + 1);
+      if (origin === null || !BINDING_NAME.test(binding) || map.has(origin)) {
+        ctx.addIssue({ code: "custom", message: `${SITE_DATABASES_RULE} (entry ${i + 1} is not one, or repeats a site)` });
+        return z.NEVER;
+      }
+      map.set(origin, binding);
+    }
+    return map as ReadonlyMap<string, string>;
+  }),
+  default: "",
+  rule: SITE_DATABASES_RULE,
+  doc: "D1 database per site, space separated `origin=BINDING` pairs; unlisted sites use `DB` (docs/capacity.md)",
+});
 export const MANIFEST_STORE = oneOf({
   name: "MANIFEST_STORE",
   allowed: ["d1", "kv"],
@@ -376,6 +400,7 @@ export const VARIABLES: readonly Variable[] = [
   LASTMOD_DATE_ONLY,
   DATE_ONLY_SITES,
   URL_SOURCE,
+  SITE_DATABASES,
   MANIFEST_STORE,
   BROWSER_VIEW,
   FEED_SIZE,

@@ -6,7 +6,7 @@
  * A target's trouble never stops the others, and the notifier never throws.
  */
 import type { Config } from "../config.ts";
-import { services } from "../services.ts";
+import { databaseServices } from "../services.ts";
 import type { ChangeFeed } from "../store/port.ts";
 import { type Logger, type RunContext, type TargetReport, consoleLogger } from "./context.ts";
 import type { Fetcher } from "./http.ts";
@@ -48,15 +48,17 @@ const anythingConfigured = (config: Config): boolean =>
  * does nothing at all. Never throws.
  */
 export async function notifyAfterRegeneration(env: Env, options: NotifyOptions = {}): Promise<NotifyReport> {
-  let s: NotifyServices;
+  let databases: NotifyServices[];
   try {
-    s = services(env);
+    databases = databaseServices(env); // one per D1 database (SITE_DATABASES), each with its own sites
   } catch (error) {
     const log = options.log ?? consoleLogger;
     log.error(String(error instanceof Error ? error.message : error));
     return { ranAt: options.now ?? Date.now(), targets: [] };
   }
-  return notifySites(s, options);
+  const report: NotifyReport = { ranAt: options.now ?? Date.now(), targets: [] };
+  for (const s of databases) report.targets.push(...(await notifySites(s, { ...options, now: report.ranAt })).targets);
+  return report;
 }
 
 /** Runs every configured notification for every site of `s.config`. */

@@ -1,5 +1,5 @@
 /** The cron entry of the regeneration: every configured site, one after the other. */
-import { type Services, services } from "../services.ts";
+import { type Services, databaseServices } from "../services.ts";
 import type { RegenDeps } from "./deps.ts";
 import { RegenBusyError } from "./lease.ts";
 import { purgeChanged } from "./purge.ts";
@@ -14,27 +14,27 @@ export function regenDeps(s: Services): RegenDeps | null {
 
 /** Regenerates every site; a failing site is logged and the others still run. Never throws. */
 export async function regenerateAll(env: Env, ctx?: unknown, trigger = "cron"): Promise<RunSummary[]> {
-  let deps: RegenDeps | null;
-  let sites: string[];
+  let databases: Services[];
   try {
-    const s = services(env);
-    deps = regenDeps(s);
-    sites = [...s.config.sites];
+    databases = databaseServices(env); // one per D1 database (SITE_DATABASES), each with its own sites
   } catch (err) {
     console.error("regeneration skipped:", err instanceof Error ? err.message : err);
     return [];
   }
-  if (!deps) {
-    console.error("regeneration skipped: it needs the DB (D1) and SNAPSHOTS (KV) bindings");
-    return [];
-  }
   const summaries: RunSummary[] = [];
-  for (const origin of sites) {
-    try {
-      summaries.push(await regenerateSite(deps, origin, { trigger, onPublished: purgeChanged(ctx, origin) }));
-    } catch (err) {
-      if (err instanceof RegenBusyError) console.log(JSON.stringify({ event: "sitemap.regeneration.skipped", origin, reason: err.message }));
-      // Other failures were logged with their summary by regenerateSite; the next run retries.
+  for (const s of databases) {
+    const deps = regenDeps(s);
+    if (!deps) {
+      console.error("regeneration skipped: it needs the DB (D1) and SNAPSHOTS (KV) bindings");
+      return summaries;
+    }
+    for (const origin of s.config.sites) {
+      try {
+        summaries.push(await regenerateSite(deps, origin, { trigger, onPublished: purgeChanged(ctx, origin) }));
+      } catch (err) {
+        if (err instanceof RegenBusyError) console.log(JSON.stringify({ event: "sitemap.regeneration.skipped", origin, reason: err.message }));
+        // Other failures were logged with their summary by regenerateSite; the next run retries.
+      }
     }
   }
   return summaries;

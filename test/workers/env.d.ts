@@ -5,6 +5,8 @@ declare global {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
       ADMIN_TOKEN?: string;
+      /** A second D1 database (vitest.config.ts), for SITE_DATABASES. */
+      SITE_B_DB: D1Database;
     }
   }
 }

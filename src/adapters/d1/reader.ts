@@ -6,7 +6,9 @@ import { sitePages } from "./site-pages.ts";
 
 /**
  * Rows per query. 2,500 keeps a full 50,000-URL shard at 20 queries (Free plan: 50 per invocation)
- * and a page of even 2 KB URLs at ~5 MB of memory.
+ * and the two pages alive while the next one is read (records()) at ~10 MB even for 2 KB URLs.
+ * Measured against 1,250, 5,000 and 10,000 (BENCHMARKS.md "Overlapped cold render"): larger pages
+ * gained nothing reliable at 100k records and doubled that memory.
  */
 const D1_PAGE_ROWS = 2_500;
 const KEY_PAGE_ROWS = 10_000;
@@ -31,19 +33,30 @@ export class D1RecordReader implements RecordReader {
     this.#pageRows = options.pageRows ?? D1_PAGE_ROWS;
   }
 
+  /**
+   * The shard's records, keyset page by keyset page, with the next page's query in flight while the
+   * current page renders (reads and render overlap; BENCHMARKS.md "Overlapped cold render"). Exactly
+   * one page is ahead, so memory stays at about two pages.
+   */
   async *records(range: ShardRange): AsyncIterable<StoredRecord> {
     const stmt = this.#db.prepare(
       `SELECT ${RECORD_COLUMNS} FROM urls
        WHERE origin = ?1 AND section = ?2 AND id > ?3 AND id <= ?4 AND deleted = 0
        ORDER BY id LIMIT ?5`,
     );
-    let after = range.firstKey - 1;
-    for (;;) {
-      const { results, meta } = await stmt.bind(range.origin, range.section, after, range.lastKey, this.#pageRows).all<RecordRow>();
+    const page = (after: number): Promise<D1Result<RecordRow>> => {
+      const query = stmt.bind(range.origin, range.section, after, range.lastKey, this.#pageRows).all<RecordRow>();
+      // Handled at once: a consumer that stops early (client gone) never awaits the page ahead,
+      // and a page that fails while the current one renders must not count as unhandled.
+      query.catch(() => {});
+      return query;
+    };
+    let pending: Promise<D1Result<RecordRow>> | null = page(range.firstKey - 1);
+    while (pending !== null) {
+      const { results, meta }: D1Result<RecordRow> = await pending;
       this.#observe?.(meta);
+      pending = results.length < this.#pageRows ? null : page(results[results.length - 1]!.id);
       for (const row of results) yield storedRecord(row);
-      if (results.length < this.#pageRows) return;
-      after = results[results.length - 1]!.id;
     }
   }
 

@@ -3,13 +3,13 @@
  * routed on; forwarding headers (X-Forwarded-Host, …) are never consulted, so a request can only
  * read its own site's data. Sets `services` and `origin` for everything after it.
  */
-import { services } from "../../services.ts";
+import { servicesFor } from "../../services.ts";
 import { factory } from "../app-env.ts";
 import { notFound } from "../respond.ts";
 
 export const resolveSite = factory.createMiddleware(async (c, next) => {
-  const s = services(c.env);
   const origin = new URL(c.req.url).origin;
+  const s = servicesFor(c.env, origin); // the site's own D1 database (SITE_DATABASES)
   if (!s.config.sites.has(origin)) return notFound("unknown site");
   c.set("services", s);
   c.set("origin", origin);
