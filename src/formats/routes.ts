@@ -12,10 +12,9 @@ import { renderUrlset } from "../core/render.ts";
 import { renderFingerprint } from "../core/writers.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { FEED_PATH, type ShardFile, XSL_PATH, newsPath, textPath } from "../http/paths.ts";
-import { manifestFor, serveContext } from "../http/request-context.ts";
+import { manifestFor, serveContext, shardFor } from "../http/request-context.ts";
 import { notFound } from "../http/respond.ts";
 import { rowsStillAt } from "../http/sitemap-documents.ts";
-import { findShard } from "../manifest/manifest.ts";
 import { renderOptions } from "../sitemaps.ts";
 import { feedVersion, renderAtomFeed } from "./atom.ts";
 import { newsFileVersion, newsWindow, summarizeNews } from "./news.ts";
@@ -74,9 +73,9 @@ export async function newsFile(c: Ctx, n: number, file: ShardFile): Promise<Resp
 export async function textFile(c: Ctx, section: string, n: number): Promise<Response> {
   const s = c.var.services;
   const origin = c.var.origin;
-  const manifest = await manifestFor(c);
-  const shard = findShard(manifest, section, n);
-  if (!shard) return notFound(`no sitemap ${section}-${n}`);
+  const found = await shardFor(c, section, n);
+  if (found instanceof Response) return found;
+  const { manifest, shard } = found;
   const range = { origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey };
   return serveDocument(serveContext(c), {
     origin,

@@ -2,8 +2,9 @@
 import type { Context } from "hono";
 import { requestManifest } from "../cache/manifest-cache.ts";
 import type { ServeContext } from "../cache/serve.ts";
-import type { ShardManifest } from "../manifest/manifest.ts";
+import { type ShardEntry, type ShardManifest, findShard } from "../manifest/manifest.ts";
 import type { AppEnv } from "./app-env.ts";
+import { notFound } from "./respond.ts";
 
 export function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => void {
   try {
@@ -23,4 +24,11 @@ export function serveContext(c: Context<AppEnv>): ServeContext {
 export function manifestFor(c: Context<AppEnv>): Promise<ShardManifest> {
   const s = c.var.services;
   return requestManifest(s, c.var.origin, s.config.cache.manifestTtl, waitUntilOf(c));
+}
+
+/** A shard of this request's site with its manifest, or the 404 every shard-shaped document answers. */
+export async function shardFor(c: Context<AppEnv>, section: string, n: number): Promise<{ manifest: ShardManifest; shard: ShardEntry } | Response> {
+  const manifest = await manifestFor(c);
+  const shard = findShard(manifest, section, n);
+  return shard ? { manifest, shard } : notFound(`no sitemap ${section}-${n}`);
 }

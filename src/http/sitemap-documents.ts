@@ -2,13 +2,13 @@
 import type { Context } from "hono";
 import { indexCacheTags, shardCacheTags } from "../cache/headers.ts";
 import { serveDocument } from "../cache/serve.ts";
-import { type ShardEntry, type ShardManifest, findShard, listedShards } from "../manifest/manifest.ts";
+import { type ShardEntry, type ShardManifest, listedShards } from "../manifest/manifest.ts";
 import type { Services } from "../services.ts";
 import { indexExtras, indexMeta, renderIndex, renderShard } from "../sitemaps.ts";
 import { indexSnapshotKey } from "../snapshots/store.ts";
 import type { AppEnv } from "./app-env.ts";
 import { INDEX_PATH, type ShardFile, shardPath } from "./paths.ts";
-import { manifestFor, serveContext } from "./request-context.ts";
+import { manifestFor, serveContext, shardFor } from "./request-context.ts";
 import { notFound } from "./respond.ts";
 
 export async function indexDocument(c: Context<AppEnv>): Promise<Response> {
@@ -36,9 +36,9 @@ export async function indexDocument(c: Context<AppEnv>): Promise<Response> {
 export async function shardDocument(c: Context<AppEnv>, section: string, n: number, file: ShardFile): Promise<Response> {
   const s = c.var.services;
   const origin = c.var.origin;
-  const manifest = await manifestFor(c);
-  const shard = findShard(manifest, section, n);
-  if (!shard) return notFound(`no sitemap ${section}-${n}`);
+  const found = await shardFor(c, section, n);
+  if (found instanceof Response) return found;
+  const { manifest, shard } = found;
   return serveDocument(serveContext(c), {
     origin,
     path: shardPath(shard.section, shard.n, file),

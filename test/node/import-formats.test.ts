@@ -8,28 +8,17 @@ import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseCli } from "../../scripts/import/cli.ts";
 import { readCsv } from "../../scripts/import/csv.ts";
 import type { Item } from "../../scripts/import/item.ts";
 import { type SitemapItem, SitemapXmlReader } from "../../scripts/import/sitemap-xml.ts";
 import { XmlError, type XmlEvent, XmlEvents } from "../../scripts/import/xml.ts";
 import { referenceProblem } from "../../scripts/import/xml-references.ts";
-import { FIXTURES, runCli, summaryOf } from "./import-helpers.ts";
+import { FIXTURES, runCli, summaryOf, tempInputs } from "./import-helpers.ts";
 
-let tmp: string;
-beforeAll(() => {
-  tmp = mkdtempSync(join(tmpdir(), "import-formats-"));
-});
-afterAll(() => {
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function write(name: string, content: string | Uint8Array): string {
-  const path = join(tmp, name);
-  writeFileSync(path, content);
-  return path;
-}
+const inputs = tempInputs("import-formats-");
+const { write } = inputs;
 
 /** All events of a document fed in pieces of `size` characters. */
 function tokenize(xml: string, size: number): XmlEvent[] {
@@ -211,7 +200,7 @@ async function csvItems(text: string, size = 3): Promise<Item[]> {
   }
   const opened = {
     name: "t.csv",
-    base: { kind: "file" as const, dir: tmp },
+    base: { kind: "file" as const, dir: inputs.dir() },
     size: data.length,
     consumed: () => 0,
     gzip: false,

@@ -1,6 +1,10 @@
 /** Helpers of the import CLI tests: run the CLI as a child process and read its summary. */
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const FIXTURES = fileURLToPath(new URL("../fixtures/import/", import.meta.url));
@@ -43,4 +47,26 @@ export function summaryOf(run: CliRun): Record<string, unknown> & { exitCode: nu
   } catch {
     throw new Error(`no JSON summary on stdout (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
   }
+}
+
+/**
+ * A temporary folder for one test file's inputs, removed after its tests: `write(name, content)`
+ * returns the path, `dir()` the folder. Call at the top level of a test file (it registers the hooks).
+ */
+export function tempInputs(prefix: string): { write(name: string, content: string | Uint8Array): string; dir(): string } {
+  let dir = "";
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    write(name, content) {
+      const path = join(dir, name);
+      writeFileSync(path, content);
+      return path;
+    },
+    dir: () => dir,
+  };
 }

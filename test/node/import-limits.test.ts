@@ -11,24 +11,12 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SitemapXmlReader } from "../../scripts/import/sitemap-xml.ts";
-import { runCli, summaryOf } from "./import-helpers.ts";
+import { runCli, summaryOf, tempInputs } from "./import-helpers.ts";
 
 const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"';
 const IMAGE = 'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"';
 
-let tmp: string;
-beforeAll(() => {
-  tmp = mkdtempSync(join(tmpdir(), "import-limits-"));
-});
-afterAll(() => {
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function write(name: string, content: string | Uint8Array): string {
-  const path = join(tmp, name);
-  writeFileSync(path, content);
-  return path;
-}
+const { write } = tempInputs("import-limits-");
 
 describe("size caps", () => {
   it("stops an element whose text grows past 1 MiB in pieces (split by comments or child elements)", async () => {

@@ -12,9 +12,9 @@ import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP } from "../../core/limits.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { viewHeaders } from "../../http/document-headers.ts";
 import { FEED_PATH, newsPath, shardPath, textPath } from "../../http/paths.ts";
-import { manifestFor } from "../../http/request-context.ts";
+import { manifestFor, shardFor } from "../../http/request-context.ts";
 import { notFound, plainError } from "../../http/respond.ts";
-import { findShard, listedShards } from "../../manifest/manifest.ts";
+import { listedShards } from "../../manifest/manifest.ts";
 import { indexExtras } from "../../sitemaps.ts";
 import { newsWindow } from "../news.ts";
 import { type IndexViewRow, renderIndexView } from "./index-view.ts";
@@ -83,9 +83,9 @@ export async function indexView(c: Ctx): Promise<Response> {
 export async function shardView(c: Ctx, section: string, n: number): Promise<Response> {
   const s = c.var.services;
   const origin = c.var.origin;
-  const manifest = await manifestFor(c);
-  const shard = findShard(manifest, section, n);
-  if (!shard) return notFound(`no sitemap ${section}-${n}`);
+  const found = await shardFor(c, section, n);
+  if (found instanceof Response) return found;
+  const { shard } = found;
   const range = { origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey };
   return serveUrlset(c, {
     title: `Sitemap ${shard.section}-${shard.n}`,
