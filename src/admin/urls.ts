@@ -23,7 +23,7 @@ type Ctx = Context<AppEnv>;
 
 function validationContext(c: Ctx): ValidationContext {
   const { config } = c.var.services;
-  return { sites: config.sites, defaultSection: config.defaultSection };
+  return { sites: config.sites, defaultSection: config.defaultSection, sectionRules: config.sectionRules };
 }
 
 export function limits(c: Ctx): Limits {
@@ -47,7 +47,7 @@ function validateAll(c: Ctx, inputs: readonly unknown[], body: ParsedBody, outco
  * over the store's operation budget → 413 (split the batch), partly written (KV is not atomic) →
  * 500 that says so. Any other failure is a 500 that says nothing was written.
  */
-async function written<T>(write: Promise<T>): Promise<T> {
+export async function written<T>(write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (err) {
@@ -73,9 +73,17 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-export const upsertUrls: RouteHandler<typeof putUrls, AppEnv> = async (c) => {
+/**
+ * Reads a request's record batch within the limits and validates all of it: the records, or a
+ * 4xx AdminError (400 malformed, 413 too big, 415, 422 with the issues and `outcome`).
+ */
+export async function readValidBatch(c: Ctx, outcome: string): Promise<ValidRecord[]> {
   const body = await readBatch(c.req.raw, limits(c));
-  const records = validateAll(c, body.items, body, "nothing was written");
+  return validateAll(c, body.items, body, outcome);
+}
+
+export const upsertUrls: RouteHandler<typeof putUrls, AppEnv> = async (c) => {
+  const records = await readValidBatch(c, "nothing was written");
   const s = await written(c.var.services.store.writer.upsert(records));
   return jsonResponse({ received: records.length, inserted: s.inserted, updated: s.updated, unchanged: s.unchanged }, 200);
 };

@@ -51,6 +51,7 @@ export function parseConfig(env: RawEnv): Config {
   return {
     sites,
     defaultSection: read(v.DEFAULT_SECTION),
+    sectionRules: read(v.SECTION_RULES),
     maxUrlsPerShard: read(v.MAX_URLS_PER_SHARD),
     maxBytesPerShard: read(v.MAX_BYTES_PER_SHARD),
     indexLinkForm: read(v.INDEX_LINK_FORM),

@@ -3,6 +3,7 @@
  * (src/config/variables.ts) by src/config/parse.ts, which type-checks every field against the
  * value its declaration parses to. Word choices come from the declarations themselves.
  */
+import type { SectionRule } from "../core/section-rules.ts";
 import type { NotifyConfig } from "../notify/config.ts";
 import type { Variable } from "./variable.ts";
 import type { INDEX_LINK_FORM, MANIFEST_STORE, URL_SOURCE } from "./variables.ts";
@@ -16,6 +17,8 @@ export interface Config {
   /** Origins served (e.g. `https://example.com`); any other host gets 404. */
   sites: ReadonlySet<string>;
   defaultSection: string;
+  /** SECTION_RULES: sections of records that name none, by path prefix (first match wins). */
+  sectionRules: readonly SectionRule[];
   maxUrlsPerShard: number;
   maxBytesPerShard: number;
   indexLinkForm: IndexLinkForm;

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, DEFAULT_SECTION as SECTION_DEFAULT, SECTION_PATTERN } from "../core/limits.ts";
+import { SECTION_RULES_RULE, type SectionRule, parseSectionRules } from "../core/section-rules.ts";
 import { normalizeOrigin } from "../core/url.ts";
 import { GSC_API_BASE_DEFAULT, INDEXNOW_ENDPOINT_DEFAULT, INDEXNOW_KEY_PATTERN, ROBOTS_ORIGIN_URL_DEFAULT } from "../notify/config.ts";
 import { type Variable, flag, isHttpUrl, isUrlTemplate, listVar, oneOf, variable, wholeNumber } from "./variable.ts";
@@ -49,6 +50,21 @@ export const DEFAULT_SECTION = variable({
   default: SECTION_DEFAULT,
   rule: 'must be lowercase letters, digits, "-" or "_" (≤ 64)',
   doc: "section of records that name none (`[a-z0-9_-]`, ≤ 64)",
+});
+export const SECTION_RULES = variable({
+  name: "SECTION_RULES",
+  presence: "default",
+  schema: z.string().transform((text, ctx) => {
+    const rules = parseSectionRules(text);
+    if (rules === null) {
+      ctx.addIssue({ code: "custom", message: SECTION_RULES_RULE });
+      return z.NEVER;
+    }
+    return rules as readonly SectionRule[];
+  }),
+  default: "",
+  rule: SECTION_RULES_RULE,
+  doc: "sections of records that name none, by path prefix: `section:/prefix/` pairs, first match wins (e.g. `products:/products/ blog:/blog/`); no match keeps a record's current section, else `DEFAULT_SECTION`",
 });
 export const MAX_URLS_PER_SHARD = wholeNumber({
   name: "MAX_URLS_PER_SHARD",
@@ -394,6 +410,7 @@ export const GSC_SERVICE_ACCOUNT = variable({
 export const VARIABLES: readonly Variable[] = [
   SITES,
   DEFAULT_SECTION,
+  SECTION_RULES,
   MAX_URLS_PER_SHARD,
   MAX_BYTES_PER_SHARD,
   INDEX_LINK_FORM,

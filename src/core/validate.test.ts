@@ -39,6 +39,7 @@ describe("validateRecord: valid records", () => {
         priority: null,
         origin: "https://example.com",
         section: "pages",
+        sectionDefaulted: true,
       },
     });
   });
@@ -57,6 +58,7 @@ describe("validateRecord: valid records", () => {
         priority: 0.8,
         origin: "https://xn--bcher-kva.example",
         section: "books",
+        sectionDefaulted: false,
       },
     });
   });

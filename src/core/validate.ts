@@ -16,6 +16,7 @@ import { RecordInputSchema, recordIssueRank } from "./record/schema.ts";
 
 type RecordInput = z.output<typeof RecordInputSchema>;
 
+import { type SectionRule, sectionByRule } from "./section-rules.ts";
 import type { Changefreq, UrlRecord } from "./types.ts";
 import { normalizeLoc } from "./url.ts";
 
@@ -23,6 +24,8 @@ export interface ValidationContext {
   /** Allowed origins, as returned by normalizeOrigin. */
   sites: ReadonlySet<string>;
   defaultSection: string;
+  /** SECTION_RULES: the section of a record that names none (first match wins). */
+  sectionRules?: readonly SectionRule[];
   /** The server's clock (ms) for the lastmod sanity check; Date.now() when absent. */
   now?: number;
 }
@@ -34,6 +37,12 @@ export interface ValidRecord extends UrlRecord {
   /** Origin of `loc`, one of ValidationContext.sites. */
   origin: string;
   section: string;
+  /**
+   * true when neither the record nor a section rule named the section, so `section` is
+   * ctx.defaultSection: a store keeps the section of a record that already exists (re-sending a
+   * record never moves it) and uses `section` only for a new one. Absent: `section` is meant.
+   */
+  sectionDefaulted?: boolean;
   /**
    * Protocol extension fields (`images`, `videos`, `news`, `alternates`), validated and
    * normalised by the record declaration (record/schema.ts). Present only when the input had one of them.
@@ -133,6 +142,7 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
     };
     return { result: { ok: false, issues: [withWhere(issue, index, issueLoc)] }, loc };
   }
+  const section = data.section ?? sectionByRule(ctx.sectionRules ?? [], data.loc);
   // Every field always present (null when absent): one object shape for the whole batch.
   const record: ValidRecord = {
     loc: data.loc,
@@ -140,7 +150,8 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
     changefreq: (data.changefreq as Changefreq | undefined) ?? null,
     priority: data.priority ?? null,
     origin,
-    section: data.section ?? ctx.defaultSection,
+    section: section ?? ctx.defaultSection,
+    sectionDefaulted: section === null,
   };
   const ext = extensionsOf(data);
   if (ext !== undefined) record.ext = ext;
@@ -149,8 +160,8 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
 
 /**
  * Validates and normalises one record. `index` (position in its batch) is copied into issues.
- * Absent optional fields (undefined, null or "") become null; `section` defaults to
- * ctx.defaultSection.
+ * Absent optional fields (undefined, null or "") become null; a missing `section` comes from the
+ * first matching section rule, else ctx.defaultSection (marked `sectionDefaulted`).
  */
 export function validateRecord(input: unknown, ctx: ValidationContext, index?: number): ValidationResult {
   return check(input, ctx, index).result;

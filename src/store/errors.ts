@@ -32,3 +32,43 @@ export class StoreBudgetError extends Error {
 export class PartialWriteError extends Error {
   override readonly name = "PartialWriteError";
 }
+
+/** No sync with this id (never started, or swept after it expired or ended). */
+export class SyncNotFoundError extends Error {
+  override readonly name = "SyncNotFoundError";
+}
+
+/** The sync is not in a state that allows this (e.g. a batch after the commit, an abort of a committed sync). */
+export class SyncStateError extends Error {
+  override readonly name = "SyncStateError";
+}
+
+/** A record of the batch is outside the sync's scope (another site or section); nothing written. */
+export class SyncScopeError extends Error {
+  override readonly name = "SyncScopeError";
+  /** Positions in the batch of the records outside the scope. */
+  readonly indexes: readonly number[];
+  constructor(message: string, indexes: readonly number[]) {
+    super(message);
+    this.indexes = indexes;
+  }
+}
+
+/** The commit would delete more than the guard allows; nothing was deleted and the sync stays open. */
+export class SyncGuardError extends Error {
+  override readonly name = "SyncGuardError";
+  readonly wouldDelete: number;
+  readonly inScope: number;
+  readonly maxDelete: number;
+  constructor(message: string, wouldDelete: number, inScope: number, maxDelete: number) {
+    super(message);
+    this.wouldDelete = wouldDelete;
+    this.inScope = inScope;
+    this.maxDelete = maxDelete;
+  }
+}
+
+/** The sync received no record: an empty input never empties a scope. Nothing was deleted. */
+export class SyncEmptyError extends Error {
+  override readonly name = "SyncEmptyError";
+}

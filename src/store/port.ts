@@ -189,6 +189,71 @@ export interface RangeFreshness {
   changedAfter(range: ShardRange, stamp: number): Promise<boolean>;
 }
 
+/**
+ * What a sync makes equal to its input: the live records of `sites`, narrowed to one section
+ * and/or to the records one source brought in (a mirror: `mirror:<url>`; null = any source).
+ */
+export interface SyncScope {
+  sites: readonly string[];
+  section: string | null;
+  source: string | null;
+}
+
+export type SyncState = "open" | "committing" | "committed" | "aborted";
+
+export interface SyncInfo {
+  id: string;
+  scope: SyncScope;
+  state: SyncState;
+  /** The guard: the largest share (0–1) of the scope's live records the commit may delete. */
+  maxDelete: number;
+  startedAt: number;
+  /** An open sync not sent to or committed by then is abandoned (swept by the cron). */
+  expiresAt: number;
+  /** Records received under the sync, and what writing them did. */
+  received: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  /** Records of the scope tombstoned by the commit so far. */
+  deleted: number;
+}
+
+export interface SyncCommit {
+  sync: SyncInfo;
+  /** false: the commit stopped at its chunk budget; commit again to go on (idempotent). */
+  done: boolean;
+}
+
+/**
+ * Full sync: a scope made equal to an input sent in batches. Nothing is deleted before `commit`,
+ * so an abandoned sync (a killed client) deletes nothing; the commit tombstones, in bounded
+ * chunks, the scope's live records the sync did not see and that did not change after it started
+ * (a concurrent writer's new record is kept). A commit can be retried until done.
+ *
+ * Errors: SyncNotFoundError, SyncStateError, SyncScopeError, SyncGuardError, SyncEmptyError
+ * (src/store/errors.ts).
+ */
+export interface RecordSync {
+  start(scope: SyncScope, options: { maxDelete: number; ttlMs: number }, now?: number): Promise<SyncInfo>;
+  get(id: string): Promise<SyncInfo | null>;
+  /**
+   * Upserts one batch under an open sync (as RecordWriter.upsert, records written with the scope's
+   * source) and notes its records as seen, in one transaction; extends the expiry by the ttl.
+   * Every record must be in the scope (SyncScopeError otherwise; nothing written).
+   */
+  upsert(id: string, records: readonly ValidRecord[], now?: number): Promise<UpsertResult>;
+  /**
+   * Starts (guard: empty input and over-share deletions are refused, nothing deleted) or resumes
+   * the commit, tombstoning at most `maxChunks` chunks. `maxDelete` overrides the sync's guard.
+   */
+  commit(id: string, options: { maxDelete?: number; maxChunks: number }, now?: number): Promise<SyncCommit>;
+  /** Ends an open sync without deleting anything. A committing or committed sync cannot be aborted. */
+  abort(id: string, now?: number): Promise<SyncInfo>;
+  /** Aborts open syncs past their expiry and forgets finished ones older than `keepMs`; returns how many were swept. */
+  sweep(now: number, keepMs: number): Promise<number>;
+}
+
 /** The port. */
 export interface RecordStore {
   /** "d1" or "kv": for status and logs. */
@@ -204,4 +269,6 @@ export interface RecordStore {
   readonly scan: RangeScan | null;
   /** Checked before a live render; null: not checked (KV: its change stamps have no index, see docs/kv.md). */
   readonly freshness: RangeFreshness | null;
+  /** Full sync (admin syncs, mirrors); null: the store cannot (KV: docs/sync.md says why). */
+  readonly sync: RecordSync | null;
 }

@@ -27,5 +27,6 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
     recent: new D1RecentIndex(db, observe),
     scan: new D1RangeScan(db, observe),
     freshness: new D1RangeFreshness(db, observe),
+    sync: null,
   };
 }

@@ -6,33 +6,47 @@ import type { ValidRecord } from "../../core/validate.ts";
 import { urlElementBytes } from "../../core/writers.ts";
 import type { DeleteResult, RecordWriter, UpsertResult } from "../../store/port.ts";
 
-const UPSERT_COLUMNS = 9;
+const UPSERT_COLUMNS = 10;
 const ROWS_PER_UPSERT = Math.floor(100 / UPSERT_COLUMNS);
 const LOCS_PER_STATEMENT = 100;
 
 /**
  * Insert or update by `loc`. The key of an existing loc never changes; `updated_at` moves only when
  * the content really changed (or a tombstone comes back), so re-sending a batch changes nothing.
+ * `source` (who brought the record: NULL for the admin API, `mirror:<url>` for a mirror) is set
+ * when a record is created or brought back, never taken over by a later writer: a mirror's scope
+ * is what it brought in (src/store/port.ts, RecordSync).
  */
-const UPSERT_HEAD = `INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at) VALUES `;
-const UPSERT_TAIL = `
-  ON CONFLICT(loc) DO UPDATE SET
-    origin = excluded.origin, section = excluded.section, lastmod = excluded.lastmod,
-    changefreq = excluded.changefreq, priority = excluded.priority, ext = excluded.ext,
-    size = excluded.size, updated_at = excluded.updated_at, deleted = 0
-  WHERE urls.deleted = 1 OR urls.section IS NOT excluded.section OR urls.lastmod IS NOT excluded.lastmod
+const UPSERT_HEAD = `INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, source) VALUES `;
+const CONTENT_CHANGED = `urls.deleted = 1 OR urls.lastmod IS NOT excluded.lastmod
      OR urls.changefreq IS NOT excluded.changefreq OR urls.priority IS NOT excluded.priority
      OR urls.ext IS NOT excluded.ext`;
+const SET_CONTENT = `origin = excluded.origin, lastmod = excluded.lastmod,
+    changefreq = excluded.changefreq, priority = excluded.priority, ext = excluded.ext,
+    size = excluded.size, updated_at = excluded.updated_at,
+    source = CASE WHEN urls.deleted = 1 THEN excluded.source ELSE urls.source END, deleted = 0`;
+/** The section was named (by the record or a section rule): the record moves there. */
+const UPSERT_TAIL = `
+  ON CONFLICT(loc) DO UPDATE SET section = excluded.section, ${SET_CONTENT}
+  WHERE urls.section IS NOT excluded.section OR ${CONTENT_CHANGED}`;
+/**
+ * The section is only DEFAULT_SECTION because nothing named one (ValidRecord.sectionDefaulted):
+ * a record that exists keeps its section, so re-sending it never moves it; a tombstone brought
+ * back is a new record and takes the default.
+ */
+const UPSERT_TAIL_KEEP_SECTION = `
+  ON CONFLICT(loc) DO UPDATE SET section = CASE WHEN urls.deleted = 1 THEN excluded.section ELSE urls.section END, ${SET_CONTENT}
+  WHERE ${CONTENT_CHANGED}`;
 
 export function extJson(record: ValidRecord): string | null {
   return record.ext && Object.keys(record.ext).length > 0 ? JSON.stringify(record.ext) : null;
 }
 
-function upsertStatements(db: D1Database, records: readonly ValidRecord[], now: number): D1PreparedStatement[] {
+function upsertStatements(db: D1Database, records: readonly ValidRecord[], now: number, source: string | null, tail: string): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < records.length; i += ROWS_PER_UPSERT) {
     const rows = records.slice(i, i + ROWS_PER_UPSERT);
-    const values = rows.map(() => "(?,?,?,?,?,?,?,?,?)").join(",");
+    const values = rows.map(() => "(?,?,?,?,?,?,?,?,?,?)").join(",");
     const params = rows.flatMap((r) => [
       r.origin,
       r.section,
@@ -43,8 +57,9 @@ function upsertStatements(db: D1Database, records: readonly ValidRecord[], now: 
       extJson(r),
       urlElementBytes(r),
       now,
+      source,
     ]);
-    statements.push(db.prepare(UPSERT_HEAD + values + UPSERT_TAIL).bind(...params));
+    statements.push(db.prepare(UPSERT_HEAD + values + tail).bind(...params));
   }
   return statements;
 }
@@ -106,6 +121,13 @@ function deleteStatements(db: D1Database, locs: readonly string[], now: number):
 const EMPTY_UPSERT: UpsertResult = { atomic: true, writes: 0, inserted: 0, updated: 0, unchanged: 0 };
 const EMPTY_DELETE: DeleteResult = { atomic: true, writes: 0, deleted: 0, alreadyDeleted: 0, notFound: 0 };
 
+export interface UpsertOptions {
+  /** Who brings the records (see UPSERT_HEAD); null: the admin API. */
+  source?: string | null;
+  /** Statements run in the same transaction after the upserts (a sync notes the records it saw). */
+  after?: readonly D1PreparedStatement[];
+}
+
 export class D1RecordWriter implements RecordWriter {
   readonly #db: D1Database;
 
@@ -118,16 +140,23 @@ export class D1RecordWriter implements RecordWriter {
    * The same batch reads how many of the locs exist first, so the counts describe exactly this
    * write.
    */
-  async upsert(records: readonly ValidRecord[], now = Date.now()): Promise<UpsertResult> {
+  async upsert(records: readonly ValidRecord[], now = Date.now(), options: UpsertOptions = {}): Promise<UpsertResult> {
     if (records.length === 0) return { ...EMPTY_UPSERT };
+    const source = options.source ?? null;
+    const named = records.filter((r) => r.sectionDefaulted !== true);
+    const defaulted = records.filter((r) => r.sectionDefaulted === true);
     const counts = countStatements(
       this.#db,
       records.map((r) => r.loc),
     );
-    const moves = moveStatements(this.#db, records, now);
-    const results = await this.#db.batch([...counts, ...moves, ...upsertStatements(this.#db, records, now)]);
+    const moves = moveStatements(this.#db, named, now);
+    const upserts = [
+      ...upsertStatements(this.#db, named, now, source, UPSERT_TAIL),
+      ...upsertStatements(this.#db, defaulted, now, source, UPSERT_TAIL_KEEP_SECTION),
+    ];
+    const results = await this.#db.batch([...counts, ...moves, ...upserts, ...(options.after ?? [])]);
     const { present, dead } = existing(results.slice(0, counts.length));
-    const written = summarise(results.slice(counts.length + moves.length));
+    const written = summarise(results.slice(counts.length + moves.length, counts.length + moves.length + upserts.length));
     const inserted = records.length - present + dead;
     return {
       atomic: true,

@@ -56,5 +56,6 @@ export function faultyRecordStore(inner: RecordStore, afterRecords: number): Rec
     recent: null,
     scan: null,
     freshness: inner.freshness,
+    sync: inner.sync,
   };
 }

@@ -25,6 +25,7 @@ export async function planUpsert(batch: SiteBatch, input: readonly ValidRecord[]
     batch,
     records.map((r) => r.loc),
   );
+  await keepSections(batch, records, located);
 
   // Keys: existing ones from the index; new locs reuse a vacant key (interrupted earlier write) or
   // get the next one from the counter, in input order.
@@ -68,6 +69,25 @@ export async function planUpsert(batch: SiteBatch, input: readonly ValidRecord[]
     batch.setIndex(l.hash, [{ k: key, s: record.section }, ...removals, ...l.collisions]);
   }
   return counts;
+}
+
+/**
+ * A record whose section is only the default (nothing named one: ValidRecord.sectionDefaulted)
+ * keeps the section of its live entry, so re-sending it never moves it (as on D1).
+ */
+async function keepSections(batch: SiteBatch, records: ValidRecord[], located: Awaited<ReturnType<typeof locate>>): Promise<void> {
+  const matches = records.flatMap((r, i) => (r.sectionDefaulted === true ? located[i]!.matches : []));
+  if (matches.length === 0) return;
+  await batch.loadBlocks(matches.map((m) => blockNameOfKey(batch.origin, m.s, m.k)));
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    if (record.sectionDefaulted !== true) continue;
+    const live = located[i]!.matches.find((m) => {
+      const entry = batch.entry(m.s, m.k);
+      return entry !== undefined && entry.d !== 1;
+    });
+    if (live && live.s !== record.section) records[i] = { ...record, section: live.s };
+  }
 }
 
 export async function planDelete(batch: SiteBatch, locs: readonly string[], now: number): Promise<Counts> {

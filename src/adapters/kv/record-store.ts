@@ -20,5 +20,6 @@ export function kvRecordStore(kv: KVNamespace, writers: SiteWriters, options: Kv
     recent: null,
     scan: new KvRangeScan(kv, options.blocksPerGet),
     freshness: null,
+    sync: null,
   };
 }
