@@ -37,6 +37,10 @@ describe("parseConfig", () => {
       [{ BROWSER_VIEW: "yes-please" }, 'configuration error: BROWSER_VIEW must be one of "true", "false", "1", "0"'],
       [{ DEFAULT_SECTION: "Secret-Section" }, 'configuration error: DEFAULT_SECTION must be lowercase letters, digits, "-" or "_" (≤ 64)'],
       [
+        { SECTION_RULES: "secret-products" },
+        'configuration error: SECTION_RULES must be "section:/path-prefix/" pairs, comma or space separated, e.g. "products:/products/ blog:/blog/"',
+      ],
+      [
         { SITES: "https://e.com secret-host.example" },
         'configuration error: SITES must list http(s) origins like "https://example.com" (entry 2 is not an http(s) origin)',
       ],
