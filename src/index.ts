@@ -2,6 +2,7 @@
 import { app } from "./http/app.ts";
 import { notifyAfterRegeneration } from "./notify/notifier.ts";
 import { regenerateAll } from "./regen/scheduled.ts";
+import { sweepSyncs } from "./sync/sweep.ts";
 
 // Each site's single KV writer (URL_SOURCE=kv), a Durable Object: wrangler.jsonc binds it as KV_WRITERS.
 export { KvSiteWriter } from "./adapters/kv/site-writer.ts";
@@ -9,6 +10,8 @@ export { KvSiteWriter } from "./adapters/kv/site-writer.ts";
 export default {
   fetch: app.fetch,
   async scheduled(_controller, env, ctx) {
+    // Abandoned syncs expire without deleting anything (docs/sync.md). Never throws.
+    await sweepSyncs(env);
     // Pre-render what changed and publish it (docs/regeneration.md). Never throws.
     await regenerateAll(env, ctx, "cron");
     // After the regeneration: tell search engines what changed (docs/notify.md). Never throws.

@@ -14,9 +14,22 @@ import { adminAuth } from "./auth.ts";
 import { AdminError } from "./errors.ts";
 import { openApiHandler } from "./openapi.ts";
 import { regenerate } from "./regenerate.ts";
-import { deleteUrls, getOpenApi, getStatus, getUrl, postRegenerate, putUrls } from "./routes.ts";
+import {
+  deleteSync,
+  deleteUrls,
+  getOpenApi,
+  getStatus,
+  getSync,
+  getUrl,
+  postRegenerate,
+  postSync,
+  postSyncCommit,
+  putSyncUrls,
+  putUrls,
+} from "./routes.ts";
 import { DeleteItemSchema } from "./schemas.ts";
 import { status } from "./status.ts";
+import { abortSync, commitSync, readSync, startSync, upsertSyncUrls } from "./syncs.ts";
 import { readUrl, removeUrls, upsertUrls } from "./urls.ts";
 
 /** The one record declaration as an OpenAPI 3.1 schema object (JSON Schema 2020-12). */
@@ -61,4 +74,10 @@ admin.openapi(deleteUrls, removeUrls);
 admin.openapi(getUrl, readUrl);
 admin.openapi(getStatus, status);
 admin.openapi(postRegenerate, regenerate);
+// Full sync (docs/sync.md).
+admin.openapi(postSync, startSync);
+admin.openapi(getSync, readSync);
+admin.openapi(putSyncUrls, upsertSyncUrls);
+admin.openapi(postSyncCommit, commitSync);
+admin.openapi(deleteSync, abortSync);
 admin.openapi(getOpenApi, openApiHandler(admin));

@@ -15,6 +15,11 @@ import {
   RunSummarySchema,
   StatusSchema,
   StoredRecordSchema,
+  SyncCommitBodySchema,
+  SyncCommitSchema,
+  SyncIdParamsSchema,
+  SyncSchema,
+  SyncStartSchema,
   UnauthorizedSchema,
   UpsertResultSchema,
   UrlQuerySchema,
@@ -109,4 +114,74 @@ export const getOpenApi = createRoute({
   path: "/openapi.json",
   summary: "This document",
   responses: { 200: { description: "the admin API as OpenAPI 3.1", content: json({ type: "object" as const }) }, ...common },
+});
+
+const syncErrors = {
+  404: error("no such sync (never started, or expired and swept)"),
+  501: error("the record source has no full sync (URL_SOURCE=kv)"),
+};
+
+export const postSync = createRoute({
+  method: "post",
+  path: "/syncs",
+  summary: "Start a full sync: a scope (sites, optionally one section) to be made equal to the batches sent under it",
+  request: { body: { required: true, content: json(SyncStartSchema) } },
+  responses: {
+    201: { description: "the open sync", content: json(SyncSchema) },
+    ...common,
+    400: error("malformed body"),
+    422: error("a site is not configured"),
+    501: syncErrors[501],
+  },
+});
+
+export const getSync = createRoute({
+  method: "get",
+  path: "/syncs/{id}",
+  summary: "A sync's state and counts",
+  request: { params: SyncIdParamsSchema },
+  responses: { 200: { description: "the sync", content: json(SyncSchema) }, ...common, ...syncErrors },
+});
+
+export const putSyncUrls = createRoute({
+  method: "put",
+  path: "/syncs/{id}/urls",
+  summary: "Upsert a batch under a sync (as PUT /urls); its records count as seen",
+  request: { params: SyncIdParamsSchema, body: batchBody("RecordInput", "Records of the sync's input.") },
+  responses: {
+    200: { description: "written", content: json(UpsertResultSchema) },
+    ...common,
+    ...batchErrors,
+    ...syncErrors,
+    409: error("the sync is not open (committing, committed or aborted)"),
+    422: error("one or more records are invalid or outside the sync's scope (rule `scope`); nothing was written"),
+  },
+});
+
+export const postSyncCommit = createRoute({
+  method: "post",
+  path: "/syncs/{id}/commit",
+  summary: "Commit: delete (as tombstones) the scope's records the sync did not see; resumable and idempotent",
+  request: { params: SyncIdParamsSchema, body: { required: false, content: json(SyncCommitBodySchema) } },
+  responses: {
+    200: { description: "committed", content: json(SyncCommitSchema) },
+    202: { description: "partly done (per-request budget): commit again", content: json(SyncCommitSchema) },
+    ...common,
+    ...syncErrors,
+    409: error("delete_guard: the commit would delete more than the guard allows (nothing deleted, the sync stays open); sync_not_open: aborted"),
+    422: error("empty_sync: the sync received no record, so nothing is deleted"),
+  },
+});
+
+export const deleteSync = createRoute({
+  method: "delete",
+  path: "/syncs/{id}",
+  summary: "Abort an open sync: nothing is deleted",
+  request: { params: SyncIdParamsSchema },
+  responses: {
+    200: { description: "the aborted sync", content: json(SyncSchema) },
+    ...common,
+    ...syncErrors,
+    409: error("the sync is committing or committed"),
+  },
 });

@@ -22,6 +22,10 @@ const ERROR_CODES = [
   "busy",
   "unavailable",
   "regeneration_failed",
+  "not_supported",
+  "sync_not_open",
+  "delete_guard",
+  "empty_sync",
 ] as const;
 
 /** At most this many issues are listed in one 422 response; `issueCount` always has the total. */
@@ -50,6 +54,9 @@ export const ApiErrorSchema = z
     issues: z.array(IssueSchema).optional().describe(`each problem found, at most ${MAX_LISTED_ISSUES}`),
     issueCount: z.number().int().nonnegative().optional().describe("total number of issues, listed or not"),
     limits: LimitsSchema.optional().describe("the limits in force (413)"),
+    wouldDelete: z.number().int().optional().describe("records the commit would delete (409 delete_guard)"),
+    inScope: z.number().int().optional().describe("live records in the sync's scope (409 delete_guard)"),
+    maxDelete: z.number().optional().describe("the guard's share in force (409 delete_guard)"),
   })
   .openapi("Error");
 export type ApiError = z.infer<typeof ApiErrorSchema>;
@@ -120,6 +127,60 @@ export const RunSummarySchema = z
   .describe("summary of one regeneration run")
   .openapi("RunSummary");
 
+/** The largest share of a scope a sync may delete unless the request says otherwise. */
+export const DEFAULT_MAX_DELETE = 0.5;
+
+const MaxDeleteSchema = z
+  .number()
+  .min(0)
+  .max(1)
+  .openapi({ description: `the guard: the largest share (0–1) of the scope's live records the commit may delete (default ${DEFAULT_MAX_DELETE})` });
+
+export const SyncStartSchema = z
+  .strictObject({
+    sites: z.array(z.string()).min(1).max(100).openapi({ description: "the scope's sites (configured origins): the sites of the input" }),
+    section: z
+      .string()
+      .regex(/^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$/)
+      .optional()
+      .openapi({ description: "narrow the scope to one section; records naming no section go into it" }),
+    maxDelete: MaxDeleteSchema.optional(),
+  })
+  .openapi("SyncStart");
+
+export const SyncCommitBodySchema = z.strictObject({ maxDelete: MaxDeleteSchema.optional() }).openapi("SyncCommitRequest");
+
+export const SyncIdParamsSchema = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: "id", in: "path" } }),
+});
+
+export const SyncSchema = z
+  .strictObject({
+    id: z.string(),
+    state: z.enum(["open", "committing", "committed", "aborted"]),
+    sites: z.array(z.string()),
+    section: z.string().nullable(),
+    source: z.string().nullable().describe("null: any source; `mirror:<url>`: only what that mirror brought in"),
+    maxDelete: z.number(),
+    startedAt: z.string(),
+    expiresAt: z.string().describe("an open sync idle until then is abandoned (nothing deleted)"),
+    received: z.number().int(),
+    inserted: z.number().int(),
+    updated: z.number().int(),
+    unchanged: z.number().int(),
+    deleted: z.number().int().describe("records of the scope tombstoned by the commit so far"),
+  })
+  .openapi("Sync");
+export type SyncBody = z.infer<typeof SyncSchema>;
+
+export const SyncCommitSchema = SyncSchema.extend({
+  done: z.boolean().describe("false: the commit stopped at its per-request budget; commit again to go on"),
+}).openapi("SyncCommit");
+
 export const StatusSchema = z
   .looseObject({
     site: z.string(),
@@ -127,5 +188,6 @@ export const StatusSchema = z
     regeneration: z.looseObject({ enabled: z.boolean(), running: z.boolean(), pendingShards: z.number().int() }),
     runs: z.array(z.looseObject({ id: z.number(), ok: z.boolean() })).describe("the last runs, newest first, each with its summary"),
     notifications: z.unknown().describe("per notification target: last attempt, last success, HTTP status, pending"),
+    syncs: z.array(SyncSchema).describe("open or committing syncs whose scope includes this site"),
   })
   .openapi("Status");

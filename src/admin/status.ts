@@ -8,6 +8,7 @@ import { listedShards } from "../manifest/manifest.ts";
 import { notificationStatus } from "../notify/notifier.ts";
 import { jsonResponse } from "./json.ts";
 import type { getStatus } from "./routes.ts";
+import { syncStatus } from "./syncs.ts";
 
 const RUNS_SHOWN = 20;
 
@@ -69,6 +70,8 @@ export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
       runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),
       // Search-engine notification per target: last attempt / success, HTTP status, pending (docs/notify.md).
       notifications: await notificationStatus(s, origin),
+      // Syncs under way for this site (docs/sync.md).
+      syncs: await syncStatus(s.store.sync, origin),
     },
     200,
     true,

@@ -8,6 +8,7 @@
  */
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
 import { RecordValidationError } from "../core/errors.ts";
 import { type ValidRecord, type ValidationContext, validateBatch, validateRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
@@ -51,6 +52,7 @@ export async function written<T>(write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (err) {
+    if (err instanceof HTTPException) throw err; // already an answer (e.g. a sync's 404 or 409)
     if (err instanceof StoreBusyError) {
       throw new AdminError(503, { error: err.code, message: err.message }, { "Retry-After": String(err.retryAfterSeconds) });
     }

@@ -62,6 +62,7 @@ export function parseConfig(env: RawEnv): Config {
     feedInIndex: read(v.FEED_IN_INDEX),
     adminMaxRecords: read(v.ADMIN_MAX_RECORDS),
     adminMaxBytes: read(v.ADMIN_MAX_BYTES),
+    syncTtlMs: read(v.SYNC_TTL_SECONDS) * 1000,
     notify: notifyConfig(env),
     urlSource: read(v.URL_SOURCE),
     siteDatabases,

@@ -36,6 +36,8 @@ export interface Config {
   adminMaxRecords: number;
   /** Admin ingest: most request body bytes (413 beyond). */
   adminMaxBytes: number;
+  /** SYNC_TTL_SECONDS in ms: an open sync idle this long is abandoned. */
+  syncTtlMs: number;
   /** IndexNow, ping endpoints, Search Console, robots.txt (types in src/notify/config.ts). */
   notify: NotifyConfig;
   /** Where URL records are read from (URL_SOURCE): D1 table `urls`, or the KV namespace URLS (docs/kv.md). */

@@ -219,6 +219,13 @@ export const ADMIN_MAX_BYTES = wholeNumber({
   max: 32 * 1024 * 1024,
   doc: "request body bytes",
 });
+export const SYNC_TTL_SECONDS = wholeNumber({
+  name: "SYNC_TTL_SECONDS",
+  default: DAY,
+  min: 60,
+  max: 30 * DAY,
+  doc: "an open sync that receives no batch for this long is abandoned (nothing deleted) and swept by the cron",
+});
 
 // Search-engine notification and robots.txt (docs/notify.md)
 
@@ -433,6 +440,7 @@ export const VARIABLES: readonly Variable[] = [
   SNAPSHOT_GRACE_SECONDS,
   ADMIN_MAX_RECORDS,
   ADMIN_MAX_BYTES,
+  SYNC_TTL_SECONDS,
   INDEXNOW_ENDPOINT,
   INDEXNOW_BATCHES_PER_RUN,
   PING_URLS,

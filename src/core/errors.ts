@@ -23,7 +23,9 @@ export type ValidationRule =
   | "format"
   | "hreflang-self"
   | "hreflang-duplicate"
-  | "hreflang-mismatch";
+  | "hreflang-mismatch"
+  // a full sync (src/store/port.ts RecordSync): the record is outside the sync's sites or section
+  | "scope";
 
 export interface ValidationIssue {
   /** Position of the record in its batch (0-based), when there is a batch. */

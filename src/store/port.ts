@@ -250,6 +250,8 @@ export interface RecordSync {
   commit(id: string, options: { maxDelete?: number; maxChunks: number }, now?: number): Promise<SyncCommit>;
   /** Ends an open sync without deleting anything. A committing or committed sync cannot be aborted. */
   abort(id: string, now?: number): Promise<SyncInfo>;
+  /** Open and committing syncs whose scope includes `origin` (status), at most 100. */
+  active(origin: string): Promise<SyncInfo[]>;
   /** Aborts open syncs past their expiry and forgets finished ones older than `keepMs`; returns how many were swept. */
   sweep(now: number, keepMs: number): Promise<number>;
 }

@@ -7,6 +7,7 @@ import { D1RecordReader } from "./reader.ts";
 import { D1RecentIndex } from "./recent-index.ts";
 import type { D1Observer } from "./rows.ts";
 import { D1RangeScan } from "./scan.ts";
+import { D1RecordSync } from "./sync.ts";
 import { D1RecordWriter } from "./writer.ts";
 
 interface D1StoreOptions {
@@ -18,15 +19,16 @@ interface D1StoreOptions {
 
 export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): RecordStore {
   const { observe } = options;
+  const writer = new D1RecordWriter(db);
   return {
     kind: "d1",
     reader: new D1RecordReader(db, options),
-    writer: new D1RecordWriter(db),
+    writer,
     changes: new D1ChangeFeed(db, observe),
     news: new D1NewsIndex(db, observe),
     recent: new D1RecentIndex(db, observe),
     scan: new D1RangeScan(db, observe),
     freshness: new D1RangeFreshness(db, observe),
-    sync: null,
+    sync: new D1RecordSync(db, writer),
   };
 }

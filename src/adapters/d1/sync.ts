@@ -1,0 +1,298 @@
+/**
+ * D1RecordSync: full sync over the `syncs` and `sync_seen` tables (migrations/0005_sync.sql).
+ *
+ * A batch under a sync is one D1 transaction: the upsert and the `sync_seen` rows of its records
+ * (so a record is seen exactly when it is stored). Nothing is deleted before the commit. The
+ * commit first checks the guard, then tombstones the scope's unseen records chunk by chunk in
+ * (origin, section, key) order — the order of the index urls_site_section_key_ext — each chunk in
+ * one transaction with the cursor that says where the next starts: a retried commit resumes, and
+ * repeating a finished one changes nothing.
+ */
+import type { ValidRecord } from "../../core/validate.ts";
+import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../../store/errors.ts";
+import type { RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../../store/port.ts";
+import type { D1RecordWriter } from "./writer.ts";
+
+/** Records examined per commit chunk (one index range, one UPDATE). */
+const CHUNK_ROWS = 1000;
+/** Locs per `sync_seen` statement (the sync id is the 100th parameter). */
+const SEEN_PER_STATEMENT = 99;
+/** `sync_seen` rows a sweep deletes per statement, and statements per sweep. */
+const FORGET_ROWS = 10_000;
+const FORGET_STATEMENTS = 20;
+
+interface SyncRow {
+  id: string;
+  scope: string;
+  state: SyncState;
+  max_delete: number;
+  started_at: number;
+  expires_at: number;
+  cursor: string | null;
+  received: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+}
+
+/** Where the commit has got to: the scope's site (index into scope.sites) and the last (section, key) done. */
+interface CommitCursor {
+  site: number;
+  section: string;
+  key: number;
+}
+
+function infoOf(row: SyncRow): SyncInfo {
+  return {
+    id: row.id,
+    scope: JSON.parse(row.scope) as SyncScope,
+    state: row.state,
+    maxDelete: row.max_delete,
+    startedAt: row.started_at,
+    expiresAt: row.expires_at,
+    received: row.received,
+    inserted: row.inserted,
+    updated: row.updated,
+    unchanged: row.unchanged,
+    deleted: row.deleted,
+  };
+}
+
+/** The scope's live-record filter on `urls` (alias u), its parameters numbered from `first`. */
+function scopeFilter(scope: SyncScope, first: number): { sql: string; params: unknown[] } {
+  const params: unknown[] = [...scope.sites];
+  let n = first;
+  const sites = scope.sites.map(() => `?${n++}`).join(",");
+  let sql = `u.origin IN (${sites}) AND u.deleted = 0`;
+  if (scope.section !== null) {
+    sql += ` AND u.section = ?${n++}`;
+    params.push(scope.section);
+  }
+  if (scope.source !== null) {
+    sql += ` AND u.source = ?${n++}`;
+    params.push(scope.source);
+  }
+  return { sql, params };
+}
+
+export class D1RecordSync implements RecordSync {
+  readonly #db: D1Database;
+  readonly #writer: D1RecordWriter;
+
+  constructor(db: D1Database, writer: D1RecordWriter) {
+    this.#db = db;
+    this.#writer = writer;
+  }
+
+  async start(scope: SyncScope, options: { maxDelete: number; ttlMs: number }, now = Date.now()): Promise<SyncInfo> {
+    if (scope.sites.length === 0) throw new SyncScopeError("a sync needs at least one site", []);
+    const id = crypto.randomUUID();
+    const stored: SyncScope = { sites: [...scope.sites], section: scope.section, source: scope.source };
+    await this.#db
+      .prepare("INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at) VALUES (?1, ?2, 'open', ?3, ?4, ?5)")
+      .bind(id, JSON.stringify(stored), options.maxDelete, now, now + options.ttlMs)
+      .run();
+    return (await this.get(id))!;
+  }
+
+  async get(id: string): Promise<SyncInfo | null> {
+    const row = await this.#row(id);
+    return row === null ? null : infoOf(row);
+  }
+
+  async #row(id: string): Promise<SyncRow | null> {
+    return this.#db.prepare("SELECT * FROM syncs WHERE id = ?1").bind(id).first<SyncRow>();
+  }
+
+  async #open(id: string): Promise<SyncRow> {
+    const row = await this.#row(id);
+    if (row === null) throw new SyncNotFoundError(`no sync ${id} (never started, or expired and swept)`);
+    if (row.state !== "open") throw new SyncStateError(`sync ${id} is ${row.state}, not open`);
+    return row;
+  }
+
+  async upsert(id: string, records: readonly ValidRecord[], now = Date.now()): Promise<UpsertResult> {
+    const row = await this.#open(id);
+    const scope = JSON.parse(row.scope) as SyncScope;
+    const inScope = this.#inScope(scope, records);
+    const ttl = row.expires_at - row.started_at;
+    const seen: D1PreparedStatement[] = [];
+    for (let i = 0; i < inScope.length; i += SEEN_PER_STATEMENT) {
+      const chunk = inScope.slice(i, i + SEEN_PER_STATEMENT);
+      seen.push(
+        this.#db
+          .prepare(`INSERT OR IGNORE INTO sync_seen (sync, id) SELECT ?1, id FROM urls WHERE loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")})`)
+          .bind(id, ...chunk.map((r) => r.loc)),
+      );
+    }
+    // An open sync that keeps receiving batches never expires under its sender.
+    const touch = this.#db
+      .prepare("UPDATE syncs SET received = received + ?2, expires_at = MAX(expires_at, ?3) WHERE id = ?1")
+      .bind(id, inScope.length, now + ttl);
+    const result = await this.#writer.upsert(inScope, now, { source: scope.source, after: [...seen, touch] });
+    await this.#db
+      .prepare("UPDATE syncs SET inserted = inserted + ?2, updated = updated + ?3, unchanged = unchanged + ?4 WHERE id = ?1")
+      .bind(id, result.inserted, result.updated, result.unchanged)
+      .run();
+    return result;
+  }
+
+  /** The records as the scope writes them; throws SyncScopeError naming those outside it. */
+  #inScope(scope: SyncScope, records: readonly ValidRecord[]): ValidRecord[] {
+    const sites = new Set(scope.sites);
+    const outside: number[] = [];
+    const out = records.map((r, i) => {
+      if (!sites.has(r.origin)) outside.push(i);
+      else if (scope.section !== null && r.section !== scope.section) {
+        // A record that names no section belongs to the sync's section; one that names another is outside.
+        if (r.sectionDefaulted === true) return { ...r, section: scope.section, sectionDefaulted: false };
+        outside.push(i);
+      }
+      return r;
+    });
+    if (outside.length > 0) {
+      const where = scope.section === null ? `sites ${scope.sites.join(", ")}` : `section "${scope.section}" of ${scope.sites.join(", ")}`;
+      throw new SyncScopeError(`${outside.length} of the records are outside this sync's scope (${where})`, outside);
+    }
+    return out;
+  }
+
+  async commit(id: string, options: { maxDelete?: number; maxChunks: number }, now = Date.now()): Promise<SyncCommit> {
+    let row = await this.#row(id);
+    if (row === null) throw new SyncNotFoundError(`no sync ${id} (never started, or expired and swept)`);
+    if (row.state === "committed") return { sync: infoOf(row), done: true };
+    if (row.state === "aborted") throw new SyncStateError(`sync ${id} was aborted; start a new one`);
+    const scope = JSON.parse(row.scope) as SyncScope;
+    if (row.state === "open") {
+      await this.#guard(row, scope, options.maxDelete ?? row.max_delete);
+      const cursor: CommitCursor = { site: 0, section: scope.section ?? "", key: -1 };
+      await this.#db
+        .prepare("UPDATE syncs SET state = 'committing', cursor = ?2, max_delete = ?3 WHERE id = ?1 AND state = 'open'")
+        .bind(id, JSON.stringify(cursor), options.maxDelete ?? row.max_delete)
+        .run();
+      row = (await this.#row(id))!;
+    }
+    for (let chunk = 0; chunk < options.maxChunks; chunk++) {
+      const cursor = JSON.parse(row.cursor!) as CommitCursor;
+      if (cursor.site < scope.sites.length) await this.#chunk(row, scope, cursor, now);
+      row = (await this.#row(id))!;
+      if ((JSON.parse(row.cursor!) as CommitCursor).site >= scope.sites.length) {
+        await this.#db.prepare("UPDATE syncs SET state = 'committed', finished_at = ?2 WHERE id = ?1").bind(id, now).run();
+        return { sync: infoOf((await this.#row(id))!), done: true };
+      }
+    }
+    return { sync: infoOf(row), done: false };
+  }
+
+  /** Refuses an empty sync and one deleting more than the guard's share; nothing is written either way. */
+  async #guard(row: SyncRow, scope: SyncScope, maxDelete: number): Promise<void> {
+    if (row.received === 0) throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
+    const live = scopeFilter(scope, 1);
+    const unseen = scopeFilter(scope, 3);
+    const [total, gone] = await this.#db.batch<{ n: number }>([
+      this.#db.prepare(`SELECT COUNT(*) AS n FROM urls AS u WHERE ${live.sql}`).bind(...live.params),
+      this.#db
+        .prepare(
+          `SELECT COUNT(*) AS n FROM urls AS u WHERE ${unseen.sql} AND u.updated_at < ?2
+             AND NOT EXISTS (SELECT 1 FROM sync_seen AS s WHERE s.sync = ?1 AND s.id = u.id)`,
+        )
+        .bind(row.id, row.started_at, ...unseen.params),
+    ]);
+    const inScope = total!.results[0]?.n ?? 0;
+    const wouldDelete = gone!.results[0]?.n ?? 0;
+    if (wouldDelete > maxDelete * inScope) {
+      const share = (x: number) => `${Math.round(x * 1000) / 10}%`;
+      throw new SyncGuardError(
+        `this sync would delete ${wouldDelete.toLocaleString("en-US")} of the ${inScope.toLocaleString("en-US")} records in its scope (${share(wouldDelete / inScope)}); the guard allows ${share(maxDelete)}: nothing was deleted and the sync is still open (commit again with a larger maxDelete to go ahead)`,
+        wouldDelete,
+        inScope,
+        maxDelete,
+      );
+    }
+  }
+
+  /** Tombstones the unseen records of one chunk of the scope and moves the cursor past it, in one transaction. */
+  async #chunk(row: SyncRow, scope: SyncScope, cursor: CommitCursor, now: number): Promise<void> {
+    const origin = scope.sites[cursor.site]!;
+    const section = scope.section === null ? "" : " AND section = ?4";
+    const params = scope.section === null ? [origin, cursor.section, cursor.key] : [origin, cursor.section, cursor.key, scope.section];
+    const { results: keys } = await this.#db
+      .prepare(`SELECT section, id FROM urls WHERE origin = ?1 AND (section, id) > (?2, ?3)${section} ORDER BY section, id LIMIT ${CHUNK_ROWS}`)
+      .bind(...params)
+      .all<{ section: string; id: number }>();
+    const last = keys.at(-1) ?? null;
+    // A short chunk is the site's last: the next one starts at the next site.
+    const next: CommitCursor =
+      keys.length < CHUNK_ROWS
+        ? { site: cursor.site + 1, section: scope.section ?? "", key: -1 }
+        : { site: cursor.site, section: last!.section, key: last!.id };
+    const statements: D1PreparedStatement[] = [];
+    if (last !== null) {
+      const source = scope.source === null ? "" : " AND u.source = ?9";
+      statements.push(
+        this.#db
+          .prepare(
+            `UPDATE urls AS u SET deleted = 1, updated_at = ?1
+             WHERE u.origin = ?2 AND (u.section, u.id) > (?3, ?4) AND (u.section, u.id) <= (?5, ?6)
+               AND u.deleted = 0 AND u.updated_at < ?7${source}
+               AND NOT EXISTS (SELECT 1 FROM sync_seen AS s WHERE s.sync = ?8 AND s.id = u.id)`,
+          )
+          .bind(now, origin, cursor.section, cursor.key, last.section, last.id, row.started_at, row.id, ...(scope.source === null ? [] : [scope.source])),
+      );
+    }
+    // The section scope narrows the range through the (section, id) bounds: both ends lie in it.
+    // changes() is the row count of the UPDATE just before it in this transaction.
+    statements.push(
+      this.#db
+        .prepare(`UPDATE syncs SET cursor = ?2, deleted = deleted + ${last === null ? "0" : "changes()"} WHERE id = ?1`)
+        .bind(row.id, JSON.stringify(next)),
+    );
+    await this.#db.batch(statements);
+  }
+
+  async active(origin: string): Promise<SyncInfo[]> {
+    const { results } = await this.#db
+      .prepare("SELECT * FROM syncs WHERE state IN ('open', 'committing') ORDER BY started_at DESC LIMIT 100")
+      .all<SyncRow>();
+    return results.map(infoOf).filter((info) => info.scope.sites.includes(origin));
+  }
+
+  async abort(id: string, now = Date.now()): Promise<SyncInfo> {
+    const row = await this.#row(id);
+    if (row === null) throw new SyncNotFoundError(`no sync ${id} (never started, or expired and swept)`);
+    if (row.state === "committing" || row.state === "committed") throw new SyncStateError(`sync ${id} is ${row.state}: a commit cannot be aborted`);
+    if (row.state === "open")
+      await this.#db.prepare("UPDATE syncs SET state = 'aborted', finished_at = ?2 WHERE id = ?1 AND state = 'open'").bind(id, now).run();
+    return (await this.get(id))!;
+  }
+
+  async sweep(now: number, keepMs: number): Promise<number> {
+    const expired = await this.#db
+      .prepare("UPDATE syncs SET state = 'aborted', finished_at = ?1 WHERE state = 'open' AND expires_at < ?1")
+      .bind(now)
+      .run();
+    // What a finished sync saw is no longer needed: forgotten in bounded steps, a huge one over several runs.
+    let statements = 0;
+    const finished = await this.#db
+      .prepare("SELECT id FROM syncs WHERE state IN ('committed', 'aborted') AND EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id) LIMIT 10")
+      .all<{ id: string }>();
+    for (const { id } of finished.results) {
+      while (statements < FORGET_STATEMENTS) {
+        statements++;
+        const gone = await this.#db
+          .prepare(`DELETE FROM sync_seen WHERE sync = ?1 AND id IN (SELECT id FROM sync_seen WHERE sync = ?1 LIMIT ${FORGET_ROWS})`)
+          .bind(id)
+          .run();
+        if ((gone.meta.changes ?? 0) < FORGET_ROWS) break;
+      }
+    }
+    const forgotten = await this.#db
+      .prepare(
+        "DELETE FROM syncs WHERE state IN ('committed', 'aborted') AND COALESCE(finished_at, 0) < ?1 AND NOT EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id)",
+      )
+      .bind(now - keepMs)
+      .run();
+    return (expired.meta.changes ?? 0) + (forgotten.meta.changes ?? 0);
+  }
+}

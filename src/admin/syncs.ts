@@ -1,0 +1,129 @@
+/**
+ * `/sitemap-admin/syncs`: full sync as a resource (docs/sync.md). Start one for a scope, send the
+ * whole input under it in batches, commit (the scope's records the sync did not see become
+ * tombstones), or abort. Nothing is deleted before the commit.
+ */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { normalizeOrigin } from "../core/url.ts";
+import type { ValidRecord } from "../core/validate.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../store/errors.ts";
+import type { RecordSync, SyncInfo } from "../store/port.ts";
+import { AdminError, validationFailed } from "./errors.ts";
+import { jsonResponse } from "./json.ts";
+import type { deleteSync, getSync, postSync, postSyncCommit, putSyncUrls } from "./routes.ts";
+import { DEFAULT_MAX_DELETE, type SyncBody } from "./schemas.ts";
+import { readValidBatch, written } from "./urls.ts";
+
+/** Commit chunks (≤ 1,000 records examined each) per request; a larger commit answers 202 and is called again. */
+const COMMIT_CHUNKS_PER_REQUEST = 40;
+
+type Ctx = Context<AppEnv>;
+
+function syncOf(c: Ctx): RecordSync {
+  const sync = c.var.services.store.sync;
+  if (sync === null) throw new AdminError(501, { error: "not_supported", message: "full sync needs the D1 record source (URL_SOURCE=d1)" });
+  return sync;
+}
+
+export function syncBody(info: SyncInfo): SyncBody {
+  return {
+    id: info.id,
+    state: info.state,
+    sites: [...info.scope.sites],
+    section: info.scope.section,
+    source: info.scope.source,
+    maxDelete: info.maxDelete,
+    startedAt: new Date(info.startedAt).toISOString(),
+    expiresAt: new Date(info.expiresAt).toISOString(),
+    received: info.received,
+    inserted: info.inserted,
+    updated: info.updated,
+    unchanged: info.unchanged,
+    deleted: info.deleted,
+  };
+}
+
+/** Sync errors as answers (`records`: the batch, for out-of-scope issues); anything else propagates. */
+async function answered<T>(work: Promise<T>, records: readonly ValidRecord[] = []): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof SyncScopeError) {
+      const message = err.message;
+      const issues = err.indexes.map((index) => ({ index, loc: records[index]?.loc ?? "", field: "loc", rule: "scope" as const, message }));
+      throw validationFailed(issues, "nothing was written");
+    }
+    if (err instanceof SyncNotFoundError) throw new AdminError(404, { error: "not_found", message: err.message });
+    if (err instanceof SyncStateError) throw new AdminError(409, { error: "sync_not_open", message: err.message });
+    if (err instanceof SyncEmptyError) throw new AdminError(422, { error: "empty_sync", message: err.message });
+    if (err instanceof SyncGuardError) {
+      throw new AdminError(409, {
+        error: "delete_guard",
+        message: err.message,
+        wouldDelete: err.wouldDelete,
+        inScope: err.inScope,
+        maxDelete: err.maxDelete,
+      });
+    }
+    throw err;
+  }
+}
+
+export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
+  const sync = syncOf(c);
+  const body = c.req.valid("json");
+  const { config } = c.var.services;
+  const sites: string[] = [];
+  for (const raw of body.sites) {
+    const origin = normalizeOrigin(raw);
+    if (origin === null || !config.sites.has(origin)) {
+      throw new AdminError(422, { error: "validation_failed", message: `${raw.slice(0, 200)} is not a configured site (SITES)` });
+    }
+    if (!sites.includes(origin)) sites.push(origin);
+  }
+  const info = await sync.start(
+    { sites, section: body.section ?? null, source: null },
+    { maxDelete: body.maxDelete ?? DEFAULT_MAX_DELETE, ttlMs: config.syncTtlMs },
+  );
+  return jsonResponse(syncBody(info), 201);
+};
+
+export const readSync: RouteHandler<typeof getSync, AppEnv> = async (c) => {
+  const info = await syncOf(c).get(c.req.valid("param").id);
+  if (info === null) throw new AdminError(404, { error: "not_found", message: "no such sync (never started, or expired and swept)" });
+  return jsonResponse(syncBody(info), 200);
+};
+
+export const upsertSyncUrls: RouteHandler<typeof putSyncUrls, AppEnv> = async (c) => {
+  const sync = syncOf(c);
+  const { id } = c.req.valid("param");
+  // Before reading the body: a batch for a sync that cannot take it costs no parsing.
+  const info = await sync.get(id);
+  if (info === null) throw new AdminError(404, { error: "not_found", message: `no sync ${id} (never started, or expired and swept)` });
+  if (info.state !== "open") throw new AdminError(409, { error: "sync_not_open", message: `sync ${id} is ${info.state}, not open` });
+  const records = await readValidBatch(c, "nothing was written");
+  const s = await written(answered(sync.upsert(id, records), records));
+  return jsonResponse({ received: records.length, inserted: s.inserted, updated: s.updated, unchanged: s.unchanged }, 200);
+};
+
+export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c) => {
+  const sync = syncOf(c);
+  const { id } = c.req.valid("param");
+  // The body is optional: without a JSON Content-Type it is not read, and the sync's own guard applies.
+  const { maxDelete } = c.req.valid("json") ?? {};
+  const result = await answered(sync.commit(id, { ...(maxDelete === undefined ? {} : { maxDelete }), maxChunks: COMMIT_CHUNKS_PER_REQUEST }));
+  return jsonResponse({ ...syncBody(result.sync), done: result.done }, result.done ? 200 : 202);
+};
+
+export const abortSync: RouteHandler<typeof deleteSync, AppEnv> = async (c) => {
+  const info = await answered(syncOf(c).abort(c.req.valid("param").id));
+  return jsonResponse(syncBody(info), 200);
+};
+
+/** Open or committing syncs whose scope includes `origin` (the status endpoint). */
+export async function syncStatus(sync: RecordSync | null, origin: string): Promise<SyncBody[]> {
+  if (sync === null) return [];
+  return (await sync.active(origin)).map(syncBody);
+}

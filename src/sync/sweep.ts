@@ -1,0 +1,20 @@
+/** The cron's sync housekeeping: abandoned syncs expire (nothing deleted), finished ones are forgotten. */
+import { databaseServices } from "../services.ts";
+
+/** Finished syncs stay visible (GET /sitemap-admin/syncs/{id}) this long. */
+const KEEP_FINISHED_MS = 7 * 24 * 3600_000;
+
+/** Sweeps the syncs of every D1 database. Never throws. */
+export async function sweepSyncs(env: Env, now = Date.now()): Promise<number> {
+  let swept = 0;
+  try {
+    for (const s of databaseServices(env)) {
+      if (s.store.sync === null) continue;
+      swept += await s.store.sync.sweep(now, KEEP_FINISHED_MS);
+    }
+    if (swept > 0) console.log(JSON.stringify({ event: "sitemap.sync.swept", syncs: swept }));
+  } catch (err) {
+    console.error("sync sweep failed:", err instanceof Error ? err.message : err);
+  }
+  return swept;
+}
