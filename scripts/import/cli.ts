@@ -29,7 +29,9 @@ Input:
                        name, else sniffed from the content)
   --site <origin>      accept only locs on this origin locally (repeatable); by default the
                        Worker's SITES decide, checked before anything is sent
-  --section <name>     section for records that have none (default: the Worker's DEFAULT_SECTION)
+  --section <name>     section for records that have none (default: the Worker's SECTION_RULES,
+                       else the record's current section, else DEFAULT_SECTION); with --sync, the
+                       scope: only this section is made equal to the input
   --origin <origin>    rewrite every loc to this origin; same-origin hreflang links are rewritten
                        too. Locally (no --remote, no --site) a loc on a site the Worker does not
                        serve switches to the Worker's own origin by itself: a local preview
@@ -41,6 +43,12 @@ Input:
 
 Behaviour:
   --dry-run            validate only; send nothing (no token needed)
+  --sync               make the scope equal to the input: the input's sites (or --section of
+                       them); records of the scope the input lacks are deleted (tombstones), only
+                       after the whole input was sent. A killed import deletes nothing; an empty
+                       input is refused
+  --max-delete <share> the most a sync may delete, as a share of the scope (default 50%; e.g.
+                       80% or 0.8); a sync over it is refused with the count, nothing deleted
   --regenerate / --no-regenerate
                        POST /sitemap-admin/regenerate after an import that changed something, so
                        the sitemaps show it at once (default: on locally, off with --remote)
@@ -96,6 +104,15 @@ function positiveInt(name: string, raw: string | undefined, fallback: number, ma
   return Number(raw);
 }
 
+/** --max-delete: "80%" or "0.8" → 0.8; 50% when absent. */
+function share(raw: string | undefined): number {
+  if (raw === undefined) return 0.5;
+  const m = /^(\d+(?:\.\d+)?)(%?)$/.exec(raw.trim());
+  const value = m ? Number(m[1]) / (m[2] === "%" ? 100 : 1) : Number.NaN;
+  if (!(value >= 0 && value <= 1)) throw new UsageError(`--max-delete must be a share like 80% or 0.8 (0–100%), got "${raw}"`);
+  return value;
+}
+
 /** The command line as node:util reads it; a usage error for unknown or malformed flags. */
 function readArgs(argv: string[]) {
   try {
@@ -119,6 +136,8 @@ function readArgs(argv: string[]) {
         regenerate: { type: "boolean" },
         "no-regenerate": { type: "boolean" },
         "dry-run": { type: "boolean" },
+        sync: { type: "boolean" },
+        "max-delete": { type: "string" },
         "skip-invalid": { type: "boolean" },
         "batch-size": { type: "string" },
         retries: { type: "string" },
@@ -206,6 +225,8 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
     strict: v.strict === true,
     noDedupe: v["no-dedupe"] === true,
     autoRehost: !remote && v.origin === undefined && v.site === undefined,
+    sync: v.sync === true,
+    maxDelete: share(v["max-delete"]),
     regenerate: v["no-regenerate"] === true ? false : v.regenerate === true || !remote,
     progressMs: positiveInt("progress-interval", v["progress-interval"], 1000, 3_600_000),
     quiet: v.quiet === true,

@@ -20,6 +20,13 @@ export interface ImportOptions {
    * every loc under the Worker's own origin instead of stopping.
    */
   autoRehost: boolean;
+  /**
+   * --sync: make the scope (the input's sites, or `section` of them) equal to the input; records
+   * of the scope the input lacks are deleted after the whole input was sent.
+   */
+  sync: boolean;
+  /** --max-delete: the largest share (0–1) of the scope a sync may delete. */
+  maxDelete: number;
   /** After a successful import that changed something, POST /sitemap-admin/regenerate. */
   regenerate: boolean;
   batchSize: number;

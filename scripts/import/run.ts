@@ -17,6 +17,7 @@ import { Sender } from "./send.ts";
 import { SiteCheck, rawOrigins } from "./sites.ts";
 import { Stop } from "./stop.ts";
 import { type ImportSummary, newSummary } from "./summary.ts";
+import { SyncSession } from "./sync.ts";
 import { BatchValidator } from "./validate.ts";
 import { InputWalker } from "./walk.ts";
 
@@ -83,9 +84,47 @@ export async function runImport(options: ImportOptions, stderr: ProgressStream):
   }
 
   let exitCode: 0 | 1 | 3 = 0;
+  let sync: SyncSession | null = null;
   try {
     if (options.dryRun) {
       await pass("validating", false);
+    } else if (options.sync) {
+      // A sync always validates the whole input first: it learns the scope (the input's sites),
+      // and an input with nothing valid in it is refused before anything is started.
+      await pass("validating", false);
+      if (summary.invalid > 0 && !options.skipInvalid) {
+        progress.message(
+          `${summary.invalid} invalid ${summary.invalid === 1 ? "line" : "lines"}: nothing was sent, nothing deleted (fix them, or pass --skip-invalid: the records of invalid lines then count as absent and are deleted)`,
+        );
+      } else if (validator.origins.size === 0) {
+        throw new Stop(1, "the input has no valid record: an empty input never empties a scope, so nothing was sent or deleted");
+      } else {
+        if (summary.invalid > 0) progress.message(`${summary.invalid} invalid lines skipped: records they name count as absent from the input`);
+        await sites.ensure(validator.origins);
+        const scope = summary.rehostedTo !== null ? [summary.rehostedTo] : [...validator.origins].sort();
+        sync = await SyncSession.start(client, {
+          sites: scope,
+          ...(options.section === undefined ? {} : { section: options.section }),
+          maxDelete: options.maxDelete,
+        });
+        summary.syncId = sync.id;
+        sender.path = sync.path;
+        const stopOnSignal = () => void sync?.abort().finally(() => process.exit(130));
+        process.once("SIGINT", stopOnSignal);
+        process.once("SIGTERM", stopOnSignal);
+        try {
+          walker.restart();
+          await pass("importing", true);
+          progress.phase("deleting");
+          summary.deleted = await sync.commit(progress);
+          progress.done();
+          sync = null;
+          if (summary.deleted > 0) for (const origin of scope) sender.changedOrigins.add(origin);
+        } finally {
+          process.off("SIGINT", stopOnSignal);
+          process.off("SIGTERM", stopOnSignal);
+        }
+      }
     } else if (options.skipInvalid) {
       await pass("importing", true);
     } else {
@@ -103,6 +142,8 @@ export async function runImport(options: ImportOptions, stderr: ProgressStream):
     if (summary.invalid > 0) exitCode = 1;
     if (options.regenerate && sender.changedOrigins.size > 0) summary.regenerated = await regenerate(client, options.url, sender.changedOrigins, progress);
   } catch (err) {
+    // A sync that did not commit deletes nothing; ending it now saves the server the wait for its expiry.
+    if (sync !== null) await sync.abort();
     const code = exitCodeOf(err);
     if (code === undefined) throw err;
     progress.message(`error: ${(err as Error).message}`);

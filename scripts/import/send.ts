@@ -18,6 +18,8 @@ export class Sender {
   readonly #problems: Problems;
   /** Origins of batches that changed something (what a regeneration should cover). */
   readonly changedOrigins = new Set<string>();
+  /** Where batches go: the records endpoint, or a sync's (--sync). */
+  path = "sitemap-admin/urls";
 
   constructor(client: AdminClient, options: ImportOptions, summary: ImportSummary, problems: Problems) {
     this.#client = client;
@@ -43,7 +45,7 @@ export class Sender {
     if (entries.length === 0) return;
     const summary = this.#summary;
     const body = `${entries.map((e) => JSON.stringify(this.#payload(e))).join("\n")}\n`;
-    const answer = await this.#client.request("PUT", "sitemap-admin/urls", body);
+    const answer = await this.#client.request("PUT", this.path, body);
     summary.retries = this.#client.retried;
     const json = answer.json as Record<string, unknown> | null;
     if (answer.status === 200 && json) {
@@ -83,9 +85,6 @@ export class Sender {
       return;
     }
     if (answer.status === 401 || answer.status === 403) throw new Stop(3, `the token was rejected (${answer.status})`);
-    throw new Stop(
-      3,
-      `PUT ${this.#client.endpoint("sitemap-admin/urls")} answered ${answer.status}: ${String(json?.["message"] ?? answer.text.slice(0, 200))}`,
-    );
+    throw new Stop(3, `PUT ${this.#client.endpoint(this.path)} answered ${answer.status}: ${String(json?.["message"] ?? answer.text.slice(0, 200))}`);
   }
 }

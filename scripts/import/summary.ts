@@ -3,7 +3,7 @@ import type { ImportOptions } from "./options.ts";
 
 export interface ImportSummary {
   input: string;
-  mode: "dry-run" | "import" | "import (skip invalid)";
+  mode: "dry-run" | "import" | "import (skip invalid)" | "sync" | "sync (skip invalid)";
   /** Valid records read (per pass). */
   records: number;
   /** Lines or records rejected locally or by the server. */
@@ -12,6 +12,10 @@ export interface ImportSummary {
   inserted: number;
   updated: number;
   unchanged: number;
+  /** Records of the scope a sync deleted (null: not a sync). */
+  deleted: number | null;
+  /** The server's id of the sync (null: not a sync, or never started). */
+  syncId: string | null;
   batches: number;
   retries: number;
   /**
@@ -31,13 +35,15 @@ export interface ImportSummary {
 export function newSummary(options: ImportOptions): ImportSummary {
   return {
     input: options.input,
-    mode: options.dryRun ? "dry-run" : options.skipInvalid ? "import (skip invalid)" : "import",
+    mode: options.dryRun ? "dry-run" : (`${options.sync ? "sync" : "import"}${options.skipInvalid ? " (skip invalid)" : ""}` as ImportSummary["mode"]),
     records: 0,
     invalid: 0,
     sent: 0,
     inserted: 0,
     updated: 0,
     unchanged: 0,
+    deleted: null,
+    syncId: null,
     batches: 0,
     retries: 0,
     dropped: {},
@@ -55,7 +61,7 @@ export function summaryLine(s: ImportSummary): string {
     return `dry run of ${s.input}: ${n(s.records)} valid records, ${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`;
   }
   return (
-    `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged; ` +
+    `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged${s.deleted === null ? "" : `, ${n(s.deleted)} deleted`}; ` +
     `${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`
   );
 }
