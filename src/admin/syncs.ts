@@ -27,7 +27,7 @@ function syncOf(c: Ctx): RecordSync {
   return sync;
 }
 
-export function syncBody(info: SyncInfo): SyncBody {
+function syncBody(info: SyncInfo): SyncBody {
   return {
     id: info.id,
     state: info.state,
