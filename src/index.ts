@@ -1,5 +1,6 @@
 /** Worker entry: the Hono app for requests, the cron trigger, and the KV writer object. */
 import { app } from "./http/app.ts";
+import { mirrorAll } from "./mirror/scheduled.ts";
 import { notifyAfterRegeneration } from "./notify/notifier.ts";
 import { regenerateAll } from "./regen/scheduled.ts";
 import { sweepSyncs } from "./sync/sweep.ts";
@@ -12,6 +13,8 @@ export default {
   async scheduled(_controller, env, ctx) {
     // Abandoned syncs expire without deleting anything (docs/sync.md). Never throws.
     await sweepSyncs(env);
+    // Fetch and sync mirrored sitemaps first, so this run publishes what they changed (docs/mirror.md). Never throws.
+    await mirrorAll(env);
     // Pre-render what changed and publish it (docs/regeneration.md). Never throws.
     await regenerateAll(env, ctx, "cron");
     // After the regeneration: tell search engines what changed (docs/notify.md). Never throws.

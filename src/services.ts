@@ -1,5 +1,6 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
 import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
+import { D1MirrorStateStore } from "./adapters/d1/mirror-state.ts";
 import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
 import { d1RecordStore } from "./adapters/d1/record-store.ts";
 import { D1RegenStore } from "./adapters/d1/regen-store.ts";
@@ -11,6 +12,7 @@ import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { InvalidatingManifestStore } from "./cache/manifest-cache.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
+import type { MirrorStateStore } from "./mirror/store.ts";
 import type { NotifyStateStore } from "./notify/store.ts";
 import type { RegenStore } from "./regen/store.ts";
 import type { SnapshotStore } from "./snapshots/store.ts";
@@ -27,6 +29,8 @@ export interface Services {
   regen: RegenStore | null;
   /** Notification state (D1); null without a DB binding (nothing is sent). */
   notify: NotifyStateStore | null;
+  /** Mirror state (D1); null without a DB binding (no mirrors run). */
+  mirrors: MirrorStateStore | null;
 }
 
 /** A binding the configuration needs, or a ConfigError naming it. */
@@ -119,5 +123,6 @@ function wire(env: Env, config: Config): Services {
     snapshots: snapshotKv ? new KvSnapshotStore(snapshotKv) : null,
     regen: db ? new D1RegenStore(db) : null,
     notify: db ? new D1NotifyStateStore(db) : null,
+    mirrors: db ? new D1MirrorStateStore(db) : null,
   };
 }

@@ -5,13 +5,14 @@
  * file that cannot be read on (broken XML structure, a CSV header with unknown columns) throws
  * InputError.
  */
+
+import { SitemapXmlReader } from "../../src/ingest/sitemap-xml.ts";
+import { XmlError } from "../../src/ingest/xml.ts";
+import type { DroppedHandler } from "../../src/ingest/xml-node.ts";
 import { readCsv } from "./csv.ts";
 import { lines, texts } from "./decode.ts";
 import { InputError, type Opened } from "./input.ts";
 import type { Item } from "./item.ts";
-import { SitemapXmlReader } from "./sitemap-xml.ts";
-import { XmlError } from "./xml.ts";
-import type { DroppedHandler } from "./xml-node.ts";
 
 export const FORMATS = ["csv", "ndjson", "text", "xml"] as const;
 export type Format = (typeof FORMATS)[number];

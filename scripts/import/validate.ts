@@ -15,11 +15,11 @@ import { RecordValidationError, type ValidationIssue } from "../../src/core/erro
 import { DEFAULT_SECTION } from "../../src/core/limits.ts";
 import { normalizeLoc } from "../../src/core/url.ts";
 import { type ValidRecord, type ValidationContext, validateBatch } from "../../src/core/validate.ts";
+import { dropParts, isPart } from "../../src/ingest/tolerate.ts";
 import type { ImportOptions } from "./options.ts";
 import { type Problems, issueText } from "./problems.ts";
 import { rehost } from "./rehost.ts";
 import type { ImportSummary } from "./summary.ts";
-import { dropParts, isPart } from "./tolerate.ts";
 import type { Entry } from "./walk.ts";
 
 /** An entry that passed: its input (rehosted and trimmed if so) and the record the core made of it. */

@@ -189,5 +189,8 @@ export const StatusSchema = z
     runs: z.array(z.looseObject({ id: z.number(), ok: z.boolean() })).describe("the last runs, newest first, each with its summary"),
     notifications: z.unknown().describe("per notification target: last attempt, last success, HTTP status, pending"),
     syncs: z.array(SyncSchema).describe("open or committing syncs whose scope includes this site"),
+    mirrors: z
+      .array(z.looseObject({ url: z.string(), state: z.string(), lastError: z.string().nullable() }))
+      .describe("each MIRROR_SITEMAPS URL: state, position of the pass under way, last check, last sync, last error, counts"),
   })
   .openapi("Status");

@@ -5,6 +5,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env.ts";
 import { listedShards } from "../manifest/manifest.ts";
+import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
 import { jsonResponse } from "./json.ts";
 import type { getStatus } from "./routes.ts";
@@ -72,6 +73,8 @@ export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
       notifications: await notificationStatus(s, origin),
       // Syncs under way for this site (docs/sync.md).
       syncs: await syncStatus(s.store.sync, origin),
+      // Mirrored sitemaps (docs/mirror.md): where each pass is, when it last worked, why it fails.
+      mirrors: await mirrorStatus(s.mirrors, s.config.mirror.urls),
     },
     200,
     true,

@@ -63,6 +63,13 @@ export function parseConfig(env: RawEnv): Config {
     adminMaxRecords: read(v.ADMIN_MAX_RECORDS),
     adminMaxBytes: read(v.ADMIN_MAX_BYTES),
     syncTtlMs: read(v.SYNC_TTL_SECONDS) * 1000,
+    mirror: {
+      urls: read(v.MIRROR_SITEMAPS),
+      maxRecordsPerRun: read(v.MIRROR_MAX_RECORDS_PER_RUN),
+      maxBytes: read(v.MIRROR_MAX_BYTES),
+      timeoutMs: read(v.MIRROR_TIMEOUT_MS),
+      maxDelete: read(v.MIRROR_MAX_DELETE) / 100,
+    },
     notify: notifyConfig(env),
     urlSource: read(v.URL_SOURCE),
     siteDatabases,

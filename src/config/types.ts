@@ -38,6 +38,8 @@ export interface Config {
   adminMaxBytes: number;
   /** SYNC_TTL_SECONDS in ms: an open sync idle this long is abandoned. */
   syncTtlMs: number;
+  /** Mirrors (MIRROR_*): what the cron fetches and syncs, and its bounds. */
+  mirror: { urls: readonly string[]; maxRecordsPerRun: number; maxBytes: number; timeoutMs: number; maxDelete: number };
   /** IndexNow, ping endpoints, Search Console, robots.txt (types in src/notify/config.ts). */
   notify: NotifyConfig;
   /** Where URL records are read from (URL_SOURCE): D1 table `urls`, or the KV namespace URLS (docs/kv.md). */

@@ -227,6 +227,54 @@ export const SYNC_TTL_SECONDS = wholeNumber({
   doc: "an open sync that receives no batch for this long is abandoned (nothing deleted) and swept by the cron",
 });
 
+// Mirrors (docs/mirror.md)
+
+const MIRROR_RULE = "must list http(s) URLs of sitemaps or sitemap indexes";
+export const MIRROR_SITEMAPS = variable({
+  name: "MIRROR_SITEMAPS",
+  presence: "default",
+  schema: z.string().transform((text, ctx) => {
+    const urls = listVar(text);
+    const bad = urls.findIndex((url) => !isHttpUrl(url));
+    if (bad >= 0) {
+      ctx.addIssue({ code: "custom", message: `${MIRROR_RULE} (entry ${bad + 1} is not one)` });
+      return z.NEVER;
+    }
+    return [...new Set(urls.map((url) => new URL(url).href))] as readonly string[];
+  }),
+  default: "",
+  rule: MIRROR_RULE,
+  doc: "sitemaps or sitemap indexes (`.xml`, `.xml.gz`) the cron fetches and syncs, comma or space separated: each is a scope of its own",
+});
+export const MIRROR_MAX_RECORDS_PER_RUN = wholeNumber({
+  name: "MIRROR_MAX_RECORDS_PER_RUN",
+  default: 50_000,
+  min: 100,
+  max: 1_000_000,
+  doc: "records a cron run reads from mirrors (all together); a larger mirror converges over runs",
+});
+export const MIRROR_MAX_BYTES = wholeNumber({
+  name: "MIRROR_MAX_BYTES",
+  default: 64 * 1024 * 1024,
+  min: 1024,
+  max: 256 * 1024 * 1024,
+  doc: "decompressed bytes of one fetched sitemap (sitemaps.org allows 52,428,800); a larger one fails the mirror",
+});
+export const MIRROR_TIMEOUT_MS = wholeNumber({
+  name: "MIRROR_TIMEOUT_MS",
+  default: 30_000,
+  min: 100,
+  max: 600_000,
+  doc: "time to fetch and read one sitemap of a mirror",
+});
+export const MIRROR_MAX_DELETE = wholeNumber({
+  name: "MIRROR_MAX_DELETE",
+  default: 50,
+  min: 0,
+  max: 100,
+  doc: "the most a mirror pass may delete, in percent of what the mirror brought in; more fails the mirror, nothing deleted",
+});
+
 // Search-engine notification and robots.txt (docs/notify.md)
 
 export const INDEXNOW_ENDPOINT = variable({
@@ -441,6 +489,11 @@ export const VARIABLES: readonly Variable[] = [
   ADMIN_MAX_RECORDS,
   ADMIN_MAX_BYTES,
   SYNC_TTL_SECONDS,
+  MIRROR_SITEMAPS,
+  MIRROR_MAX_RECORDS_PER_RUN,
+  MIRROR_MAX_BYTES,
+  MIRROR_TIMEOUT_MS,
+  MIRROR_MAX_DELETE,
   INDEXNOW_ENDPOINT,
   INDEXNOW_BATCHES_PER_RUN,
   PING_URLS,

@@ -12,9 +12,9 @@ import { describe, expect, it } from "vitest";
 import { parseCli } from "../../scripts/import/cli.ts";
 import { readCsv } from "../../scripts/import/csv.ts";
 import type { Item } from "../../scripts/import/item.ts";
-import { type SitemapItem, SitemapXmlReader } from "../../scripts/import/sitemap-xml.ts";
-import { XmlError, type XmlEvent, XmlEvents } from "../../scripts/import/xml.ts";
-import { referenceProblem } from "../../scripts/import/xml-references.ts";
+import { type SitemapItem, SitemapXmlReader } from "../../src/ingest/sitemap-xml.ts";
+import { XmlError, type XmlEvent, XmlEvents } from "../../src/ingest/xml.ts";
+import { referenceProblem } from "../../src/ingest/xml-references.ts";
 import { FIXTURES, runCli, summaryOf, tempInputs } from "./import-helpers.ts";
 
 const inputs = tempInputs("import-formats-");

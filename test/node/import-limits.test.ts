@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SitemapXmlReader } from "../../scripts/import/sitemap-xml.ts";
+import { SitemapXmlReader } from "../../src/ingest/sitemap-xml.ts";
 import { runCli, summaryOf, tempInputs } from "./import-helpers.ts";
 
 const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"';

@@ -8,7 +8,7 @@
  * Dropping by the issues' field paths (rather than pre-filtering the raw input here) keeps one
  * set of rules: whatever src/core/validate.ts rejects is what is dropped, nothing is guessed.
  */
-import type { ValidationIssue } from "../../src/core/errors.ts";
+import type { ValidationIssue } from "../core/errors.ts";
 
 /** The element each extension part comes from in a sitemap, for the report. */
 const PARTS: Readonly<Record<string, string>> = {

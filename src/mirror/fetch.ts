@@ -1,0 +1,121 @@
+/**
+ * Fetching one remote sitemap for a mirror: a conditional GET when validators are known, redirects
+ * followed only within the same host, everything within one time limit, and the body read as
+ * text with gzip undone (by its magic bytes, whatever the name or headers say) and capped in
+ * decompressed bytes — never held whole.
+ */
+import { MirrorFailure, shownUrl } from "./failure.ts";
+
+export interface Validators {
+  etag: string | null;
+  lastModified: string | null;
+}
+
+export interface FetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+export type Fetched = { status: 304 } | { status: 200; validators: Validators; text: AsyncIterable<string>; cancel(): Promise<void> };
+
+const MAX_REDIRECTS = 5;
+
+export async function fetchSitemap(url: string, conditional: Validators | null, limits: FetchLimits): Promise<Fetched> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  const headers: Record<string, string> = { Accept: "application/xml, text/xml, application/gzip, */*;q=0.5", "User-Agent": "edge-sitemaps-mirror" };
+  if (conditional?.etag) headers["If-None-Match"] = conditional.etag;
+  if (conditional?.lastModified) headers["If-Modified-Since"] = conditional.lastModified;
+  let target = url;
+  for (let hop = 0; ; hop++) {
+    let response: Response;
+    try {
+      response = await fetch(target, { headers, redirect: "manual", signal });
+    } catch (err) {
+      throw new MirrorFailure(`${shownUrl(target)}: ${timedOut(err, limits) ?? "the request failed (network error)"}`);
+    }
+    if (response.status >= 300 && response.status < 400 && response.status !== 304) {
+      await response.body?.cancel();
+      const location = response.headers.get("location");
+      const next = location === null ? null : new URL(location, target);
+      if (next === null || next.host !== new URL(url).host || hop >= MAX_REDIRECTS) {
+        throw new MirrorFailure(
+          `${shownUrl(target)} answered ${response.status}: redirects are followed only within the same host, at most ${MAX_REDIRECTS}`,
+        );
+      }
+      target = next.href;
+      continue;
+    }
+    if (response.status === 304 && conditional !== null) {
+      await response.body?.cancel();
+      return { status: 304 };
+    }
+    if (response.status !== 200 || response.body === null) {
+      await response.body?.cancel();
+      throw new MirrorFailure(`${shownUrl(target)} answered ${response.status}`);
+    }
+    const body = response.body;
+    return {
+      status: 200,
+      validators: { etag: response.headers.get("etag"), lastModified: response.headers.get("last-modified") },
+      text: decodeText(body, target, limits),
+      cancel: () => body.cancel().catch(() => undefined),
+    };
+  }
+}
+
+function timedOut(err: unknown, limits: FetchLimits): string | null {
+  const name = (err as { name?: string } | null)?.name;
+  return name === "TimeoutError" || name === "AbortError" ? `no complete answer within ${limits.timeoutMs} ms` : null;
+}
+
+/** The body as text: gunzipped when it starts with gzip's magic bytes, at most `maxBytes` decompressed, UTF-8. */
+async function* decodeText(body: ReadableStream<Uint8Array>, url: string, limits: FetchLimits): AsyncGenerator<string> {
+  const raw = body.getReader();
+  let first: Uint8Array | undefined;
+  try {
+    const head = await raw.read();
+    first = head.value;
+  } catch (err) {
+    throw new MirrorFailure(`${shownUrl(url)}: ${timedOut(err, limits) ?? "the answer broke off"}`);
+  }
+  const replay = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first !== undefined) controller.enqueue(first);
+    },
+    async pull(controller) {
+      const { done, value } = await raw.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => raw.cancel(reason),
+  });
+  const gzipped = first !== undefined && first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b;
+  const bytes = gzipped ? replay.pipeThrough(new DecompressionStream("gzip")) : replay;
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  const reader = bytes.getReader();
+  let total = 0;
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        throw new MirrorFailure(
+          `${shownUrl(url)}: ${timedOut(err, limits) ?? (gzipped ? "the gzip data is corrupt or cut short" : "the answer broke off")}`,
+        );
+      }
+      if (chunk.done) break;
+      total += chunk.value.byteLength;
+      if (total > limits.maxBytes)
+        throw new MirrorFailure(`${shownUrl(url)} is larger than ${limits.maxBytes} bytes${gzipped ? " decompressed" : ""} (MIRROR_MAX_BYTES)`);
+      try {
+        yield decoder.decode(chunk.value, { stream: true });
+      } catch {
+        throw new MirrorFailure(`${shownUrl(url)} is not UTF-8`);
+      }
+    }
+    yield decoder.decode();
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}

@@ -1,0 +1,36 @@
+/** Mirrors as /sitemap-admin/status shows them: where each pass is, when it last worked, why it failed. */
+import { shownUrl } from "./failure.ts";
+import type { MirrorCounts, MirrorStateStore } from "./store.ts";
+
+export interface MirrorStatus {
+  url: string;
+  state: "idle" | "in-progress" | "failing" | "never-run";
+  /** The pass under way: the document it is in (0 = the mirrored one, n = the n-th listed sitemap) and records sent of it. */
+  position: { document: number; recordsDone: number } | null;
+  lastCheckedAt: string | null;
+  lastSyncedAt: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  counts: MirrorCounts;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export async function mirrorStatus(store: MirrorStateStore | null, urls: readonly string[]): Promise<MirrorStatus[]> {
+  if (store === null) return [];
+  const out: MirrorStatus[] = [];
+  for (const url of urls) {
+    const s = await store.load(url);
+    out.push({
+      url: shownUrl(url),
+      state: s === null ? "never-run" : s.error !== null ? "failing" : s.syncId !== null ? "in-progress" : "idle",
+      position: s?.syncId ? { document: s.child + 1, recordsDone: s.recordsDone } : null,
+      lastCheckedAt: iso(s?.checkedAt ?? null),
+      lastSyncedAt: iso(s?.okAt ?? null),
+      lastError: s?.error ?? null,
+      lastErrorAt: iso(s?.errorAt ?? null),
+      counts: s?.counts ?? { records: 0, rejected: 0, dropped: 0, inserted: 0, updated: 0, unchanged: 0, deleted: 0 },
+    });
+  }
+  return out;
+}
