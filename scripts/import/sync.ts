@@ -58,10 +58,9 @@ export class SyncSession {
         continue;
       }
       if (answer.status === 409 && json?.error === "delete_guard") {
-        throw new Stop(
-          1,
-          `${messageOf(answer)}. Nothing was deleted. If that many records really left, run again with --max-delete (e.g. --max-delete 100%)`,
-        );
+        // The server keeps the sync open for a larger maxDelete; this import ends it instead.
+        const refusal = messageOf(answer).split(": nothing was deleted")[0];
+        throw new Stop(1, `${refusal}. Nothing was deleted. If that many records really left, run again with --max-delete (e.g. --max-delete 100%)`);
       }
       if (answer.status === 422 && json?.error === "empty_sync") throw new Stop(1, messageOf(answer));
       throw new Stop(3, `POST ${this.#client.endpoint(path)} answered ${answer.status}: ${messageOf(answer)}`);
