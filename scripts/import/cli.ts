@@ -215,7 +215,7 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
     skipInvalid: v["skip-invalid"] === true,
     url: url.href,
     batchSize: positiveInt("batch-size", v["batch-size"], 1000, 50_000),
-    maxBatchBytes: 4 * 1024 * 1024,
+    maxBatchBytes: 768 * 1024, // under the Worker's default ADMIN_MAX_BYTES (1 MiB); a 413 halves a batch anyway
     retries: v.retries === "0" ? 0 : positiveInt("retries", v.retries, 5, 20),
     retryBaseMs: positiveInt("retry-delay", v["retry-delay"], 500, 60_000),
     retryMaxMs: 30_000,

@@ -1,22 +1,22 @@
 /**
  * Bounded reading of admin request bodies: a JSON array or NDJSON (by Content-Type), at most
  * `maxBytes` bytes and `maxRecords` records. The body is read as a stream and abandoned as soon
- * as a limit is passed, so an oversized upload costs at most `maxBytes` of memory.
+ * as a limit is passed. Each record is parsed as soon as its last byte arrives and handed to the
+ * caller, which validates it and lets the raw value go: the body is never held whole, and neither
+ * is its parsed form. A record's structure is bounded before JSON.parse sees it (record-shape.ts),
+ * so no element can make the parser build millions of objects.
  *
  * Every record comes with the 1-based line where it starts, so errors (here, and the validator's
  * 422 issues) can name the line for both formats.
  */
 import { AdminError } from "./errors.ts";
+import { RecordShape } from "./record-shape.ts";
 import type { ApiError, Limits } from "./schemas.ts";
 
 export type BodyFormat = "json" | "ndjson";
 
-export interface ParsedBody {
-  format: BodyFormat;
-  items: unknown[];
-  /** lines[i]: 1-based body line where item i starts. */
-  lines: number[];
-}
+/** Receives each record of a body in order, with the 1-based line where it starts. */
+export type ItemSink = (item: unknown, line: number) => void;
 
 /** A body that cannot be accepted (400, 413 or 415): thrown, and rendered by the app's onError. */
 export class BodyError extends AdminError {
@@ -150,13 +150,23 @@ async function readText(request: Request, limits: Limits, onText: (text: string)
   }
 }
 
+/** Parses one record's text, bounding its structure first unless `shaped`; the 400s name `line` (and `what`). */
+function parseRecord(text: string, line: number, what: string, shaped = false): unknown {
+  const shape = shaped ? null : new RecordShape();
+  if (shape !== null && shape.scan(text, 0) === RecordShape.OVER_LIMIT) throw invalid(`${what} ${shape.overLimit}`, line);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw invalid(`${what === "record" ? "not" : `${what} is not`} valid JSON: ${parseMessage(err)}`, errorLine(err, text, line));
+  }
+}
+
 /**
  * NDJSON: one JSON value per line (LF or CRLF); blank lines are skipped. Parsed line by line while
  * the body streams in, so a bad line or one record too many stops reading at once.
  */
-async function readNdjson(request: Request, limits: Limits): Promise<ParsedBody> {
-  const items: unknown[] = [];
-  const lines: number[] = [];
+async function readNdjson(request: Request, limits: Limits, sink: ItemSink): Promise<void> {
+  let count = 0;
   // The pieces of the line not yet ended. Each chunk is searched for line feeds on its own, so
   // a line of any length is scanned once and joined once: linear time, never a rescan.
   let pending: string[] = [];
@@ -165,15 +175,10 @@ async function readNdjson(request: Request, limits: Limits): Promise<ParsedBody>
     line += 1;
     const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     if (text.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      throw invalid(`not valid JSON: ${parseMessage(err)}`, line);
-    }
-    if (items.length >= limits.maxRecords) throw tooManyRecords(limits);
-    items.push(value);
-    lines.push(line);
+    const value = parseRecord(text, line, "record");
+    if (count >= limits.maxRecords) throw tooManyRecords(limits);
+    count += 1;
+    sink(value, line);
   };
   try {
     await readText(request, limits, (text) => {
@@ -196,41 +201,27 @@ async function readNdjson(request: Request, limits: Limits): Promise<ParsedBody>
     throw err;
   }
   if (pending.length > 0) take(pending.join(""));
-  return { format: "ndjson", items, lines };
 }
 
-/** Counts line breaks in text[from, to): positions only ever move forward. */
+/** Counts line breaks in text[from, to), from `first` (the line text starts on): positions only ever move forward. */
 class LineCounter {
   readonly #text: string;
   #pos = 0;
-  #line = 1;
-  constructor(text: string) {
+  #line: number;
+  constructor(text: string, first = 1) {
     this.#text = text;
+    this.#line = first;
   }
   at(pos: number): number {
     for (let nl = this.#text.indexOf("\n", this.#pos); nl !== -1 && nl < pos; nl = this.#text.indexOf("\n", nl + 1)) {
       this.#line += 1;
     }
-    this.#pos = pos;
+    this.#pos = Math.max(this.#pos, pos);
     return this.#line;
   }
 }
 
-const STRUCTURAL = /[[\]{}",]/g;
 const WHITESPACE = /[ \t\r\n]*/y;
-
-/** End of the JSON string starting at `quote` (index after the closing quote), or -1. */
-function stringEnd(text: string, quote: number): number {
-  let i = quote + 1;
-  for (;;) {
-    const q = text.indexOf('"', i);
-    if (q === -1) return -1;
-    let backslashes = 0;
-    for (let j = q - 1; j > quote && text.charCodeAt(j) === 0x5c; j--) backslashes++;
-    if (backslashes % 2 === 0) return q + 1;
-    i = q + 1;
-  }
-}
 
 function skipWhitespace(text: string, pos: number): number {
   WHITESPACE.lastIndex = pos;
@@ -239,83 +230,116 @@ function skipWhitespace(text: string, pos: number): number {
 }
 
 /**
- * A JSON array, split into its top-level elements so each is parsed on its own: a syntax error
- * names the line of the element it is in, and every record knows its line. Element boundaries are
- * found by jumping between structural characters (strings skipped with indexOf), not per character.
+ * A JSON array, split into its top-level elements as the text streams in, so each is parsed on its
+ * own: a syntax error names the line of the element it is in, and every record knows its line.
+ * Element boundaries are found by RecordShape, which jumps between structural characters (strings
+ * skipped by regular expression), carrying its state from one piece of text to the next.
  */
-function splitJsonArray(text: string, limits: Limits): ParsedBody {
-  const items: unknown[] = [];
-  const lines: number[] = [];
-  const counter = new LineCounter(text);
-  let pos = skipWhitespace(text, 0);
-  if (text.charCodeAt(pos) !== 0x5b) {
-    if (pos >= text.length) throw invalid("body is empty; send a JSON array of records", counter.at(pos));
-    throw invalid("body must be a JSON array of records ([ … ])", counter.at(pos));
+class JsonArraySplitter {
+  readonly #limits: Limits;
+  readonly #sink: ItemSink;
+  /** open: before "["; first: after "["; next: after ","; element: inside one; closed: after "]". */
+  #state: "open" | "first" | "next" | "element" | "closed" = "open";
+  /** The pieces of the current element from earlier pieces of text. */
+  #pieces: string[] = [];
+  #shape = new RecordShape();
+  /** Line of the current element's first character. */
+  #elementLine = 1;
+  /** Line where the string still open at the end of the text so far started. */
+  #stringLine = 1;
+  /** Line at the start of the next piece of text. */
+  #line = 1;
+  #count = 0;
+
+  constructor(limits: Limits, sink: ItemSink) {
+    this.#limits = limits;
+    this.#sink = sink;
   }
-  pos = skipWhitespace(text, pos + 1);
-  if (text.charCodeAt(pos) === 0x5d) {
-    const end = skipWhitespace(text, pos + 1);
-    if (end < text.length) throw invalid("unexpected text after the closing ]", counter.at(end));
-    return { format: "json", items, lines };
+
+  /** The line the next piece of text starts on (for errors found before it is split). */
+  get line(): number {
+    return this.#line;
   }
-  for (;;) {
-    const start = pos;
-    let depth = 0;
-    let end = -1;
-    STRUCTURAL.lastIndex = start;
-    for (let m = STRUCTURAL.exec(text); m !== null; m = STRUCTURAL.exec(text)) {
-      const c = text.charCodeAt(m.index);
-      if (c === 0x22) {
-        const after = stringEnd(text, m.index);
-        if (after === -1) throw invalid("unterminated string", counter.at(m.index));
-        STRUCTURAL.lastIndex = after;
-      } else if (c === 0x7b || c === 0x5b) {
-        depth++;
-      } else if (c === 0x7d || (c === 0x5d && depth > 0)) {
-        depth--;
-        if (depth < 0) throw invalid("unexpected }", counter.at(m.index));
-      } else if (depth === 0) {
-        end = m.index; // "," or the array's closing "]"
-        break;
+
+  push(text: string): void {
+    const lines = new LineCounter(text, this.#line);
+    let pos = 0;
+    let elementStart = 0;
+    while (pos < text.length) {
+      if (this.#state === "element") {
+        const end = this.#shape.scan(text, pos);
+        if (end === RecordShape.OVER_LIMIT) throw invalid(`record ${this.#count} ${this.#shape.overLimit}`, this.#elementLine);
+        if (end === RecordShape.UNBALANCED) throw invalid("unexpected }", lines.at(this.#shape.position));
+        if (end === RecordShape.MORE) {
+          if (this.#shape.stringStart >= 0) this.#stringLine = lines.at(this.#shape.stringStart);
+          this.#pieces.push(text.slice(elementStart));
+          break;
+        }
+        this.#pieces.push(text.slice(elementStart, end));
+        const element = this.#pieces.join("");
+        this.#pieces = [];
+        this.#emit(element, text[end]!, lines.at(end));
+        this.#state = text.charCodeAt(end) === 0x5d ? "closed" : "next";
+        pos = end + 1;
+        continue;
+      }
+      pos = skipWhitespace(text, pos);
+      if (pos >= text.length) break;
+      const c = text.charCodeAt(pos);
+      if (this.#state === "open") {
+        if (c !== 0x5b) throw invalid("body must be a JSON array of records ([ … ])", lines.at(pos));
+        this.#state = "first";
+        pos += 1;
+      } else if (this.#state === "closed") {
+        throw invalid("unexpected text after the closing ]", lines.at(pos));
+      } else if (this.#state === "first" && c === 0x5d) {
+        this.#state = "closed";
+        pos += 1;
+      } else if (c === 0x2c || c === 0x5d) {
+        throw invalid(`missing value before "${text[pos]}"`, lines.at(pos));
+      } else {
+        this.#state = "element";
+        this.#shape = new RecordShape();
+        this.#elementLine = lines.at(pos);
+        elementStart = pos;
       }
     }
-    const line = counter.at(start);
-    if (end === -1) throw invalid("unexpected end of body: the array is not closed", line);
-    const element = text.slice(start, end);
-    if (element.trim() === "") throw invalid(`missing value before "${text[end]}"`, counter.at(end));
-    let value: unknown;
-    try {
-      value = JSON.parse(element);
-    } catch (err) {
-      throw invalid(`record ${items.length} is not valid JSON: ${parseMessage(err)}`, errorLine(err, element, line));
-    }
-    if (items.length >= limits.maxRecords) throw tooManyRecords(limits);
-    items.push(value);
-    lines.push(line);
-    if (text.charCodeAt(end) === 0x5d) {
-      const after = skipWhitespace(text, end + 1);
-      if (after < text.length) throw invalid("unexpected text after the closing ]", counter.at(after));
-      return { format: "json", items, lines };
-    }
-    pos = skipWhitespace(text, end + 1);
+    this.#line = lines.at(text.length);
+  }
+
+  end(): void {
+    if (this.#state === "closed") return;
+    if (this.#state === "open") throw invalid("body is empty; send a JSON array of records", this.#line);
+    if (this.#state === "element" && this.#shape.inString) throw invalid("unterminated string", this.#stringLine);
+    throw invalid("unexpected end of body: the array is not closed", this.#state === "element" ? this.#elementLine : this.#line);
+  }
+
+  #emit(element: string, after: string, afterLine: number): void {
+    if (element.trim() === "") throw invalid(`missing value before "${after}"`, afterLine);
+    const value = parseRecord(element, this.#elementLine, `record ${this.#count}`, true);
+    if (this.#count >= this.#limits.maxRecords) throw tooManyRecords(this.#limits);
+    this.#count += 1;
+    this.#sink(value, this.#elementLine);
   }
 }
 
-/** Reads a batch body: 415 for another Content-Type, 413 past the limits, 400 naming the bad line. */
-export async function readBatch(request: Request, limits: Limits): Promise<ParsedBody> {
+/**
+ * Reads a batch body and hands each record to `sink` as soon as it is complete: 415 for another
+ * Content-Type, 413 past the limits, 400 naming the bad line. Nothing of the body is kept.
+ */
+export async function readBatch(request: Request, limits: Limits, sink: ItemSink): Promise<BodyFormat> {
   const format = bodyFormat(request.headers.get("content-type"));
-  if (format === "ndjson") return readNdjson(request, limits);
-  const parts: string[] = [];
+  if (format === "ndjson") {
+    await readNdjson(request, limits, sink);
+    return format;
+  }
+  const splitter = new JsonArraySplitter(limits, sink);
   try {
-    await readText(request, limits, (text) => {
-      if (text !== "") parts.push(text);
-    });
+    await readText(request, limits, (text) => splitter.push(text));
   } catch (err) {
-    if (err instanceof Utf8Error) {
-      const before = parts.join("");
-      throw invalid(err.message, new LineCounter(before).at(before.length) + err.newlines);
-    }
+    if (err instanceof Utf8Error) throw invalid(err.message, splitter.line + err.newlines);
     throw err;
   }
-  return splitJsonArray(parts.join(""), limits);
+  splitter.end();
+  return format;
 }

@@ -10,11 +10,11 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { RecordValidationError } from "../core/errors.ts";
-import { type ValidRecord, type ValidationContext, validateBatch, validateRecord } from "../core/validate.ts";
+import { BatchValidator, type ValidRecord, type ValidationContext, validateRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { PartialWriteError, StoreBudgetError, StoreBusyError } from "../store/errors.ts";
 import type { FoundRecord } from "../store/port.ts";
-import { type ParsedBody, readBatch } from "./body.ts";
+import { readBatch } from "./body.ts";
 import { AdminError, validationFailed } from "./errors.ts";
 import { jsonResponse } from "./json.ts";
 import type { deleteUrls, getUrl, putUrls } from "./routes.ts";
@@ -32,13 +32,23 @@ export function limits(c: Ctx): Limits {
   return { maxRecords: config.adminMaxRecords, maxBytes: config.adminMaxBytes };
 }
 
-/** Validates every record; throws a 422 AdminError when any is invalid. */
-function validateAll(c: Ctx, inputs: readonly unknown[], body: ParsedBody, outcome: string): ValidRecord[] {
+/**
+ * Reads a request's batch and validates each record as it arrives (the raw record is dropped at
+ * once): the records, or a 4xx AdminError (400 malformed, 413 too big, 415, 422 with the issues
+ * and `outcome`). `prepare` turns each body item into a record input.
+ */
+async function readAndValidate(c: Ctx, outcome: string, prepare: (item: unknown) => unknown = (item) => item): Promise<ValidRecord[]> {
+  // Issues past the listed cap are only counted: a flood of bad records costs no memory.
+  const validator = new BatchValidator(validationContext(c), { maxIssues: MAX_LISTED_ISSUES });
+  const lines: number[] = [];
+  await readBatch(c.req.raw, limits(c), (item, line) => {
+    lines.push(line);
+    validator.add(prepare(item));
+  });
   try {
-    // Issues past the listed cap are only counted: a flood of bad records costs no memory.
-    return validateBatch(inputs, validationContext(c), { maxIssues: MAX_LISTED_ISSUES });
+    return validator.finish();
   } catch (err) {
-    if (err instanceof RecordValidationError) throw validationFailed(err.issues, outcome, body.lines, err.issueCount);
+    if (err instanceof RecordValidationError) throw validationFailed(err.issues, outcome, lines, err.issueCount);
     throw err;
   }
 }
@@ -75,13 +85,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * Reads a request's record batch within the limits and validates all of it: the records, or a
- * 4xx AdminError (400 malformed, 413 too big, 415, 422 with the issues and `outcome`).
- */
-export async function readValidBatch(c: Ctx, outcome: string): Promise<ValidRecord[]> {
-  const body = await readBatch(c.req.raw, limits(c));
-  return validateAll(c, body.items, body, outcome);
+/** Reads and validates a request's record batch (see readAndValidate). */
+export function readValidBatch(c: Ctx, outcome: string): Promise<ValidRecord[]> {
+  return readAndValidate(c, outcome);
 }
 
 export const upsertUrls: RouteHandler<typeof putUrls, AppEnv> = async (c) => {
@@ -91,10 +97,10 @@ export const upsertUrls: RouteHandler<typeof putUrls, AppEnv> = async (c) => {
 };
 
 export const removeUrls: RouteHandler<typeof deleteUrls, AppEnv> = async (c) => {
-  const body = await readBatch(c.req.raw, limits(c));
   // A loc string, or any object whose `loc` is used: the NDJSON sent to PUT can be sent here too.
-  const inputs = body.items.map((item) => (typeof item === "string" ? { loc: item } : isObject(item) ? { loc: item["loc"] } : item));
-  const records = validateAll(c, inputs, body, "nothing was deleted");
+  const records = await readAndValidate(c, "nothing was deleted", (item) =>
+    typeof item === "string" ? { loc: item } : isObject(item) ? { loc: item["loc"] } : item,
+  );
   const s = await written(c.var.services.store.writer.delete(records.map((r) => r.loc)));
   return jsonResponse({ received: records.length, deleted: s.deleted, alreadyDeleted: s.alreadyDeleted, notFound: s.notFound }, 200);
 };

@@ -413,4 +413,27 @@ describe("validateBatch", () => {
     expect(err.issues).toHaveLength(1_001);
     expect(err.issueCount).toBe(5_001);
   });
+
+  it("counts the issues of records past the listed cap exactly as it would list them", () => {
+    // Past the cap, records are only counted (no messages made): the count must not change.
+    const unknown = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, 0]));
+    const inputs = [
+      { loc: 1 },
+      { loc: "https://example.com/a", priority: 7, changefreq: "sometimes", images: [{ loc: "not a url", ...unknown }, 5] },
+      { loc: "https://other.example/b", lastmod: "yesterday" },
+      { loc: "https://example.com/a" },
+      { loc: "https://example.com/c", videos: "x", alternates: [{ href: 1 }], ...unknown },
+    ];
+    const all = batchError(inputs);
+    for (const maxIssues of [0, 1, 2, 40]) {
+      let capped: RecordValidationError | undefined;
+      try {
+        validateBatch(inputs, ctx, { maxIssues });
+      } catch (e) {
+        if (e instanceof RecordValidationError) capped = e;
+      }
+      expect(capped?.issueCount, String(maxIssues)).toBe(all.issueCount);
+      expect(capped?.issues, String(maxIssues)).toEqual(all.issues.slice(0, maxIssues));
+    }
+  });
 });

@@ -11,7 +11,7 @@ import type { RecordExtensions } from "./extensions/types.ts";
 import { MAX_LOC_LENGTH } from "./limits.ts";
 import { type BatchEntry, alternateSetIssues } from "./record/alternate-sets.ts";
 import { echo, isPlainObject } from "./record/echo.ts";
-import { toValidationIssues } from "./record/issues.ts";
+import { countValidationIssues, toValidationIssues } from "./record/issues.ts";
 import { RecordInputSchema, recordIssueRank } from "./record/schema.ts";
 
 type RecordInput = z.output<typeof RecordInputSchema>;
@@ -98,7 +98,11 @@ function extensionsOf(data: { images?: unknown[]; videos?: unknown[]; news?: unk
   return ext;
 }
 
-function check(input: unknown, ctx: ValidationContext, index: number | undefined): Checked {
+/**
+ * `room`: issues the caller can still list. With none left (a batch past its listed cap), the
+ * record's issues are only counted, never given messages: a flood of bad records costs no strings.
+ */
+function check(input: unknown, ctx: ValidationContext, index: number | undefined, room = MAX_ISSUES_PER_RECORD): Checked {
   if (!isPlainObject(input)) {
     const issue: ValidationIssue = { field: "record", rule: "type", message: `record must be a JSON object, got ${echo(input)}` };
     return { result: { ok: false, issues: [withWhere(issue, index, undefined)] }, loc: null };
@@ -115,12 +119,18 @@ function check(input: unknown, ctx: ValidationContext, index: number | undefined
     loc = parsed.value.loc;
     issues = [];
   } else {
-    const config = z.config();
-    const zodIssues = parsed.issues.map((iss) => z.core.util.finalizeIssue(iss, PARSE_CONTEXT, config));
-    const converted = toValidationIssues(zodIssues, { index, loc: issueLoc }, recordIssueRank, MAX_ISSUES_PER_RECORD);
-    issues = converted.issues;
-    unlisted = converted.count - issues.length;
-    const normalised = typeof rawLoc === "string" && !issues.some((i) => i.field === "loc") ? normalizeLoc(rawLoc) : null;
+    if (room > 0) {
+      const config = z.config();
+      const zodIssues = parsed.issues.map((iss) => z.core.util.finalizeIssue(iss, PARSE_CONTEXT, config));
+      const converted = toValidationIssues(zodIssues, { index, loc: issueLoc }, recordIssueRank, Math.min(room, MAX_ISSUES_PER_RECORD));
+      issues = converted.issues;
+      unlisted = converted.count - issues.length;
+    } else {
+      issues = [];
+      unlisted = countValidationIssues(parsed.issues);
+    }
+    const locFailed = room > 0 ? issues.some((i) => i.field === "loc") : parsed.issues.some((iss) => iss.path?.[0] === "loc");
+    const normalised = typeof rawLoc === "string" && !locFailed ? normalizeLoc(rawLoc) : null;
     loc = normalised?.ok ? normalised.loc : null;
   }
   const origin = loc === null ? "" : originOf(loc);
@@ -176,42 +186,58 @@ export interface BatchOptions {
 }
 
 /**
- * Validates a batch; a `loc` that normalises to one seen earlier in the batch is a
- * "duplicate-loc" issue on the later record. Throws RecordValidationError carrying the issues of
- * every record (up to `options.maxIssues`, and their total count), or returns all records in
- * input order.
+ * Validates a batch one record at a time, as a streamed body yields them: the caller can let each
+ * input go once added. A `loc` that normalises to one seen earlier in the batch is a
+ * "duplicate-loc" issue on the later record. Once any record failed, valid records are no longer
+ * kept (the batch will be refused), so a failing batch costs only its issues (up to
+ * `options.maxIssues`) and the locs seen.
  */
-export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext, options: BatchOptions = {}): ValidRecord[] {
-  const maxIssues = options.maxIssues ?? Number.POSITIVE_INFINITY;
-  const records: ValidRecord[] = [];
-  const issues: ValidationIssue[] = [];
-  let issueCount = 0;
-  const report = (issue: ValidationIssue): void => {
-    issueCount++;
-    if (issues.length < maxIssues) issues.push(issue);
-  };
-  const firstIndexOf = new Map<string, number>();
-  const withAlternates: BatchEntry[] = [];
+export class BatchValidator {
+  readonly #ctx: ValidationContext;
+  readonly #maxIssues: number;
+  #records: ValidRecord[] = [];
+  readonly #issues: ValidationIssue[] = [];
+  #issueCount = 0;
+  #index = 0;
+  readonly #firstIndexOf = new Map<string, number>();
+  readonly #withAlternates: BatchEntry[] = [];
+  #anyAlternates = false;
 
-  for (let i = 0; i < inputs.length; i++) {
-    const { result, loc, unlisted = 0 } = check(inputs[i], ctx, i);
-    if (result.ok) records.push(result.record);
-    else for (const issue of result.issues) report(issue);
-    issueCount += unlisted;
-    if (loc !== null) {
-      // Any record may be another's hreflang variant: all take part in the set check below.
-      const alternates = result.ok ? result.record.ext?.alternates : undefined;
-      withAlternates.push({ index: i, rawLoc: (inputs[i] as { loc: string }).loc, loc, alternates });
+  constructor(ctx: ValidationContext, options: BatchOptions = {}) {
+    this.#ctx = ctx;
+    this.#maxIssues = options.maxIssues ?? Number.POSITIVE_INFINITY;
+  }
+
+  #report(issue: ValidationIssue): void {
+    this.#issueCount++;
+    if (this.#issues.length < this.#maxIssues) this.#issues.push(issue);
+  }
+
+  /** Validates the next record of the batch. */
+  add(input: unknown): void {
+    const i = this.#index++;
+    const { result, loc, unlisted = 0 } = check(input, this.#ctx, i, this.#maxIssues - this.#issues.length);
+    if (result.ok) {
+      if (this.#issueCount === 0) this.#records.push(result.record);
+    } else {
+      for (const issue of result.issues) this.#report(issue);
+      this.#records = [];
     }
+    this.#issueCount += unlisted;
+    if (loc === null) return;
+    const rawLoc = (input as { loc: string }).loc;
+    // Any record may be another's hreflang variant: all take part in the set check in finish().
+    const alternates = result.ok ? result.record.ext?.alternates : undefined;
+    if (alternates) this.#anyAlternates = true;
+    this.#withAlternates.push({ index: i, rawLoc, loc, alternates });
 
-    if (loc === null) continue;
-    const first = firstIndexOf.get(loc);
+    const first = this.#firstIndexOf.get(loc);
     if (first === undefined) {
-      firstIndexOf.set(loc, i);
-      continue;
+      this.#firstIndexOf.set(loc, i);
+      return;
     }
-    const rawLoc = (inputs[i] as { loc: string }).loc;
-    report({
+    this.#records = [];
+    this.#report({
       index: i,
       loc: cutLoc(rawLoc),
       field: "loc",
@@ -220,9 +246,22 @@ export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext
     });
   }
 
-  if (withAlternates.some((e) => e.alternates)) {
-    for (const issue of alternateSetIssues(withAlternates)) report(issue);
+  /**
+   * The batch's records in input order, or a RecordValidationError carrying the issues of every
+   * record (up to `options.maxIssues`, and their total count).
+   */
+  finish(): ValidRecord[] {
+    if (this.#anyAlternates) {
+      for (const issue of alternateSetIssues(this.#withAlternates)) this.#report(issue);
+    }
+    if (this.#issueCount > 0) throw new RecordValidationError(this.#issues, this.#issueCount);
+    return this.#records;
   }
-  if (issueCount > 0) throw new RecordValidationError(issues, issueCount);
-  return records;
+}
+
+/** Validates a whole batch at once: see BatchValidator. */
+export function validateBatch(inputs: readonly unknown[], ctx: ValidationContext, options: BatchOptions = {}): ValidRecord[] {
+  const validator = new BatchValidator(ctx, options);
+  for (const input of inputs) validator.add(input);
+  return validator.finish();
 }

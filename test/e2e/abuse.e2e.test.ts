@@ -210,8 +210,9 @@ function corpus(origin: string, port: number): Hostile[] {
     put("admin, text/plain", "[]", 415, "unsupported_media_type", { ...auth, "content-type": "text/plain" }),
     put("admin, no Content-Type", "[]", 415, "unsupported_media_type", auth),
     put("admin, charset latin1", "[]", 415, "unsupported_media_type", { ...auth, "content-type": "application/json; charset=iso-8859-1" }),
-    put("admin, 100,000 nested arrays", `[${"[".repeat(100_000)}${"]".repeat(100_000)}]`, 422, "validation_failed"),
-    put("admin, 100,000 nested objects", `[${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}]`, 422, "validation_failed"),
+    // Refused unparsed: a record is a few levels deep (src/admin/record-shape.ts).
+    put("admin, 100,000 nested arrays", `[${"[".repeat(100_000)}${"]".repeat(100_000)}]`, 400, "invalid_body"),
+    put("admin, 100,000 nested objects", `[${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}]`, 400, "invalid_body"),
     put(
       "admin, one good record among hostile ones",
       JSON.stringify([
@@ -261,6 +262,108 @@ function corpus(origin: string, port: number): Hostile[] {
   ];
 }
 
+describe("hostile bodies cost bounded memory (workerd's resident memory sampled while each runs)", () => {
+  const MiB = 1024 * 1024;
+  /**
+   * An isolate has 128 MB; a request must stay well below it whatever its body. Measured here, the
+   * largest costs ~57 MiB (the valid batch of small images), which includes local D1's copy of it.
+   */
+  const BOUND = 80 * MiB;
+  /** The default ADMIN_MAX_BYTES: every body below is as large as it may be. */
+  const LIMIT = MiB;
+  const put = (type: string, body: string): SendOptions => {
+    expect(body.length, "a body at the limit").toBeLessThanOrEqual(LIMIT);
+    expect(body.length, "a body at the limit").toBeGreaterThan(0.9 * LIMIT);
+    return { method: "PUT", path: "/sitemap-admin/urls", headers: { ...auth, "content-type": type }, body };
+  };
+  const badImage = JSON.stringify({ loc: "not a url", x: 1 });
+  const refused = (res: WireResponse, error: string, message: RegExp): void => {
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body.toString())).toMatchObject({ error, message: expect.stringMatching(message) });
+  };
+  // First in the file, and the costliest first: a heap already grown by earlier requests would hide a cost.
+  const cases: { name: string; request: () => SendOptions; check: (res: WireResponse) => void }[] = [
+    {
+      name: "5,000 valid records of 9 small images each, written",
+      request: () => {
+        const images = Array.from({ length: 9 }, (_, k) => `"http://a.b/${k}"`).join(",");
+        const record = (i: number) => `{"loc":"${server.origin}/pages/small-images/${i}","images":[${images}]}`;
+        return put("application/json", `[${Array.from({ length: 5_000 }, (_, i) => record(i)).join(",")}]`);
+      },
+      check: (res) => {
+        expect(res.status, res.body.toString().slice(0, 300)).toBe(200);
+        expect(JSON.parse(res.body.toString())).toMatchObject({ received: 5_000 });
+      },
+    },
+    {
+      name: "422 flood: 100 records × 400 bad images (80,000 issues)",
+      request: () =>
+        put(
+          "application/x-ndjson",
+          Array.from({ length: 100 }, (_, i) => `{"loc":"${server.origin}/flood/${i}","images":[${Array(400).fill(badImage).join(",")}]}`).join("\n"),
+        ),
+      check: (res) => {
+        expect(res.status).toBe(422);
+        const body = JSON.parse(res.body.toString()) as { issues: unknown[]; issueCount: number };
+        expect(body.issues.length).toBeLessThanOrEqual(1000);
+        expect(body.issueCount).toBeGreaterThanOrEqual(80_000);
+      },
+    },
+    {
+      name: "one record nesting arrays 500,000 deep",
+      request: () => put("application/json", `[{"loc":"${server.origin}/deep","x":${"[".repeat(500_000)}${"]".repeat(500_000)}}]`),
+      check: (res) => refused(res, "invalid_body", /^line 1: record 0 nests deeper than 16 levels/),
+    },
+    {
+      name: "one NDJSON record of 340,000 empty objects",
+      request: () => put("application/x-ndjson", `{"loc":"${server.origin}/wide","x":[${"{},".repeat(340_000)}{}]}`),
+      check: (res) => refused(res, "invalid_body", /^line 1: record has more than 50,000 JSON values/),
+    },
+    {
+      name: "4,400 valid records with lastmod and 3 images, written",
+      request: () => {
+        const images = (i: number) => Array.from({ length: 3 }, (_, k) => `"${server.origin}/img/${i}/${k}.jpg"`).join(",");
+        const record = (i: number) => `{"loc":"${server.origin}/pages/ordinary/${i}","lastmod":"2024-01-01","changefreq":"daily","images":[${images(i)}]}`;
+        return put("application/x-ndjson", Array.from({ length: 4_400 }, (_, i) => record(i)).join("\n"));
+      },
+      check: (res) => {
+        expect(res.status, res.body.toString().slice(0, 300)).toBe(200);
+        expect(JSON.parse(res.body.toString())).toMatchObject({ received: 4_400 });
+      },
+    },
+    {
+      name: "one NDJSON line of 1 MiB",
+      request: () => put("application/x-ndjson", `{"loc":"${server.origin}/${"a".repeat(LIMIT - 100)}"}`),
+      check: (res) => {
+        expect(res.status).toBe(422);
+        expect(res.body.length).toBeLessThan(64 * 1024);
+      },
+    },
+    {
+      name: "an origin robots.txt of 40 MB",
+      request: () => ({ path: "/robots.txt" }),
+      check: (res) => {
+        expect(res.status).toBe(200);
+        expect(res.body.length).toBeLessThan(600 * 1024);
+        expect(res.body.toString()).toMatch(/^Sitemap: /m);
+      },
+    },
+  ];
+
+  it.each(cases)("$name", async ({ request, check: checkAnswer, name }) => {
+    const group = server.group();
+    expect(group).toBeDefined();
+    const options = request();
+    const { result, before, peak } = await peakRss(group!, () => send(server.port, { ...options, timeoutMs: 120_000 }));
+    const growth = peak - before;
+    console.log(
+      `memory: ${name}: workerd resident ${(before / MiB).toFixed(0)} → peak ${(peak / MiB).toFixed(0)} MiB (+${(growth / MiB).toFixed(1)} MiB)`,
+    );
+    checkAnswer(result);
+    expect(growth, `${name}: +${(growth / MiB).toFixed(1)} MiB`).toBeLessThan(BOUND);
+  });
+});
+
 describe("hostile requests", () => {
   it("each get their documented answer; the Worker stays up and the data set is unchanged", async () => {
     // A cron run first, so snapshots and the cache are in play as well.
@@ -299,64 +402,6 @@ describe("hostile requests", () => {
     expect(after).toEqual(before);
     expect(server.logs()).not.toMatch(/unhandled error/);
     totals.urlsCompared += after.rows;
-  });
-});
-
-describe("hostile bodies cost bounded memory (workerd's resident memory sampled while each runs)", () => {
-  const MiB = 1024 * 1024;
-  /** An isolate has 128 MB; a request must stay far below it whatever its body. */
-  const BOUND = 96 * MiB;
-  const cases: { name: string; request: () => SendOptions; check: (res: WireResponse) => void }[] = [
-    {
-      name: "422 flood: 150 records × 400 bad images (120,000 issues, 1.8 MB)",
-      request: () => {
-        const image = JSON.stringify({ loc: "not a url", x: 1 });
-        const line = (i: number) => `{"loc":"${server.origin}/flood/${i}","images":[${Array(400).fill(image).join(",")}]}`;
-        const body = Array.from({ length: 150 }, (_, i) => line(i)).join("\n");
-        return { method: "PUT", path: "/sitemap-admin/urls", headers: { ...auth, "content-type": "application/x-ndjson" }, body };
-      },
-      check: (res) => {
-        expect(res.status).toBe(422);
-        const body = JSON.parse(res.body.toString()) as { issues: unknown[]; issueCount: number };
-        expect(body.issues.length).toBeLessThanOrEqual(1000);
-        expect(body.issueCount).toBeGreaterThanOrEqual(100_000);
-      },
-    },
-    {
-      name: "one NDJSON line of 8 MB",
-      request: () => ({
-        method: "PUT",
-        path: "/sitemap-admin/urls",
-        headers: { ...auth, "content-type": "application/x-ndjson" },
-        body: `{"loc":"${server.origin}/${"a".repeat(8 * MiB)}"}`,
-      }),
-      check: (res) => {
-        expect(res.status).toBe(422);
-        expect(res.body.length).toBeLessThan(64 * 1024);
-      },
-    },
-    {
-      name: "an origin robots.txt of 40 MB",
-      request: () => ({ path: "/robots.txt" }),
-      check: (res) => {
-        expect(res.status).toBe(200);
-        expect(res.body.length).toBeLessThan(600 * 1024);
-        expect(res.body.toString()).toMatch(/^Sitemap: /m);
-      },
-    },
-  ];
-
-  it.each(cases)("$name", async ({ request, check: checkAnswer, name }) => {
-    const group = server.group();
-    expect(group).toBeDefined();
-    const options = request();
-    const { result, before, peak } = await peakRss(group!, () => send(server.port, { ...options, timeoutMs: 120_000 }));
-    const growth = peak - before;
-    console.log(
-      `memory: ${name}: workerd resident ${(before / MiB).toFixed(0)} → peak ${(peak / MiB).toFixed(0)} MiB (+${(growth / MiB).toFixed(1)} MiB)`,
-    );
-    checkAnswer(result);
-    expect(growth, `${name}: +${(growth / MiB).toFixed(1)} MiB`).toBeLessThan(BOUND);
   });
 });
 

@@ -13,7 +13,7 @@ import { get, header } from "./support/http.ts";
 import { summary } from "./support/summary.ts";
 
 const TOKENS = 28_000;
-const BATCH = 2_000; // ~4 MB of JSON, below ADMIN_MAX_BYTES
+const BATCH = 400; // ~0.8 MB of JSON, below the default ADMIN_MAX_BYTES (1 MiB)
 const LOC_LENGTH = 2_000;
 
 let server: DevServer;

@@ -323,19 +323,19 @@ describe("PUT /sitemap-admin/urls", () => {
 });
 
 describe("limits and malformed bodies", () => {
-  it("is 413 past the record limit (default 10,000) in JSON and NDJSON, and writes nothing", async () => {
-    const batch = Array.from({ length: 10_001 }, (_, i) => ({ loc: `${SITE}/big/${i}` }));
+  it("is 413 past the record limit (default 5,000) in JSON and NDJSON, and writes nothing", async () => {
+    const batch = Array.from({ length: 5_001 }, (_, i) => ({ loc: `${SITE}/big/${i}` }));
     const json = await send("PUT", batch);
     expect(json.status).toBe(413);
     const body = await apiError(json);
-    expect(body).toMatchObject({ error: "payload_too_large", limits: { maxRecords: 10_000, maxBytes: 10 * 1024 * 1024 } });
+    expect(body).toMatchObject({ error: "payload_too_large", limits: { maxRecords: 5_000, maxBytes: 1024 * 1024 } });
     const ndjson = await sendNdjson("PUT", batch.map((r) => JSON.stringify(r)).join("\n"));
     expect(ndjson.status).toBe(413);
     expect(await rows("/big/")).toEqual([]);
 
     const configured = await send("PUT", records("/big/", 51), { ADMIN_MAX_RECORDS: "50" });
     expect(configured.status).toBe(413);
-    expect((await apiError(configured)).limits).toEqual({ maxRecords: 50, maxBytes: 10 * 1024 * 1024 });
+    expect((await apiError(configured)).limits).toEqual({ maxRecords: 50, maxBytes: 1024 * 1024 });
     expect((await send("PUT", records("/big/", 50), { ADMIN_MAX_RECORDS: "50" })).status).toBe(200);
   });
 

@@ -77,6 +77,13 @@ function convert(iss: z.core.$ZodIssue, where: { index: number | undefined; loc:
   }
 }
 
+/** How many ValidationIssues `issues` make, without making them (an unknown-keys issue is one per key). */
+export function countValidationIssues(issues: readonly z.core.$ZodRawIssue[]): number {
+  let count = 0;
+  for (const iss of issues) count += iss.code === "unrecognized_keys" ? (iss as z.core.$ZodIssueUnrecognizedKeys).keys.length : 1;
+  return count;
+}
+
 interface Collected {
   issues: ValidationIssue[];
   /** Every issue, kept or not. */
