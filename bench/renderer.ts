@@ -46,7 +46,35 @@ function sitemapItems(records: readonly ValidRecord[]): object[] {
   });
 }
 
-function peer(items: readonly object[], compress: boolean): Case {
+/**
+ * sitemap.js items of a served urlset (loc, lastmod, changefreq, priority, image and hreflang
+ * links): the same URLs as our output, for comparing against a served shard.
+ */
+export function sitemapItemsOfUrlset(xml: string): object[] {
+  const text = (s: string): string => s.replace(/&(lt|gt|quot|apos|amp);/g, (_, e: string) => ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" })[e]!);
+  const items: object[] = [];
+  for (const [, body = ""] of xml.matchAll(/<url>([\s\S]*?)<\/url>/g)) {
+    const item: Record<string, unknown> = { url: text(/<loc>([^<]*)<\/loc>/.exec(body)?.[1] ?? "") };
+    const lastmod = /<lastmod>([^<]*)<\/lastmod>/.exec(body)?.[1];
+    if (lastmod) item["lastmod"] = lastmod;
+    const changefreq = /<changefreq>([^<]*)<\/changefreq>/.exec(body)?.[1];
+    if (changefreq) item["changefreq"] = changefreq;
+    const priority = /<priority>([^<]*)<\/priority>/.exec(body)?.[1];
+    if (priority) item["priority"] = Number(priority);
+    const images = [...body.matchAll(/<image:loc>([^<]*)<\/image:loc>/g)].map(([, u = ""]) => ({ url: text(u) }));
+    if (images.length > 0) item["img"] = images;
+    const links = [...body.matchAll(/<xhtml:link rel="alternate" hreflang="([^"]*)" href="([^"]*)"/g)].map(([, lang = "", u = ""]) => ({
+      lang,
+      url: text(u),
+    }));
+    if (links.length > 0) item["links"] = links;
+    items.push(item);
+  }
+  return items;
+}
+
+/** sitemap.js: SitemapStream piped into zlib gzip (or not), as its README shows; resolves to the bytes out. */
+export function peer(items: readonly object[], compress: boolean): Case {
   return () =>
     new Promise<number>((resolve, reject) => {
       const sms = new SitemapStream({ hostname: BENCH_ORIGIN });

@@ -6,9 +6,9 @@
  *   --quick              smoke mode: small data sets, 2 runs, 2 s load (seconds in total)
  *   --scale 100k|1m|all|2m|10m  end-to-end data sets (default all = 100,000 and 1,000,000 records;
  *                        2m and 10m are large-scale runs, not in CI)
- *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, capacity
- *                        (default all but capacity; browser-view, headless Chromium, is left out of
- *                        --quick unless named; capacity seeds again, so it runs only when named)
+ *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, capacity, kv-scale
+ *                        (default all but capacity and kv-scale; browser-view, headless Chromium, is left out of
+ *                        --quick unless named; capacity and kv-scale seed again, so they run only when named)
  *   --runs N             timed repetitions per case (default 5)
  *   --load-seconds N     load duration per target (default 20)
  */
@@ -18,6 +18,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { browserViewBench } from "./browser-view.ts";
 import { capacityBench } from "./capacity.ts";
 import { ingestBench } from "./ingest.ts";
+import { kvScaleBench } from "./kv-scale.ts";
 import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
 import { memoryBench } from "./memory.ts";
 import { rendererBench } from "./renderer.ts";
@@ -85,6 +86,7 @@ if (wants("workerd") || wants("load")) {
   });
 }
 if (options.only?.has("capacity")) await section("capacity", async () => markdownTable(await capacityBench(options)));
+if (options.only?.has("kv-scale")) await section("kv-scale", async () => markdownTable(await kvScaleBench(options)));
 if (!options.quick || options.only?.has("browser-view")) {
   await section("browser-view", async () => markdownTable(await browserViewBench(options)));
 }

@@ -101,6 +101,35 @@ export function countingD1(db: D1Database, counter: D1Counter): D1Database {
 
 const newCounter = (): D1Counter => ({ rowsRead: 0, rowsWritten: 0, queries: 0, bySql: {} });
 
+/** KV operations of one measured operation: calls per method, and keys read by bulk gets. */
+export interface KvCounter {
+  kvOps: Record<string, number>;
+  kvBulkKeys: number;
+}
+
+/** A KV binding whose operations are counted (a bulk get is one operation; its keys counted apart). */
+function countingKv(kv: KVNamespace, counter: KvCounter): KVNamespace {
+  return new Proxy(kv, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (typeof value !== "function" || typeof name !== "string") return value;
+      return (...args: unknown[]) => {
+        const bulk = Array.isArray(args[0]);
+        const op = bulk ? `${name}(bulk)` : name;
+        counter.kvOps[op] = (counter.kvOps[op] ?? 0) + 1;
+        if (bulk) counter.kvBulkKeys += (args[0] as unknown[]).length;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/** env with both KV namespaces counted. */
+function countedKv(env: Env): { env: Env; counter: KvCounter } {
+  const counter: KvCounter = { kvOps: {}, kvBulkKeys: 0 };
+  return { env: { ...env, URLS: countingKv(env.URLS, counter), SNAPSHOTS: countingKv(env.SNAPSHOTS, counter) } as Env, counter };
+}
+
 /** `vars` (JSON object of string vars) over env; one env object per distinct vars, so services() caches stay warm. */
 const overridden = new WeakMap<object, Map<string, Env>>();
 function withVars(env: Env, url: URL): Env {
@@ -171,6 +200,8 @@ async function touch(env: Env, url: URL): Promise<Response> {
   const inputs = Array.from({ length: count }, (_, i) => ({ ...demoSection(origin, section, 1, start + i * step)[0]!, lastmod }));
   const records = validateBatch(inputs, { sites: new Set([origin]), defaultSection: "pages" });
   const counter = newCounter();
+  // `store=configured`: through the configured store's writer (for KV, the site's writer object).
+  if (url.searchParams.get("store") === "configured") return json(await services(env).store.writer.upsert(records));
   const summary = await new D1RecordWriter(countingD1(env.DB, counter)).upsert(records);
   return json({ ...summary, ...counter });
 }
@@ -181,9 +212,9 @@ async function countRequest(env: Env, ctx: ExecutionContext, url: URL, request: 
   const target = new URL(url.searchParams.get("path")!, url.origin);
   const headers = new Headers(request.headers);
   const base = withVars(env, url);
-  const counted = { ...base, DB: countingD1(env.DB, counter) } as Env;
+  const kv = countedKv({ ...base, DB: countingD1(env.DB, counter) } as Env);
   const started = Date.now();
-  const response = await worker.fetch(new Request(target, { headers }), counted, ctx);
+  const response = await worker.fetch(new Request(target, { headers }), kv.env, ctx);
   let bytes = 0;
   if (response.body) for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
   return json({
@@ -192,6 +223,7 @@ async function countRequest(env: Env, ctx: ExecutionContext, url: URL, request: 
     ms: Date.now() - started,
     source: response.headers.get("X-Sitemap-Source"),
     ...counter,
+    ...kv.counter,
   });
 }
 
@@ -201,14 +233,19 @@ async function rebuild(env: Env, url: URL): Promise<Response> {
   const counter = newCounter();
   const db = countingD1(env.DB, counter);
   const config = services(env).config;
+  // `store=configured`: the store URL_SOURCE / MANIFEST_STORE name (e.g. KV), with its KV operations counted.
+  const kv = countedKv(env);
+  const deps =
+    url.searchParams.get("store") === "configured" ? services(kv.env) : { config, store: d1RecordStore(db), manifests: new D1ManifestStore(db) };
   const started = Date.now();
-  const manifest = await rebuildManifest({ config, store: d1RecordStore(db), manifests: new D1ManifestStore(db) }, origin);
+  const manifest = await rebuildManifest(deps, origin);
   const listed = manifest.shards.filter((s) => s.urlCount > 0);
   return json({
     ms: Date.now() - started,
     shards: listed.length,
     urls: listed.reduce((n, s) => n + s.urlCount, 0),
     ...counter,
+    ...kv.counter,
   });
 }
 
@@ -216,12 +253,12 @@ async function rebuild(env: Env, url: URL): Promise<Response> {
 async function regen(env: Env, ctx: ExecutionContext, url: URL): Promise<Response> {
   const origin = url.searchParams.get("origin")!;
   const counter = newCounter();
-  const counted = { ...withVars(env, url), DB: countingD1(env.DB, counter) } as Env;
-  const deps = regenDeps(services(counted));
+  const kv = countedKv({ ...withVars(env, url), DB: countingD1(env.DB, counter) } as Env);
+  const deps = regenDeps(services(kv.env));
   if (!deps) return json({ error: "regeneration needs DB and SNAPSHOTS" }, 500);
   const summary = await regenerateSite(deps, origin, { trigger: "bench", full: url.searchParams.get("full") === "1" });
   void ctx;
-  return json({ summary, ...counter });
+  return json({ summary, ...counter, ...kv.counter });
 }
 
 /** Breakdown of a live render: only the D1 reads of a shard (records discarded). */
