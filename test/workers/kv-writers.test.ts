@@ -8,6 +8,7 @@ import { createExecutionContext, runInDurableObject, waitOnExecutionContext } fr
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../../src/adapters/kv/journal.ts";
+import { kvReads } from "../../src/adapters/kv/site-batch.ts";
 import type { KvSiteWriter } from "../../src/adapters/kv/site-writer.ts";
 import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
 import { ApiErrorSchema } from "../../src/admin/schemas.ts";
@@ -191,5 +192,18 @@ describe("a KV batch over the operation budget", () => {
     expect(body.message).toMatch(/nothing was written: send smaller batches \(about \d+ records/);
     const probe = await call(`${ADMIN}?loc=${encodeURIComponent(records[0]!.loc)}`, { headers: AUTH }, KV);
     expect(probe.status).toBe(404);
+  });
+});
+
+describe("KV reads of values larger together than one bulk get answers", () => {
+  it("reads them in smaller groups: three 10 MB values (30 MB, over the 25 MB limit) all come back", async () => {
+    const names = ["l#big#00", "l#big#01", "l#big#02"];
+    const values = names.map((name, i) => `${name}:${String(i).repeat(10 * 1024 * 1024)}`);
+    for (const [i, name] of names.entries()) await env.URLS.put(name, values[i]!);
+    const summary = { operations: 0 };
+    const read = await kvReads(env.URLS, summary).getMany(names, 20);
+    expect(names.map((name) => read.get(name)?.length)).toEqual(values.map((v) => v.length));
+    expect(names.map((name) => read.get(name)?.slice(0, 12))).toEqual(values.map((v) => v.slice(0, 12)));
+    expect(summary.operations).toBeGreaterThan(1); // the one bulk get of all three was refused
   });
 });

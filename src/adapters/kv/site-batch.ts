@@ -306,10 +306,20 @@ export function kvReads(kv: KVNamespace, summary: { operations: number }): Reads
       const out = new Map<string, string | null>();
       const chunks: string[][] = [];
       for (let i = 0; i < names.length; i += perGet) chunks.push(names.slice(i, i + perGet));
-      summary.operations += chunks.length;
-      await pool(chunks, 4, async (chunk) => {
-        for (const [name, value] of await kv.get(chunk, "text")) out.set(name, value);
-      });
+      const read = async (chunk: string[]): Promise<void> => {
+        summary.operations++;
+        try {
+          for (const [name, value] of await kv.get(chunk, "text")) out.set(name, value);
+        } catch (err) {
+          // One bulk get answers at most 25 MB: a large site's values (loc-index buckets are ~1.5 MB
+          // each at 10,000,000 records) are read again in halves. A failure of one key is a failure.
+          if (chunk.length === 1) throw err;
+          const half = Math.ceil(chunk.length / 2);
+          await read(chunk.slice(0, half));
+          await read(chunk.slice(half));
+        }
+      };
+      await pool(chunks, 4, read);
       return out;
     },
     listNames: async (prefix) => {
