@@ -8,6 +8,7 @@ import { createExecutionContext, runInDurableObject, waitOnExecutionContext } fr
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../../src/adapters/kv/journal.ts";
+import { bucketOfHash, locHash } from "../../src/adapters/kv/layout.ts";
 import { kvReads } from "../../src/adapters/kv/site-batch.ts";
 import type { KvSiteWriter } from "../../src/adapters/kv/site-writer.ts";
 import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
@@ -15,6 +16,7 @@ import { ApiErrorSchema } from "../../src/admin/schemas.ts";
 import { validateBatch } from "../../src/core/validate.ts";
 import worker from "../../src/index.ts";
 import { services } from "../../src/services.ts";
+import { StoreBudgetError } from "../../src/store/errors.ts";
 import { failingKv } from "./fixtures/kv-ops.ts";
 
 const SITE = "http://localhost:8787"; // SITES in wrangler.jsonc
@@ -205,5 +207,34 @@ describe("KV reads of values larger together than one bulk get answers", () => {
     expect(names.map((name) => read.get(name)?.length)).toEqual(values.map((v) => v.length));
     expect(names.map((name) => read.get(name)?.slice(0, 12))).toEqual(values.map((v) => v.slice(0, 12)));
     expect(summary.operations).toBeGreaterThan(1); // the one bulk get of all three was refused
+  });
+});
+
+describe("a KV batch whose loc-index buckets are too large to load together", () => {
+  it("is refused before loading them, with the batch size that fits, and writes nothing; that size is stored", async () => {
+    const origin = "https://big.example";
+    // A site of 10,000,000 records: its 256 buckets are ~1.5 MB each. Only the counter says so.
+    await env.URLS.put(`c#${origin}`, "10000001");
+    const ctx = { sites: new Set([origin]), defaultSection: "pages" };
+    // Locs that differ early (the bucket is the hash's top byte): 100 of them land in many buckets.
+    const records = (n: number) =>
+      validateBatch(
+        Array.from({ length: n }, (_, i) => ({ loc: `${origin}/${i}/${"p".repeat(i % 7)}` })),
+        ctx,
+      );
+    expect(new Set(records(100).map((r) => bucketOfHash(locHash(r.loc)))).size).toBeGreaterThan(20);
+    const writer = new KvRecordWriter(env.URLS);
+    const refused = await writer.upsert(records(100)).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(StoreBudgetError);
+    expect((refused as Error).message).toMatch(/touches \d+ loc-index buckets of ~1\.5 MB each .*nothing was written: send at most 10 records per batch/);
+    expect((await env.URLS.list({ prefix: `r#${origin}#` })).keys).toEqual([]);
+    expect(await env.URLS.get(`c#${origin}`)).toBe("10000001");
+
+    const stored = await writer.upsert(records(10));
+    expect(stored.inserted).toBe(10);
+    expect(await env.URLS.get(`c#${origin}`)).toBe("10000011");
   });
 });

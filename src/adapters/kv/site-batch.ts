@@ -4,6 +4,7 @@
  * (see writer.ts). Also how a batch reads KV and finds locs through the loc index.
  */
 import { utf8Length } from "../../core/escape.ts";
+import { StoreBudgetError } from "../../store/errors.ts";
 import {
   type BlockEntry,
   type BlockMeta,
@@ -46,6 +47,29 @@ export const PHASE_REMOVALS = 4;
 
 const BLOCKS_PER_READ = 4;
 const BUCKETS_PER_READ = 20;
+/**
+ * Loc-index text one batch may load, all its buckets together. A bucket holds ~40 bytes per record
+ * of the site over 256 buckets (1.5 MB each at 10,000,000 records), and parsed it takes several
+ * times that: a batch of 100 scattered records on such a site loads ~80 buckets (~120 MB of text;
+ * +1 GB of workerd memory measured, BENCHMARKS.md). Past this the batch is refused before loading.
+ */
+const MAX_INDEX_BYTES_PER_BATCH = 16 * 1024 * 1024;
+/** Loc-index bytes per record of the site (`"<16 hex digits>":[key,"section"]`; 37–39 measured). */
+const INDEX_BYTES_PER_RECORD = 40;
+const INDEX_BUCKETS = 256;
+
+/** A batch whose loc-index buckets are too large to load together. Nothing was written. */
+class KvIndexBudgetError extends StoreBudgetError {
+  override readonly name = "KvIndexBudgetError";
+  constructor(buckets: number, bucketBytes: number, siteRecords: number) {
+    const fit = Math.max(1, Math.floor(MAX_INDEX_BYTES_PER_BATCH / bucketBytes));
+    super(
+      `this batch touches ${buckets} loc-index buckets of ~${(bucketBytes / 1048576).toFixed(1)} MB each ` +
+        `(the site has ~${siteRecords.toLocaleString("en")} records); loading them together would take more memory than a Worker has; ` +
+        `nothing was written: send at most ${fit} records per batch to this site`,
+    );
+  }
+}
 const OVERFLOW_PER_READ = 20;
 
 interface Pair {
@@ -97,6 +121,12 @@ export class SiteBatch {
 
   async loadBuckets(ids: Iterable<string>): Promise<void> {
     const names = [...new Set(ids)].filter((id) => !this.buckets.has(id)).map((id) => indexName(this.origin, id));
+    if (names.length > 1) {
+      // The site's size (its counter) says how large its buckets are, before any is read.
+      const siteRecords = (await this.#loadCounter()) - 1;
+      const bucketBytes = (siteRecords * INDEX_BYTES_PER_RECORD) / INDEX_BUCKETS;
+      if (names.length * bucketBytes > MAX_INDEX_BYTES_PER_BATCH) throw new KvIndexBudgetError(names.length, bucketBytes, siteRecords);
+    }
     const values = await this.#reads.getMany(names, BUCKETS_PER_READ);
     for (const name of names) {
       const id = name.slice(name.lastIndexOf("#") + 1);
@@ -206,6 +236,15 @@ export class SiteBatch {
 
   /** Reserves the next key; derives the counter from the blocks when `c#{origin}` is missing. */
   async allocate(): Promise<number> {
+    const key = await this.#loadCounter();
+    if (key > MAX_KV_KEY) throw new KvLayoutError(counterName(this.origin), `keys are exhausted (max ${MAX_KV_KEY})`);
+    this.#counter = key + 1;
+    this.#counterDirty = true;
+    return key;
+  }
+
+  /** The site's next unused key (`c#{origin}`, or derived from the blocks when it is missing). */
+  async #loadCounter(): Promise<number> {
     if (this.#counter === undefined) {
       const name = counterName(this.origin);
       const text = (await this.#reads.getMany([name], 1)).get(name);
@@ -217,11 +256,7 @@ export class SiteBatch {
         this.#counter = (await this.#highestKey()) + 1;
       }
     }
-    const key = this.#counter;
-    if (key > MAX_KV_KEY) throw new KvLayoutError(counterName(this.origin), `keys are exhausted (max ${MAX_KV_KEY})`);
-    this.#counter += 1;
-    this.#counterDirty = true;
-    return key;
+    return this.#counter;
   }
 
   /** Highest key in any block of the site: the last block of every section. */
