@@ -186,7 +186,9 @@ function corpus(origin: string, port: number): Hostile[] {
     // A declared Content-Length over the limit is refused before the body is read: only its first
     // bytes are sent, and the answer comes anyway.
     put("admin, Content-Length over 10 MiB", "[", 413, "payload_too_large", json, { declaredLength: ten + 1 }),
-    put("admin, chunked body over 10 MiB", `[${" ".repeat(ten)}]`, 413, "payload_too_large", json, { chunked: true }),
+    // Just over the 1 MiB limit: the Worker answers as soon as it passes it and drops the rest, so a
+    // much longer upload would meet a closed connection before its answer.
+    put("admin, chunked body over the 1 MiB limit", `[${" ".repeat(1024 * 1024 + 16 * 1024)}]`, 413, "payload_too_large", json, { chunked: true }),
     put(
       "admin, 10,001 records",
       JSON.stringify(Array.from({ length: 10_001 }, (_, i) => ({ loc: `${origin}/pages/flood/${i}` }))),
