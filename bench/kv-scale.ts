@@ -155,11 +155,21 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
   const step = (what: string): void => console.error(`[kv-scale] ${at}: ${what}`);
   step("manifest walk");
   const t1 = now();
-  const rebuilt = await h.bench<KvCount & { shards: number; urls: number }>("rebuild", { origin: h.origin, store: "configured" });
+  const walk = await withPeak(h.workerdRss, () => h.bench<KvCount & { shards: number; urls: number }>("rebuild", { origin: h.origin, store: "configured" }));
+  const rebuilt = walk.value;
   rows.push({
     name: `${at}: full manifest walk (rebuildManifest over the blocks)`,
     value: ms(now() - t1),
-    detail: `${rebuilt.shards} shards, ${int(rebuilt.urls)} URLs; ${opsText(rebuilt)}`,
+    detail: `${rebuilt.shards} shards, ${int(rebuilt.urls)} URLs; ${opsText(rebuilt)}; peak workerd RSS +${mib(walk.peak - walk.before)} (of ${mib(walk.before)})`,
+  });
+
+  // The same walk again: memory that a walk keeps grows again; a heap that only grew (large
+  // strings waiting for a major GC in local workerd) does not.
+  const again = await withPeak(h.workerdRss, () => h.bench<KvCount>("rebuild", { origin: h.origin, store: "configured" }));
+  rows.push({
+    name: `${at}: the same manifest walk again`,
+    value: `+${mib(again.peak - again.before)}`,
+    detail: `peak workerd RSS growth (of ${mib(again.before)})`,
   });
 
   const first = await h.get(uncached(SHARD), GZIP);
