@@ -155,7 +155,9 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
   const step = (what: string): void => console.error(`[kv-scale] ${at}: ${what}`);
   step("manifest walk");
   const t1 = now();
-  const walk = await withPeak(h.workerdRss, () => h.bench<KvCount & { shards: number; urls: number }>("rebuild", { origin: h.origin, store: "configured" }));
+  const walk = await withPeak(h.workerdRss, () =>
+    h.bench<KvCount & { shards: number; urls: number }>("rebuild", { origin: h.origin, store: "configured" }),
+  );
   const rebuilt = walk.value;
   rows.push({
     name: `${at}: full manifest walk (rebuildManifest over the blocks)`,
