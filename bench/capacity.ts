@@ -7,9 +7,10 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { BLOCK_SPAN, bucketOfHash, idOfHash, locHash, makeEntry, placeEntry } from "../src/adapters/kv/layout.ts";
+import { BLOCK_SPAN } from "../src/adapters/kv/layout.ts";
 import { startHarness } from "./harness.ts";
-import { type BenchOptions, type Row, type Section, int, streamRecords } from "./lib.ts";
+import { kvLayout } from "./kv-layout.ts";
+import { BENCH_ORIGIN, type BenchOptions, type Row, type Section, int } from "./lib.ts";
 import { seed } from "./workerd.ts";
 
 /** D1's maximum database size (developers.cloudflare.com/d1/platform/limits/: 10 GB, paid plan). */
@@ -43,32 +44,17 @@ function d1Bytes(dir: string): { file: number; byName: Map<string, number> } {
   }
 }
 
-/** KV value bytes per record: block JSON (entries as writers place them) and loc-index buckets. */
+/** KV value bytes per record: blocks (with their overflow values) and loc-index buckets, as bench/kv-layout.ts builds them. */
 function kvBytes(total: number): { block: number; index: number; blocks: number } {
   let block = 0;
-  let inBlock: string[] = [];
-  let blocks = 0;
-  const buckets = new Map<string, Record<string, (number | string)[]>>();
-  let key = 1;
-  const flush = (): void => {
-    if (inBlock.length === 0) return;
-    block += Buffer.byteLength(`[${inBlock.join(",")}]`);
-    blocks++;
-    inBlock = [];
-  };
-  for (const r of streamRecords(total)) {
-    const placed = placeEntry(makeEntry(r, key, Date.now()));
-    inBlock.push(JSON.stringify(placed.inBlock));
-    if (placed.overflow) block += Buffer.byteLength(placed.overflow);
-    const hash = locHash(r.loc);
-    const bucket = buckets.get(bucketOfHash(hash)) ?? {};
-    bucket[idOfHash(hash)] = [key, "products"];
-    buckets.set(bucketOfHash(hash), bucket);
-    if (++key % BLOCK_SPAN === 0) flush();
-  }
-  flush();
   let index = 0;
-  for (const b of buckets.values()) index += Buffer.byteLength(JSON.stringify(b));
+  let blocks = 0;
+  const now = Date.now();
+  for (const { kind, value } of kvLayout(BENCH_ORIGIN, [{ section: "products", count: total }], () => now)) {
+    if (kind === "block") blocks++;
+    if (kind === "block" || kind === "overflow") block += Buffer.byteLength(value);
+    else if (kind === "index") index += Buffer.byteLength(value);
+  }
   return { block: block / total, index: index / total, blocks };
 }
 

@@ -3,29 +3,18 @@
  * large scales (`npm run bench -- --only kv-scale --scale 10m`; not in CI): the path docs/capacity.md
  * gives a site bigger than one D1 database.
  *
- * Seeding writes the layout of docs/kv.md (blocks of 1,000 entries, overflow values, 256 loc-index
- * buckets, the counter) straight into local KV through Miniflare, built with the layout's own
- * functions (src/adapters/kv/layout.ts) from the bench's demo records: what `wrangler kv bulk put`
- * of kvBulkEntries() would hold, streamed (kvBulkEntries keeps every record in memory). Then the
+ * Seeding writes the layout of docs/kv.md (bench/kv-layout.ts: blocks, overflow values, loc-index
+ * buckets, the counter) straight into local KV through Miniflare: what `wrangler kv bulk put` of
+ * kvBulkEntries() would hold, streamed (kvBulkEntries keeps every record in memory). Then the
  * real Worker: manifest walk, cold shard, index, the cron's first pass, 1,000 scattered changes
  * through the site's writer object, snapshot serve. KV operations are counted by the bench Worker's
  * counting KV wrapper (a bulk get is one operation; the keys it reads are counted apart).
  */
 import type { Miniflare } from "miniflare";
-import {
-  BLOCK_SPAN,
-  blockNameOfKey,
-  bucketOfHash,
-  counterName,
-  idOfHash,
-  indexName,
-  locHash,
-  makeEntry,
-  overflowName,
-  placeEntry,
-} from "../src/adapters/kv/layout.ts";
+import { BLOCK_SPAN } from "../src/adapters/kv/layout.ts";
 import { type Harness, startHarness, withPeak } from "./harness.ts";
-import { type BenchOptions, type Section, int, median, mib, ms, now, streamRecords } from "./lib.ts";
+import { kvLayout } from "./kv-layout.ts";
+import { type BenchOptions, type Section, int, median, mib, ms, now } from "./lib.ts";
 import { type Count, GZIP, MIX, NO_EDGE_CACHE, type Quiet, SHARD, sourceOf, spread, timedSource, uncached, untilQuiet } from "./workerd.ts";
 
 const VARS = { URL_SOURCE: "kv", MANIFEST_STORE: "kv", INDEXNOW_ENDPOINT: "", PING_URLS: "" };
@@ -56,59 +45,21 @@ async function seedKv(mf: Miniflare, origin: string, total: number): Promise<See
   const kv = await mf.getKVNamespace("URLS");
   const out: Seeded = { values: 0, bytes: 0, blockBytes: 0, indexBytes: 0, overflowBytes: 0 };
   const inFlight = new Set<Promise<void>>();
-  const put = async (name: string, value: string, metadata?: object): Promise<void> => {
+  const stamp = Date.now() - 30 * 86_400_000;
+  const sections = MIX.map(({ section, share }) => ({ section, count: Math.round(total * share) }));
+  for (const { kind, name, value, metadata } of kvLayout(origin, sections, (key) => stamp + key)) {
     while (inFlight.size >= PUTS_IN_FLIGHT) await Promise.race(inFlight);
     const p = kv.put(name, value, metadata ? { metadata } : {}).then(() => {
       inFlight.delete(p);
     });
     inFlight.add(p);
+    const bytes = Buffer.byteLength(value);
     out.values++;
-    out.bytes += Buffer.byteLength(value);
-  };
-  // Loc index: per bucket, its `"id":[key,"section"]` members (an IndexBucket's JSON, written at the end).
-  const buckets = new Map<string, string[]>();
-  const stamp = Date.now() - 30 * 86_400_000;
-  let key = 0;
-  for (const { section, share } of MIX) {
-    const count = Math.round(total * share);
-    let block: string[] = [];
-    let blockName = "";
-    const flush = async (): Promise<void> => {
-      if (block.length === 0) return;
-      const value = `[${block.join(",")}]`;
-      const bytes = Buffer.byteLength(value);
-      out.blockBytes += bytes;
-      await put(blockName, value, { n: block.length, b: bytes });
-      block = [];
-    };
-    for (const record of streamRecords(count, 0, section)) {
-      key++;
-      const name = blockNameOfKey(origin, section, key);
-      if (name !== blockName) {
-        await flush();
-        blockName = name;
-      }
-      const placed = placeEntry(makeEntry(record, key, stamp + key));
-      block.push(JSON.stringify(placed.inBlock));
-      if (placed.overflow !== null) {
-        out.overflowBytes += Buffer.byteLength(placed.overflow);
-        await put(overflowName(origin, section, key), placed.overflow);
-      }
-      const hash = locHash(record.loc);
-      const bucket = bucketOfHash(hash);
-      let members = buckets.get(bucket);
-      if (!members) buckets.set(bucket, (members = []));
-      members.push(`${JSON.stringify(idOfHash(hash))}:[${key},${JSON.stringify(section)}]`);
-    }
-    await flush();
+    out.bytes += bytes;
+    if (kind === "block") out.blockBytes += bytes;
+    else if (kind === "index") out.indexBytes += bytes;
+    else if (kind === "overflow") out.overflowBytes += bytes;
   }
-  for (const [bucket, members] of buckets) {
-    const value = `{${members.join(",")}}`;
-    out.indexBytes += Buffer.byteLength(value);
-    await put(indexName(origin, bucket), value);
-  }
-  buckets.clear();
-  await put(counterName(origin), String(key + 1));
   await Promise.all(inFlight);
   return out;
 }

@@ -199,9 +199,9 @@ async function touch(env: Env, url: URL): Promise<Response> {
   const lastmod = url.searchParams.get("lastmod")!;
   const inputs = Array.from({ length: count }, (_, i) => ({ ...demoSection(origin, section, 1, start + i * step)[0]!, lastmod }));
   const records = validateBatch(inputs, { sites: new Set([origin]), defaultSection: "pages" });
-  const counter = newCounter();
   // `store=configured`: through the configured store's writer (for KV, the site's writer object).
   if (url.searchParams.get("store") === "configured") return json(await services(env).store.writer.upsert(records));
+  const counter = newCounter();
   const summary = await new D1RecordWriter(countingD1(env.DB, counter)).upsert(records);
   return json({ ...summary, ...counter });
 }

@@ -150,14 +150,19 @@ async function readText(request: Request, limits: Limits, onText: (text: string)
   }
 }
 
-/** Parses one record's text, bounding its structure first unless `shaped`; the 400s name `line` (and `what`). */
-function parseRecord(text: string, line: number, what: string, shaped = false): unknown {
-  const shape = shaped ? null : new RecordShape();
-  if (shape !== null && shape.scan(text, 0) === RecordShape.OVER_LIMIT) throw invalid(`${what} ${shape.overLimit}`, line);
+/**
+ * Parses one record's text; the 400s name `line`. `index`: the record's place in a JSON array,
+ * whose splitter already bounded its structure (null: an NDJSON line, bounded here).
+ */
+function parseRecord(text: string, line: number, index: number | null): unknown {
+  if (index === null) {
+    const shape = new RecordShape();
+    if (shape.scan(text, 0) === RecordShape.OVER_LIMIT) throw invalid(`record ${shape.overLimit}`, line);
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw invalid(`${what === "record" ? "not" : `${what} is not`} valid JSON: ${parseMessage(err)}`, errorLine(err, text, line));
+    throw invalid(`${index === null ? "not" : `record ${index} is not`} valid JSON: ${parseMessage(err)}`, errorLine(err, text, line));
   }
 }
 
@@ -175,7 +180,7 @@ async function readNdjson(request: Request, limits: Limits, sink: ItemSink): Pro
     line += 1;
     const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     if (text.trim() === "") return;
-    const value = parseRecord(text, line, "record");
+    const value = parseRecord(text, line, null);
     if (count >= limits.maxRecords) throw tooManyRecords(limits);
     count += 1;
     sink(value, line);
@@ -316,7 +321,7 @@ class JsonArraySplitter {
 
   #emit(element: string, after: string, afterLine: number): void {
     if (element.trim() === "") throw invalid(`missing value before "${after}"`, afterLine);
-    const value = parseRecord(element, this.#elementLine, `record ${this.#count}`, true);
+    const value = parseRecord(element, this.#elementLine, this.#count);
     if (this.#count >= this.#limits.maxRecords) throw tooManyRecords(this.#limits);
     this.#count += 1;
     this.#sink(value, this.#elementLine);

@@ -14,6 +14,7 @@ export const MAX_RECORD_DEPTH = 16;
 /** Objects, arrays and separated values in one record: twice the largest valid record. */
 export const MAX_RECORD_VALUES = 50_000;
 
+const TOO_MANY_VALUES = `has more than ${MAX_RECORD_VALUES.toLocaleString("en")} JSON values`;
 const OUTSIDE = /[[\]{}",]/g;
 const INSIDE = /["\\]/g;
 
@@ -80,7 +81,7 @@ export class RecordShape {
           this.#depth += 1;
           this.#values += 1;
           if (this.#depth > MAX_RECORD_DEPTH) return this.#refuse(m.index, `nests deeper than ${MAX_RECORD_DEPTH} levels`);
-          if (this.#values > MAX_RECORD_VALUES) return this.#refuse(m.index, `has more than ${MAX_RECORD_VALUES.toLocaleString("en")} JSON values`);
+          if (this.#values > MAX_RECORD_VALUES) return this.#refuse(m.index, TOO_MANY_VALUES);
           break;
         case 0x7d: // }
           this.#depth -= 1;
@@ -93,7 +94,7 @@ export class RecordShape {
         default: // ,
           if (this.#depth === 0) return this.#stop(m.index, m.index);
           this.#values += 1;
-          if (this.#values > MAX_RECORD_VALUES) return this.#refuse(m.index, `has more than ${MAX_RECORD_VALUES.toLocaleString("en")} JSON values`);
+          if (this.#values > MAX_RECORD_VALUES) return this.#refuse(m.index, TOO_MANY_VALUES);
       }
     }
   }

@@ -58,6 +58,7 @@ const BLOCK_DIGITS = KEY_DIGITS - 3;
 const MAX_INLINE_ENTRY_BYTES = 4096;
 /** Loc-index buckets per site: the first two hex digits of the loc's id (256 buckets). */
 const INDEX_BUCKET_HEX = 2;
+export const INDEX_BUCKETS = 16 ** INDEX_BUCKET_HEX;
 /** Separator: absent from origins and section names, and below "-", "0"–"9", "_" and "a"–"z". */
 const SEP = "#";
 

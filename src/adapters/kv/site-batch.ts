@@ -8,6 +8,7 @@ import { StoreBudgetError } from "../../store/errors.ts";
 import {
   type BlockEntry,
   type BlockMeta,
+  INDEX_BUCKETS,
   type IndexBucket,
   KvLayoutError,
   MAX_KV_KEY,
@@ -47,6 +48,8 @@ export const PHASE_REMOVALS = 4;
 
 const BLOCKS_PER_READ = 4;
 const BUCKETS_PER_READ = 20;
+const OVERFLOW_PER_READ = 20;
+
 /**
  * Loc-index text one batch may load, all its buckets together. A bucket holds ~40 bytes per record
  * of the site over 256 buckets (1.5 MB each at 10,000,000 records), and parsed it takes several
@@ -56,7 +59,6 @@ const BUCKETS_PER_READ = 20;
 const MAX_INDEX_BYTES_PER_BATCH = 16 * 1024 * 1024;
 /** Loc-index bytes per record of the site (`"<16 hex digits>":[key,"section"]`; 37–39 measured). */
 const INDEX_BYTES_PER_RECORD = 40;
-const INDEX_BUCKETS = 256;
 
 /** A batch whose loc-index buckets are too large to load together. Nothing was written. */
 class KvIndexBudgetError extends StoreBudgetError {
@@ -70,7 +72,6 @@ class KvIndexBudgetError extends StoreBudgetError {
     );
   }
 }
-const OVERFLOW_PER_READ = 20;
 
 interface Pair {
   k: number;
