@@ -61,7 +61,7 @@ function kvBytes(total: number): { block: number; index: number; blocks: number 
 export async function capacityBench(options: BenchOptions): Promise<Section> {
   const rows: Row[] = [];
   for (const total of options.scales) {
-    const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" });
+    const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" }, options);
     try {
       await seed(h, total);
       const { file, byName } = d1Bytes(h.dir);

@@ -4,6 +4,13 @@
  * bindings of wrangler.jsonc, local D1/KV/Cache persisted in a temporary directory (removed on
  * dispose). Requests go over real loopback HTTP to workerd's socket; `upstream` makes the Worker see
  * them as https://shop.example.com/… (the configured site).
+ *
+ * By default D1, KV and Cache run in a second workerd process: Miniflare's shared storage, whose
+ * first instance owns the simulators and whose later instances reach them over the dev registry
+ * (workerd's debug-port RPC). In production those are services outside the Worker's isolate; in
+ * one workerd process the simulators run on the Worker's thread, so a D1 query in flight cannot
+ * overlap the render (BENCHMARKS.md "Overlapped cold render"), and the process's memory mixes the
+ * isolate's with the simulators'. `storage: "same"` gives the one-process layout of `wrangler dev`.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -14,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
-import { BENCH_ORIGIN, now } from "./lib.ts";
+import { BENCH_ORIGIN, type BenchOptions, mib, now } from "./lib.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -36,8 +43,14 @@ export interface Harness {
   get(path: string, headers?: Record<string, string>): Promise<HttpResult>;
   /** A `/__bench/*` route; throws on a non-2xx answer. */
   bench<T>(route: string, params?: Record<string, string | number>, method?: "GET" | "POST"): Promise<T>;
-  /** Resident memory of the workerd process (bytes), from /proc. */
+  /** Resident memory of the Worker's workerd process (bytes), from /proc. */
   workerdRss(): number;
+  /** Resident memory of the storage process (bytes); NaN when storage runs in the Worker's process. */
+  storageRss(): number;
+  /** CPU time (user + system, ms) the Worker's workerd process has used so far, from /proc. */
+  workerdCpu(): number;
+  /** The same for the storage process; NaN when storage runs in the Worker's process. */
+  storageCpu(): number;
   dispose(): Promise<void>;
 }
 
@@ -83,6 +96,17 @@ function rssOf(pid: number | null): number {
   }
 }
 
+/** CPU time of a process so far (utime + stime, ms; Linux counts in 1/100 s ticks). */
+function cpuOf(pid: number | null): number {
+  if (pid === null) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Temporary directories of running harnesses: removed on Ctrl-C too, not only on dispose. */
 const liveDirs = new Set<string>();
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -92,9 +116,31 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
-export async function startHarness(vars: Record<string, string> = {}): Promise<Harness> {
+/**
+ * The storage owner: a workerd process with the same D1/KV bindings and a Worker that does
+ * nothing. Shared storage elects the oldest instance on a persistence path as its owner, so it
+ * must be ready before the bench Worker starts.
+ */
+async function startStorage(options: object, shared: object): Promise<Miniflare> {
+  const { durableObjects: _objects, ...bindings } = options as { durableObjects?: unknown };
+  const storage = new Miniflare({
+    ...convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: 0,
+      cf: false,
+      log: new Log(LogLevel.WARN),
+      workers: [{ ...bindings, name: "storage", modules: true, script: "export default { fetch: () => new Response(null, { status: 204 }) };" }],
+    } as Parameters<typeof convertV4MiniflareOptions>[0]),
+    ...shared,
+  });
+  await storage.ready;
+  return storage;
+}
+
+export async function startHarness(vars: Record<string, string> = {}, layout: Pick<BenchOptions, "storage"> = { storage: "separate" }): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-bench-"));
   liveDirs.add(dir);
+  let storage: Miniflare | undefined;
   try {
     const scriptPath = await bundle(dir);
     // Bindings (D1, KV, …) as wrangler.jsonc declares them; vars exactly from wrangler.jsonc (not
@@ -107,8 +153,25 @@ export async function startHarness(vars: Record<string, string> = {}): Promise<H
     const before = new Set<number>();
     const existing = findWorkerdPid(new Set());
     if (existing !== null) before.add(existing);
-    const mf = new Miniflare(
-      convertV4MiniflareOptions({
+    // The registry is the run's own (not Miniflare's global one), so no other dev server joins.
+    const shared =
+      layout.storage === "separate"
+        ? {
+            resourcePersistencePath: join(dir, "state"),
+            isolatedResourcePersistencePath: join(dir, "isolated"),
+            unsafeEnableSharedStorage: true,
+            enableDevRegistry: true,
+            unsafeDevRegistryPath: join(dir, "registry"),
+          }
+        : {};
+    let storagePid: number | null = null;
+    if (layout.storage === "separate") {
+      storage = await startStorage(options, shared);
+      storagePid = findWorkerdPid(before);
+      if (storagePid !== null) before.add(storagePid);
+    }
+    const mf = new Miniflare({
+      ...convertV4MiniflareOptions({
         host: "127.0.0.1",
         port: 0,
         upstream: BENCH_ORIGIN,
@@ -131,7 +194,8 @@ export async function startHarness(vars: Record<string, string> = {}): Promise<H
           },
         ],
       } as Parameters<typeof convertV4MiniflareOptions>[0]),
-    );
+      ...shared,
+    });
     const url = await mf.ready;
     const workerdPid = findWorkerdPid(before);
 
@@ -175,14 +239,19 @@ export async function startHarness(vars: Record<string, string> = {}): Promise<H
       get,
       bench,
       workerdRss: () => rssOf(workerdPid),
+      storageRss: () => rssOf(storagePid),
+      workerdCpu: () => cpuOf(workerdPid),
+      storageCpu: () => cpuOf(storagePid),
       async dispose() {
         agent.destroy();
         await mf.dispose();
+        await storage?.dispose();
         rmSync(dir, { recursive: true, force: true });
         liveDirs.delete(dir);
       },
     };
   } catch (err) {
+    await storage?.dispose();
     rmSync(dir, { recursive: true, force: true });
     liveDirs.delete(dir);
     throw err;
@@ -205,4 +274,17 @@ export async function withPeak<T>(sample: () => number, work: () => Promise<T>, 
   } finally {
     clearInterval(timer);
   }
+}
+
+/** Peak RSS growth of the Worker's process and of the storage process while `work` runs. */
+export async function withPeaks<T>(h: Harness, work: () => Promise<T>): Promise<{ value: T; worker: number; workerBefore: number; storage: number }> {
+  const storage = await withPeak(h.storageRss, () => withPeak(h.workerdRss, work));
+  const worker = storage.value;
+  return { value: worker.value, worker: worker.peak - worker.before, workerBefore: worker.before, storage: storage.peak - storage.before };
+}
+
+/** "Worker process +X MiB (of Y)[; storage process +Z MiB]": the growth withPeaks measured. */
+export function peaksText(p: { worker: number; workerBefore: number; storage: number }): string {
+  const storage = Number.isFinite(p.storage) ? `; storage process +${mib(p.storage)}` : "";
+  return `peak RSS growth: Worker process +${mib(p.worker)} (of ${mib(p.workerBefore)})${storage}`;
 }

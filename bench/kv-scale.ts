@@ -12,7 +12,7 @@
  */
 import type { Miniflare } from "miniflare";
 import { BLOCK_SPAN } from "../src/adapters/kv/layout.ts";
-import { type Harness, startHarness, withPeak } from "./harness.ts";
+import { type Harness, peaksText, startHarness, withPeaks } from "./harness.ts";
 import { kvLayout } from "./kv-layout.ts";
 import { type BenchOptions, type Section, int, median, mib, ms, now } from "./lib.ts";
 import { type Count, GZIP, MIX, NO_EDGE_CACHE, type Quiet, SHARD, sourceOf, spread, timedSource, uncached, untilQuiet } from "./workerd.ts";
@@ -67,7 +67,7 @@ async function seedKv(mf: Miniflare, origin: string, total: number): Promise<See
 export async function kvScaleBench(options: BenchOptions): Promise<Section> {
   const rows: Section["rows"] = [];
   for (const total of options.scales) {
-    const h = await startHarness(VARS);
+    const h = await startHarness(VARS, options);
     const at = `${int(total)} records`;
     try {
       console.error(`[kv-scale] ${at}: seed`);
@@ -95,7 +95,7 @@ export async function kvScaleBench(options: BenchOptions): Promise<Section> {
   }
   return {
     title: "KV record source at scale (URL_SOURCE=kv, MANIFEST_STORE=kv)",
-    note: "Fresh workerd and KV per scale; the demo MIX (80% products, 10% pages, 10% blog). KV operations: calls on the URLS and SNAPSHOTS bindings by the measured request or run (a bulk get of up to 100 keys is one).",
+    note: "Fresh workerd and KV per scale (KV in a second workerd process unless --storage same); the demo MIX (80% products, 10% pages, 10% blog). KV operations: calls on the URLS and SNAPSHOTS bindings by the measured request or run (a bulk get of up to 100 keys is one).",
     rows,
   };
 }
@@ -106,23 +106,21 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
   const step = (what: string): void => console.error(`[kv-scale] ${at}: ${what}`);
   step("manifest walk");
   const t1 = now();
-  const walk = await withPeak(h.workerdRss, () =>
-    h.bench<KvCount & { shards: number; urls: number }>("rebuild", { origin: h.origin, store: "configured" }),
-  );
+  const walk = await withPeaks(h, () => h.bench<KvCount & { shards: number; urls: number }>("rebuild", { origin: h.origin, store: "configured" }));
   const rebuilt = walk.value;
   rows.push({
     name: `${at}: full manifest walk (rebuildManifest over the blocks)`,
     value: ms(now() - t1),
-    detail: `${rebuilt.shards} shards, ${int(rebuilt.urls)} URLs; ${opsText(rebuilt)}; peak workerd RSS +${mib(walk.peak - walk.before)} (of ${mib(walk.before)})`,
+    detail: `${rebuilt.shards} shards, ${int(rebuilt.urls)} URLs; ${opsText(rebuilt)}; ${peaksText(walk)}`,
   });
 
   // The same walk again: memory that a walk keeps grows again; a heap that only grew (large
   // strings waiting for a major GC in local workerd) does not.
-  const again = await withPeak(h.workerdRss, () => h.bench<KvCount>("rebuild", { origin: h.origin, store: "configured" }));
+  const again = await withPeaks(h, () => h.bench<KvCount>("rebuild", { origin: h.origin, store: "configured" }));
   rows.push({
     name: `${at}: the same manifest walk again`,
-    value: `+${mib(again.peak - again.before)}`,
-    detail: `peak workerd RSS growth (of ${mib(again.before)})`,
+    value: `+${mib(again.worker)}`,
+    detail: peaksText(again),
   });
 
   const first = await h.get(uncached(SHARD), GZIP);
@@ -150,7 +148,7 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
   rows.push({
     name: `${at}: full regeneration = the cron's first pass under the default REGEN_MAX_SHARDS / REGEN_MAX_ROWS`,
     value: `${pass.runs} run${pass.runs === 1 ? "" : "s"}`,
-    detail: `${pass.rendered} shards rendered, ${ms(pass.ms)} of run time; ${int(pass.kvOps)} KV operations (${int(pass.kvOps / Math.max(1, pass.rendered))} per shard; ${int(pass.kvBulkKeys)} keys in bulk gets); peak workerd RSS +${mib(pass.peak)} in one run (of ${mib(pass.rssBefore)})`,
+    detail: `${pass.rendered} shards rendered, ${ms(pass.ms)} of run time; ${int(pass.kvOps)} KV operations (${int(pass.kvOps / Math.max(1, pass.rendered))} per shard; ${int(pass.kvBulkKeys)} keys in bulk gets); peak RSS growth in one run: Worker process +${mib(pass.peak)} (of ${mib(pass.rssBefore)})${Number.isFinite(pass.storagePeak) ? `; storage process +${mib(pass.storagePeak)}` : ""}`,
   });
 
   await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -169,7 +167,7 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
   const products = Math.round(total * MIX[0].share);
   const perBatch = total >= 5_000_000 ? 10 : 100;
   const t2 = now();
-  const written = await withPeak(h.workerdRss, async () => {
+  const written = await withPeaks(h, async () => {
     for (let batch = 0; batch < 1_000 / perBatch; batch++) {
       await h.bench("touch", {
         origin: h.origin,
@@ -187,6 +185,6 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
   rows.push({
     name: `${at}: 1,000 scattered changes (${1_000 / perBatch} batches of ${perBatch} through the writer object), then cron runs until quiet`,
     value: `${after.rendered} shards`,
-    detail: `writes ${ms(writeMs)} (+${mib(written.peak - written.before)}); ${after.runs} run${after.runs === 1 ? "" : "s"}, ${ms(after.ms)}, ${int(after.kvOps)} KV operations (${int(after.kvBulkKeys)} keys in bulk gets)`,
+    detail: `writes ${ms(writeMs)} (${peaksText(written)}); ${after.runs} run${after.runs === 1 ? "" : "s"}, ${ms(after.ms)}, ${int(after.kvOps)} KV operations (${int(after.kvBulkKeys)} keys in bulk gets)`,
   });
 }

@@ -18,6 +18,12 @@ export interface BenchOptions {
   runs: number;
   /** Load-test duration per target, seconds. */
   loadSeconds: number;
+  /**
+   * Where local D1, KV and Cache run: "separate" (default), a second workerd process, as in
+   * production, where they are services outside the Worker's isolate; "same", the Worker's own
+   * workerd process and thread (`wrangler dev`'s layout), so reads and render take turns.
+   */
+  storage: "separate" | "same";
 }
 
 export function median(values: readonly number[]): number {
@@ -180,7 +186,10 @@ export function parseArgs(argv: readonly string[]): BenchOptions & { only: Set<s
   const runs = Number(value("--runs") ?? (quick ? 2 : 5));
   const loadSeconds = Number(value("--load-seconds") ?? (quick ? 2 : 20));
   const onlyArg = value("--only");
+  const storage = value("--storage") ?? "separate";
+  if (storage !== "separate" && storage !== "same") throw new Error(`--storage must be separate or same, got "${storage}"`);
   return {
+    storage,
     quick,
     scales,
     runs: Number.isInteger(runs) && runs > 0 ? runs : 5,

@@ -7,7 +7,7 @@
  * Rows read are D1's own `meta.rows_read`, summed over every statement by the bench Worker's
  * counting D1 wrapper (bench/worker/bench-worker.ts) while it runs the real request path.
  */
-import { type Harness, type HttpResult, startHarness, withPeak } from "./harness.ts";
+import { type Harness, type HttpResult, startHarness, withPeak, withPeaks } from "./harness.ts";
 import { type BenchOptions, NOT_BUILT, type ScaledRow, type ScaledSection, type Section, int, median, mib, ms, now } from "./lib.ts";
 import { loadBench } from "./load.ts";
 import { peer, sitemapItemsOfUrlset } from "./renderer.ts";
@@ -64,9 +64,13 @@ const ROWS: RowSpec[] = [
     name: "cold live render over HTTP ÷ sitemap.js rendering + gzipping the same URLs in memory (Node), interleaved in one run",
     target: "≤ 1.15",
   },
-  { key: "liveRss", name: "cold live render: workerd RSS growth" },
+  { key: "liveRss", name: "cold live render: workerd RSS growth (the Worker's process)" },
+  {
+    key: "liveCpu",
+    name: "cold live render: CPU per request, the Worker's process / the storage process (D1 reads overlap the render when both run at once)",
+  },
   { key: "breakdownRead", name: "  breakdown: D1 reads only (keyset pages of 2,500 rows, records discarded)" },
-  { key: "breakdownRender", name: "  breakdown: render only, in-memory records → gzip, in workerd" },
+  { key: "breakdownRender", name: "  breakdown: render only, in-memory records in pages of 2,500 → gzip, in workerd" },
   {
     key: "overlapRatio",
     name: "  cold live render (overlapped reads + render) ÷ max(reads alone, render alone), same run",
@@ -80,7 +84,7 @@ const ROWS: RowSpec[] = [
   { key: "cronPass", name: "first full pass by cron runs under the default REGEN_MAX_SHARDS / REGEN_MAX_ROWS (large scales only): runs, wall" },
   { key: "regenFull", name: "full regeneration (site pass, every shard rendered + stored): wall" },
   { key: "regenFullRows", name: "full regeneration: D1 rows read (all statements)", target: "≤ 1.02 × records" },
-  { key: "regenFullMem", name: "full regeneration: workerd peak RSS growth" },
+  { key: "regenFullMem", name: "full regeneration: workerd peak RSS growth (the Worker's process; the storage process)" },
   { key: "snapshot", name: "snapshot serve (pre-rendered shard from KV, edge cache off): wall (median)", target: "≤ 20 ms" },
   { key: "cacheHit", name: "Cache API hit (shard, gzip): wall (median)", target: "≤ 5 ms" },
   { key: "notModified", name: "304 (If-None-Match): wall (median)" },
@@ -155,11 +159,14 @@ interface Regen extends Count {
   kvBulkKeys: number;
 }
 
-async function regenerate(h: Harness, full: boolean): Promise<{ ms: number; regen: Regen; rss: number; rssBefore: number }> {
+async function regenerate(h: Harness, full: boolean): Promise<{ ms: number; regen: Regen; rss: number; rssBefore: number; storageRss: number }> {
   const t = now();
-  const measured = await withPeak(h.workerdRss, () => h.bench<Regen>("regen", { origin: h.origin, full: full ? 1 : 0 }), 20);
-  return { ms: now() - t, regen: measured.value, rss: measured.peak - measured.before, rssBefore: measured.before };
+  const measured = await withPeaks(h, () => h.bench<Regen>("regen", { origin: h.origin, full: full ? 1 : 0 }));
+  return { ms: now() - t, regen: measured.value, rss: measured.worker, rssBefore: measured.workerBefore, storageRss: measured.storage };
 }
+
+/** "; storage +N MiB" when the storage runs in its own process. */
+const storageGrowth = (bytes: number): string => (Number.isFinite(bytes) ? `; storage process +${mib(bytes)}` : "");
 
 /** Cron runs until one renders nothing more (that last run is not counted): sums, and the highest memory growth of a run. */
 export interface Quiet {
@@ -173,10 +180,23 @@ export interface Quiet {
   kvBulkKeys: number;
   peak: number;
   rssBefore: number;
+  /** Highest growth of the storage process in one run (NaN when storage shares the Worker's process). */
+  storagePeak: number;
 }
 
 export async function untilQuiet(h: Harness): Promise<Quiet> {
-  const sum: Quiet = { runs: 0, ms: 0, rowsRead: 0, rendered: 0, statements: 0, kvOps: 0, kvBulkKeys: 0, peak: 0, rssBefore: h.workerdRss() };
+  const sum: Quiet = {
+    runs: 0,
+    ms: 0,
+    rowsRead: 0,
+    rendered: 0,
+    statements: 0,
+    kvOps: 0,
+    kvBulkKeys: 0,
+    peak: 0,
+    rssBefore: h.workerdRss(),
+    storagePeak: Number.NaN,
+  };
   for (let i = 0; i < 100; i++) {
     const run = await regenerate(h, false);
     if (run.regen.summary.shardsRendered === 0 && i > 0) break;
@@ -188,6 +208,7 @@ export async function untilQuiet(h: Harness): Promise<Quiet> {
     sum.kvOps += Object.values(run.regen.kvOps).reduce((n, v) => n + v, 0);
     sum.kvBulkKeys += run.regen.kvBulkKeys;
     sum.peak = Math.max(sum.peak, run.rss);
+    sum.storagePeak = Number.isNaN(sum.storagePeak) ? run.storageRss : Math.max(sum.storagePeak, run.storageRss);
   }
   return sum;
 }
@@ -208,7 +229,7 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
       text: `${int(pass.rowsRead)} summed over the ${pass.runs} runs (${(pass.rowsRead / total).toFixed(3)} × records)`,
       met: pass.rowsRead <= 1.02 * total,
     });
-    result.set("regenFullMem", { text: `+${mib(pass.peak)} at most in one run (of ${mib(pass.rssBefore)})` });
+    result.set("regenFullMem", { text: `+${mib(pass.peak)} at most in one run (of ${mib(pass.rssBefore)})${storageGrowth(pass.storagePeak)}` });
   } else {
     const full = await regenerate(h, true);
     const r = full.regen;
@@ -217,7 +238,7 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
       text: `${int(r.rowsRead)} (${(r.rowsRead / total).toFixed(3)} × records; the run counts ${int(r.summary.rowsRead)} record rows)`,
       met: r.rowsRead <= 1.02 * total,
     });
-    result.set("regenFullMem", { text: `+${mib(full.rss)} (of ${mib(full.rssBefore)})` });
+    result.set("regenFullMem", { text: `+${mib(full.rss)} (of ${mib(full.rssBefore)})${storageGrowth(full.storageRss)}` });
   }
 
   await new Promise((resolve) => setTimeout(resolve, 1_000)); // let the run's after-work settle
@@ -275,7 +296,7 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
 
 async function measureScale(total: number, options: BenchOptions, withLoad: boolean): Promise<{ result: ScaleResult; load?: Section }> {
   const result: ScaleResult = new Map();
-  const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" });
+  const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" }, options);
   try {
     const seeded = await (async () => {
       const t = now();
@@ -296,7 +317,12 @@ async function measureScale(total: number, options: BenchOptions, withLoad: bool
     const first = await h.get(uncached(SHARD), GZIP);
     if (first.status !== 200 || sourceOf(first) !== "live") throw new Error(`GET ${SHARD} → ${first.status} from ${sourceOf(first)}`);
     result.set("firstRender", { text: `${ms(first.ms)} (${mib(first.bytes)} gz)` });
+    const cpuBefore = { worker: h.workerdCpu(), storage: h.storageCpu() };
     const live = await timedSource(h, runs, uncached(SHARD), "live");
+    const cpuPer = (now: number, before: number): string => (Number.isFinite(now) ? ms((now - before) / runs) : "— (same process)");
+    result.set("liveCpu", {
+      text: `${cpuPer(h.workerdCpu(), cpuBefore.worker)} / ${cpuPer(h.storageCpu(), cpuBefore.storage)} (wall ${ms(median(live))})`,
+    });
     result.set("liveRender", { text: spread(live), met: shardUrls === 50_000 ? median(live) <= 400 : undefined });
     const identity = await timedSource(h, Math.max(3, runs - 2), uncached(SHARD), "live", {});
     result.set("liveRenderIdentity", { text: spread(identity) });
@@ -397,7 +423,7 @@ export async function workerdBench(options: BenchOptions, withLoad: boolean): Pr
   const e2e: ScaledSection = {
     title: "End to end in workerd (Miniflare 5, local D1)",
     note:
-      `Fresh workerd and database per scale; records ${MIX.map((m) => `${m.share * 100}% ${m.section}`).join(", ")}; ` +
+      `Fresh workerd and database per scale; ${options.storage === "separate" ? "D1, KV and Cache in a second workerd process (as remote services, harness.ts)" : "D1, KV and Cache in the Worker's own workerd process and thread (--storage same)"}; records ${MIX.map((m) => `${m.share * 100}% ${m.section}`).join(", ")}; ` +
       `the measured shard is ${SHARD} (the first 50,000 products). Wall = loopback HTTP request to the last body byte, measured from Node; ` +
       `rows read = D1 \`meta.rows_read\` summed over every statement of the request. "${NOT_BUILT}": the feature's code does not exist yet.`,
     columns: options.scales.map(scaleName),

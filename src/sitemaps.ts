@@ -6,6 +6,7 @@ import { w3cSeconds } from "./core/datetime-format.ts";
 import { EXT_NEWS } from "./core/extensions/types.ts";
 import { Fingerprint } from "./core/fingerprint.ts";
 import { renderSitemapIndex, renderUrlset } from "./core/render.ts";
+import { type Source, paged } from "./core/source.ts";
 import type { SitemapRef, UrlRecord } from "./core/types.ts";
 import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
 import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
@@ -120,12 +121,14 @@ export function renderShard(
   deps: SitemapDeps,
   origin: string,
   shard: ShardEntry,
-  records: AsyncIterable<UrlRecord> = deps.store.reader.records({
-    origin,
-    section: shard.section,
-    firstKey: shard.firstKey,
-    lastKey: shard.lastKey,
-  }),
+  records: Source<UrlRecord> = paged(
+    deps.store.reader.recordPages({
+      origin,
+      section: shard.section,
+      firstKey: shard.firstKey,
+      lastKey: shard.lastKey,
+    }),
+  ),
 ): ReadableStream<Uint8Array> {
   return renderUrlset(records, {
     ...renderOptions(deps.config, origin),

@@ -92,13 +92,17 @@ async function renderDocument(ctx: ServeContext, doc: SitemapDocument): Promise<
   }
   const source = body ? "snapshot" : "live";
   if (!body) {
-    if (doc.current && !(await doc.current())) {
-      const xml = doc.render();
-      const moved = representation === "identity" ? xml : gzip(xml);
-      return new Response(moved, { status: 200, headers: unversionedHeaders(doc, representation, config.cache), encodeBody });
-    }
+    // Rendered either way; started first, so its first read is in flight during the check.
     const xml = doc.render();
-    body = representation === "identity" ? xml : gzip(xml);
+    const encoded = representation === "identity" ? xml : gzip(xml);
+    const current = await (doc.current?.() ?? Promise.resolve(true)).catch(async (err: unknown) => {
+      await encoded.cancel().catch(() => {});
+      throw err;
+    });
+    if (!current) {
+      return new Response(encoded, { status: 200, headers: unversionedHeaders(doc, representation, config.cache), encodeBody });
+    }
+    body = encoded;
   }
   const headers = documentHeaders(doc, representation, config.cache, source);
   return new Response(storeWhenComplete(ctx.waitUntil, key, body, ttl), { status: 200, headers, encodeBody });

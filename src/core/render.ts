@@ -8,6 +8,7 @@
  */
 import { EmptySitemapError, SitemapLimitError } from "./errors.ts";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, RENDER_CHUNK_BYTES } from "./limits.ts";
+import { type Source, SourceReader } from "./source.ts";
 import type { SitemapRef, UrlRecord } from "./types.ts";
 import { type RenderOptions, SITEMAPINDEX_CLOSE, URLSET_CLOSE, sitemapElement, sitemapIndexOpen, urlElement, urlsetOpen } from "./writers.ts";
 
@@ -15,8 +16,6 @@ export interface RenderLimits {
   maxUrls?: number;
   maxBytes?: number;
 }
-
-type Source<T> = AsyncIterable<T> | Iterable<T>;
 
 const encoder = new TextEncoder();
 
@@ -27,17 +26,11 @@ interface DocumentSpec<T> {
   kind: "urlset" | "sitemapindex";
 }
 
-function iteratorOf<T>(items: Source<T>): AsyncIterator<T> | Iterator<T> {
-  return Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : items[Symbol.iterator]();
-}
-
 function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: RenderLimits): ReadableStream<Uint8Array> {
   const maxEntries = Math.min(limits.maxUrls ?? MAX_URLS_PER_SITEMAP, MAX_URLS_PER_SITEMAP);
   const maxBytes = Math.min(limits.maxBytes ?? MAX_SITEMAP_BYTES, MAX_SITEMAP_BYTES);
-  const iterator = iteratorOf(items);
-  // A sync source (an array, a generator) is read without an `await` per record: one microtask
-  // per element cost as much as writing the element (see BENCHMARKS.md).
-  const syncIterator = Symbol.asyncIterator in items ? null : (iterator as Iterator<T>);
+  // Read without an `await` per record where the source allows it (source.ts).
+  const reader = new SourceReader(items);
   let entries = 0;
   let bytes = 0;
   let started = false;
@@ -63,7 +56,8 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
           size += spec.head.length;
         }
         while (size < RENDER_CHUNK_BYTES) {
-          const next = syncIterator ? syncIterator.next() : await iterator.next();
+          const read = reader.next();
+          const next = read instanceof Promise ? await read : read;
           if (next.done) {
             if (entries === 0) throw new EmptySitemapError(`refusing to emit an empty ${spec.kind}`);
             parts.push(spec.tail);
@@ -81,7 +75,7 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
         emit(controller, parts.join(""));
       },
       async cancel() {
-        await iterator.return?.();
+        await reader.return();
       },
     },
     { highWaterMark: 1 },

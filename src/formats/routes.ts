@@ -9,6 +9,7 @@ import { indexCacheTags, shardCacheTags, siteCacheTag } from "../cache/headers.t
 import { serveDocument, serveWithoutRender } from "../cache/serve.ts";
 import { EXT_NEWS, MAX_NEWS_PER_SITEMAP } from "../core/extensions/types.ts";
 import { renderUrlset } from "../core/render.ts";
+import { paged } from "../core/source.ts";
 import { renderFingerprint } from "../core/writers.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { FEED_PATH, type ShardFile, XSL_PATH, newsPath, textPath } from "../http/paths.ts";
@@ -85,7 +86,7 @@ export async function textFile(c: Ctx, section: string, n: number): Promise<Resp
     lastChange: shard.lastChange,
     tags: shardCacheTags(origin, shard.section, shard.n),
     contentType: "text/plain; charset=utf-8",
-    render: () => renderTextSitemap(s.store.reader.records(range)),
+    render: () => renderTextSitemap(paged(s.store.reader.recordPages(range))),
     current: rowsStillAt(s, manifest, shard),
   });
 }

@@ -7,17 +7,15 @@
  */
 import { EmptySitemapError, SitemapLimitError } from "../core/errors.ts";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, RENDER_CHUNK_BYTES } from "../core/limits.ts";
+import { type Source, SourceReader } from "../core/source.ts";
 import type { UrlRecord } from "../core/types.ts";
 
 const encoder = new TextEncoder();
 
-export function renderTextSitemap(
-  records: AsyncIterable<UrlRecord> | Iterable<UrlRecord>,
-  limits: { maxUrls?: number; maxBytes?: number } = {},
-): ReadableStream<Uint8Array> {
+export function renderTextSitemap(records: Source<UrlRecord>, limits: { maxUrls?: number; maxBytes?: number } = {}): ReadableStream<Uint8Array> {
   const maxUrls = Math.min(limits.maxUrls ?? MAX_URLS_PER_SITEMAP, MAX_URLS_PER_SITEMAP);
   const maxBytes = Math.min(limits.maxBytes ?? MAX_SITEMAP_BYTES, MAX_SITEMAP_BYTES);
-  const iterator = Symbol.asyncIterator in records ? records[Symbol.asyncIterator]() : records[Symbol.iterator]();
+  const reader = new SourceReader(records);
   let lines = 0;
   let bytes = 0;
   const emit = (controller: ReadableStreamDefaultController<Uint8Array>, text: string): void => {
@@ -31,7 +29,8 @@ export function renderTextSitemap(
       async pull(controller) {
         let text = "";
         while (text.length < RENDER_CHUNK_BYTES) {
-          const next = await iterator.next();
+          const read = reader.next();
+          const next = read instanceof Promise ? await read : read;
           if (next.done) {
             if (lines === 0) throw new EmptySitemapError("refusing to emit an empty text sitemap");
             if (text) emit(controller, text);
@@ -44,7 +43,7 @@ export function renderTextSitemap(
         emit(controller, text);
       },
       async cancel() {
-        await iterator.return?.();
+        await reader.return();
       },
     },
     { highWaterMark: 1 },

@@ -2,6 +2,7 @@
  * The walk strategy (a store whose change feed walks the whole site, or without a range scan:
  * KV): the manifest was re-planned from the key rows; this renders the shards lacking a snapshot.
  */
+import { paged } from "../core/source.ts";
 import type { UrlRecord } from "../core/types.ts";
 import { SectionPlanner } from "../manifest/manifest.ts";
 import { renderShard } from "../sitemaps.ts";
@@ -28,16 +29,16 @@ export async function walk(run: Run, waiting: (entry: { section: string; n: numb
       run.now,
     );
     const range = { origin, section: entry.section, firstKey: entry.firstKey, lastKey: entry.lastKey };
-    async function* tapped(): AsyncGenerator<UrlRecord> {
-      for await (const record of deps.store.reader.records(range)) {
-        run.rowsRead++;
-        check.add({ section: entry.section, key: record.key, updatedAt: record.updatedAt, deleted: false, size: 0 });
-        yield record;
+    async function* tapped(): AsyncGenerator<readonly UrlRecord[]> {
+      for await (const page of deps.store.reader.recordPages(range)) {
+        run.rowsRead += page.length;
+        for (const record of page) check.add({ section: entry.section, key: record.key, updatedAt: record.updatedAt, deleted: false, size: 0 });
+        yield page;
       }
     }
     let doc: StagedDocument;
     try {
-      doc = await run.stage(renderShard(deps, origin, entry, tapped()));
+      doc = await run.stage(renderShard(deps, origin, entry, paged(tapped())));
     } catch (err) {
       run.fail(entry, err);
       continue;

@@ -37,8 +37,11 @@ export interface FoundRecord extends StoredRecord {
 }
 
 export interface RecordReader {
-  /** Live records of one range, ascending by key; paged by key, never by offset. */
-  records(range: ShardRange): AsyncIterable<StoredRecord>;
+  /**
+   * Live records of one range, ascending by key, a page at a time as the store reads them (keyset
+   * pages, blocks; never offsets). Pages, so a renderer awaits once per page (core/source.ts).
+   */
+  recordPages(range: ShardRange): AsyncIterable<readonly StoredRecord[]>;
   /** Every record of a site, tombstones too, in (section, key) order. */
   keyRows(origin: string): AsyncIterable<KeyRow>;
   /** The record stored under a normalised loc, tombstone or not; null when never stored. */

@@ -47,23 +47,34 @@ describe("D1RecordReader.records", () => {
     const log = { started: 0, settled: 0 };
     const reader = new D1RecordReader(observedDb(log), { pageRows: 5 });
     const locs: string[] = [];
-    const aheadAtFirstOfPage: number[] = [];
-    for await (const record of reader.records({ origin, section: "products", firstKey, lastKey })) {
-      if (locs.length % 5 === 0) aheadAtFirstOfPage.push(log.started - Math.floor(locs.length / 5));
-      locs.push(record.loc);
+    const aheadAtPage: number[] = [];
+    for await (const page of reader.recordPages({ origin, section: "products", firstKey, lastKey })) {
+      aheadAtPage.push(log.started - aheadAtPage.length);
+      for (const record of page) locs.push(record.loc);
     }
     expect(locs).toEqual(expected);
     // Pages of 5, 5, 5, 5, 3: while a full page is consumed its successor has started (2 = this one + the next);
     // the short last page asks for nothing more.
-    expect(aheadAtFirstOfPage).toEqual([2, 2, 2, 2, 1]);
+    expect(aheadAtPage).toEqual([2, 2, 2, 2, 1]);
     expect(log.started).toBe(5);
   });
 
-  it("a full last page costs one empty query, not more", async () => {
+  it("a full page that reaches the range's last key is the last: no empty query after it", async () => {
     const { origin, firstKey, lastKey } = await seeded(10);
     const log = { started: 0, settled: 0 };
     let n = 0;
-    for await (const _ of new D1RecordReader(observedDb(log), { pageRows: 5 }).records({ origin, section: "products", firstKey, lastKey })) n++;
+    for await (const page of new D1RecordReader(observedDb(log), { pageRows: 5 }).recordPages({ origin, section: "products", firstKey, lastKey }))
+      n += page.length;
+    expect(n).toBe(10);
+    expect(log.started).toBe(2);
+  });
+
+  it("a full last page short of the range's last key costs one empty query, not more", async () => {
+    const { origin, firstKey, lastKey } = await seeded(10);
+    const log = { started: 0, settled: 0 };
+    let n = 0;
+    const range = { origin, section: "products", firstKey, lastKey: lastKey + 1_000 };
+    for await (const page of new D1RecordReader(observedDb(log), { pageRows: 5 }).recordPages(range)) n += page.length;
     expect(n).toBe(10);
     expect(log.started).toBe(3);
   });
@@ -75,11 +86,14 @@ describe("D1RecordReader.records", () => {
     const onUnhandled = (event: PromiseRejectionEvent) => unhandled.push(event.reason);
     addEventListener("unhandledrejection", onUnhandled);
     try {
-      // The second page (the one ahead) fails while the first is consumed; the consumer stops after 2 records.
+      // The second page (the one ahead) fails while the first is consumed; the consumer stops after the first page.
       const reader = new D1RecordReader(observedDb(log, 2), { pageRows: 5 });
       let n = 0;
-      for await (const _ of reader.records({ origin, section: "products", firstKey, lastKey })) if (++n === 2) break;
-      expect(n).toBe(2);
+      for await (const page of reader.recordPages({ origin, section: "products", firstKey, lastKey })) {
+        n += page.length;
+        break;
+      }
+      expect(n).toBe(5);
       expect(log.started).toBe(2);
       await new Promise((resolve) => setTimeout(resolve, 20));
       expect(unhandled).toEqual([]);
@@ -94,7 +108,7 @@ describe("D1RecordReader.records", () => {
     let n = 0;
     await expect(
       (async () => {
-        for await (const _ of reader.records({ origin, section: "products", firstKey, lastKey })) n++;
+        for await (const page of reader.recordPages({ origin, section: "products", firstKey, lastKey })) n += page.length;
       })(),
     ).rejects.toThrow("D1 page failed");
     expect(n).toBe(5);

@@ -5,6 +5,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { serveDocument } from "../../src/cache/serve.ts";
+import { loadConfig } from "../../src/config.ts";
 import { d1Fixture } from "./fixtures/sources.ts";
 import { call, range, seedSite } from "./support.ts";
 
@@ -65,5 +67,56 @@ describe("a live render whose rows moved past the version", () => {
       expect(res.headers.get("etag")).toBeNull();
       await res.arrayBuffer();
     }
+  });
+});
+
+describe("the live render and the check that its rows are current", () => {
+  const base = { origin: "https://overlap.example.com", file: "xml" as const, version: "v1", lastChange: BUILT, tags: [], path: "/sitemap-a-1.xml" };
+  const serveContext = (request: Request) => ({
+    request,
+    config: loadConfig({ ...env, SITES: base.origin, EDGE_CACHE_TTL: "0" }),
+    snapshots: null,
+    waitUntil: () => {},
+  });
+
+  it("start together: the render's first read is asked for before the check answers", async () => {
+    const events: string[] = [];
+    const res = await serveDocument(serveContext(new Request(`${base.origin}${base.path}`)), {
+      ...base,
+      render: () =>
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            events.push("read");
+            controller.enqueue(new TextEncoder().encode("<urlset/>"));
+            controller.close();
+          },
+        }),
+      current: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        events.push("checked");
+        return true;
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("etag")).toMatch(/^"/);
+    expect(await res.text()).toBe("<urlset/>");
+    expect(events).toEqual(["read", "checked"]);
+  });
+
+  it("a check that fails cancels the render and fails the request", async () => {
+    let cancelled = false;
+    const answer = serveDocument(serveContext(new Request(`${base.origin}${base.path}`)), {
+      ...base,
+      render: () =>
+        new ReadableStream<Uint8Array>({
+          pull: () => new Promise(() => {}), // a read that never answers
+          cancel: () => {
+            cancelled = true;
+          },
+        }),
+      current: () => Promise.reject(new Error("D1 unavailable")),
+    });
+    await expect(answer).rejects.toThrow("D1 unavailable");
+    expect(cancelled).toBe(true);
   });
 });

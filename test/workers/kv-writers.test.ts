@@ -76,7 +76,9 @@ async function storedLocs(vars: Vars, section: string): Promise<string[]> {
   expect(keys.size, "every record has its own key").toBe(rows.length);
   const locs: string[] = [];
   if (rows.length === 0) return locs;
-  for await (const r of store.reader.records({ origin: SITE, section, firstKey: Math.min(...rows), lastKey: Math.max(...rows) })) locs.push(r.loc);
+  for await (const page of store.reader.recordPages({ origin: SITE, section, firstKey: Math.min(...rows), lastKey: Math.max(...rows) })) {
+    for (const r of page) locs.push(r.loc);
+  }
   return locs.sort();
 }
 

@@ -41,6 +41,13 @@ function kvEnv(origin: string, vars: Record<string, string> = {}, urls: KVNamesp
   return { ...env, SITES: origin, URL_SOURCE: "kv", MANIFEST_STORE: "kv", URLS: urls, ...vars } as Env;
 }
 
+/** Every record of a reader's pages, in order. */
+async function allRecords<T>(pages: AsyncIterable<readonly T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const page of pages) out.push(...page);
+  return out;
+}
+
 async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of items) out.push(item);
@@ -57,7 +64,7 @@ async function keyRows(origin: string): Promise<KeyRow[]> {
 }
 
 async function liveLocs(origin: string, section: string, firstKey = 0, lastKey = 1e12 - 1): Promise<string[]> {
-  return (await all(new KvRecordReader(env.URLS).records({ origin, section, firstKey, lastKey }))).map((r) => r.loc);
+  return (await allRecords(new KvRecordReader(env.URLS).recordPages({ origin, section, firstKey, lastKey }))).map((r) => r.loc);
 }
 
 describe("KvRecordWriter", () => {
@@ -210,8 +217,8 @@ describe("KvRecordWriter", () => {
     /** Every live record as loc → key, section, stamp; new locs' keys only checked to be new. */
     const state = async (origin: string) => {
       const records = [
-        ...(await all(new KvRecordReader(env.URLS).records({ origin, section: "blog", firstKey: 0, lastKey: 1e6 }))),
-        ...(await all(new KvRecordReader(env.URLS).records({ origin, section: "pages", firstKey: 0, lastKey: 1e6 }))),
+        ...(await allRecords(new KvRecordReader(env.URLS).recordPages({ origin, section: "blog", firstKey: 0, lastKey: 1e6 }))),
+        ...(await allRecords(new KvRecordReader(env.URLS).recordPages({ origin, section: "pages", firstKey: 0, lastKey: 1e6 }))),
       ];
       expect(records.filter((r) => r.loc.includes("/n/")).every((r) => r.key > 6)).toBe(true);
       expect(await keyRows(origin)).toHaveLength(8);
@@ -302,7 +309,7 @@ describe("KvRecordReader", () => {
     // Through the source, a range of 7,000,000 blocks (7 billion keys): listed, then fetched.
     counted.reset();
     const source = new KvRecordReader(counted.kv);
-    const locs = (await all(source.records({ origin, section: "pages", firstKey: 3_008, lastKey: 7_000_000_006 }))).map((r) => r.loc);
+    const locs = (await allRecords(source.recordPages({ origin, section: "pages", firstKey: 3_008, lastKey: 7_000_000_006 }))).map((r) => r.loc);
     expect(locs).toEqual([120, 4_567, 99_999, 100_000, 1_234_567].map((b) => `${origin}/b/${b}`));
     expect(totalOps(counted.counts)).toBeLessThan(100);
   });
@@ -313,7 +320,7 @@ describe("KvRecordReader", () => {
     const range0 = { origin, section: "pages", firstKey: 1, lastKey: 999 };
     const name = blockName(origin, "pages", 0);
     await env.URLS.put(name, "not json");
-    await expect(all(source.records(range0))).rejects.toThrow(`KV layout error in "${name}": value is not JSON`);
+    await expect(allRecords(source.recordPages(range0))).rejects.toThrow(`KV layout error in "${name}": value is not JSON`);
     await env.URLS.put(
       name,
       JSON.stringify([
@@ -321,11 +328,11 @@ describe("KvRecordReader", () => {
         { k: 4, u: T0, loc: `${origin}/b` },
       ]),
     );
-    await expect(all(source.records(range0))).rejects.toThrow(/entry 1: keys must be strictly ascending/);
+    await expect(allRecords(source.recordPages(range0))).rejects.toThrow(/entry 1: keys must be strictly ascending/);
     await env.URLS.put(name, JSON.stringify([{ k: 1500, u: T0, loc: `${origin}/a` }]));
     await expect(all(source.keyRows(origin))).rejects.toThrow(/key 1500 is outside this block \(0–999\)/);
     await env.URLS.put(name, JSON.stringify([{ k: 1, u: T0, loc: `${origin}/a`, changefreq: "Weekly" }]));
-    await expect(all(source.records(range0))).rejects.toThrow(/"changefreq" must be one of/);
+    await expect(allRecords(source.recordPages(range0))).rejects.toThrow(/"changefreq" must be one of/);
   });
 
   it("escapes every value of a hand-made entry when rendering: markup in numbers and enumerations is never injected", async () => {
@@ -346,7 +353,7 @@ describe("KvRecordReader", () => {
     };
     await env.URLS.put(name, JSON.stringify([{ k: 1, u: T0, loc: `${origin}/v`, changefreq: "daily", ext: { videos: [video] } }]));
     // The layout check reads the entry's shape, not its sitemap rules: the writer is the last line.
-    const records = await all(source.records({ origin, section: "pages", firstKey: 1, lastKey: 999 }));
+    const records = await allRecords(source.recordPages({ origin, section: "pages", firstKey: 1, lastKey: 999 }));
     const rendered = records.map((r) => urlElement(r)).join("");
     expect(rendered).toContain("<video:duration>60&lt;/video:duration&gt;&lt;evil/&gt;");
     expect(rendered).not.toMatch(/<evil|<x\b/);

@@ -1,6 +1,7 @@
 /** The D1 record reader: records of a shard, key rows of a site, one record by loc. */
 import type { StoredRecord } from "../../core/types.ts";
 import type { FoundRecord, KeyRow, RecordReader, ShardRange } from "../../store/port.ts";
+import { yieldToEventLoop } from "../event-loop.ts";
 import { type D1Observer, RECORD_COLUMNS, type RecordRow, storedRecord } from "./rows.ts";
 import { sitePages } from "./site-pages.ts";
 
@@ -35,10 +36,11 @@ export class D1RecordReader implements RecordReader {
 
   /**
    * The shard's records, keyset page by keyset page, with the next page's query in flight while the
-   * current page renders (reads and render overlap; BENCHMARKS.md "Overlapped cold render"). Exactly
-   * one page is ahead, so memory stays at about two pages.
+   * current page renders (reads and render overlap; BENCHMARKS.md "Overlapped cold render"). The
+   * query is sent before the page renders (yieldToEventLoop). Exactly one page is ahead, so memory
+   * stays at about two pages.
    */
-  async *records(range: ShardRange): AsyncIterable<StoredRecord> {
+  async *recordPages(range: ShardRange): AsyncIterable<readonly StoredRecord[]> {
     const stmt = this.#db.prepare(
       `SELECT ${RECORD_COLUMNS} FROM urls
        WHERE origin = ?1 AND section = ?2 AND id > ?3 AND id <= ?4 AND deleted = 0
@@ -55,8 +57,11 @@ export class D1RecordReader implements RecordReader {
     while (pending !== null) {
       const { results, meta }: D1Result<RecordRow> = await pending;
       this.#observe?.(meta);
-      pending = results.length < this.#pageRows ? null : page(results[results.length - 1]!.id);
-      for (const row of results) yield storedRecord(row);
+      const last: RecordRow | undefined = results[results.length - 1];
+      // A short page, or one that reached the range's last key, is the last: no empty query after it.
+      pending = last === undefined || results.length < this.#pageRows || last.id >= range.lastKey ? null : page(last.id);
+      if (pending !== null) await yieldToEventLoop();
+      yield results.map(storedRecord);
     }
   }
 

@@ -33,18 +33,23 @@ export function faultAfterRecords(env: Env): number | null {
 
 /**
  * `inner` with shard reads that fail after `afterRecords` records. Only the basic capabilities
- * stay (no news, feed or scan), so every document and the regeneration go through `records`.
+ * stay (no news, feed or scan), so every document and the regeneration go through `recordPages`.
  */
 export function faultyRecordStore(inner: RecordStore, afterRecords: number): RecordStore {
   const reader = inner.reader;
   return {
     kind: inner.kind,
     reader: {
-      async *records(range: ShardRange): AsyncIterable<StoredRecord> {
+      async *recordPages(range: ShardRange): AsyncIterable<readonly StoredRecord[]> {
         let served = 0;
-        for await (const record of reader.records(range)) {
-          if (served++ >= afterRecords) throw new InjectedFaultError(`injected fault: record read failed after ${afterRecords} records`);
-          yield record;
+        for await (const page of reader.recordPages(range)) {
+          if (served + page.length > afterRecords) {
+            // The records before the fault still go out, as a store failing mid-page would have read them.
+            if (afterRecords > served) yield page.slice(0, afterRecords - served);
+            throw new InjectedFaultError(`injected fault: record read failed after ${afterRecords} records`);
+          }
+          served += page.length;
+          yield page;
         }
       },
       keyRows: (origin) => reader.keyRows(origin),

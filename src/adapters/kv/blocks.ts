@@ -1,4 +1,6 @@
 /** Reading blocks from KV: which block names to read, grouped into bulk gets, fetched one chunk ahead. */
+
+import { yieldToEventLoop } from "../event-loop.ts";
 import {
   type BlockEntry,
   type BlockMeta,
@@ -109,6 +111,7 @@ export async function* fetchAhead(kv: KVNamespace, chunks: AsyncIterable<string[
       const blocks = await pending;
       if (blocks === null) return;
       pending = fetchNext();
+      await yieldToEventLoop(); // the next bulk get leaves before this chunk is consumed
       yield blocks;
     }
   } finally {

@@ -34,7 +34,7 @@ export class KvRecordReader implements RecordReader {
     this.#directMax = options.directFetchMaxBlocks ?? DIRECT_FETCH_MAX_BLOCKS;
   }
 
-  async *records(range: ShardRange): AsyncIterable<StoredRecord> {
+  async *recordPages(range: ShardRange): AsyncIterable<readonly StoredRecord[]> {
     const firstKey = Math.max(1, range.firstKey);
     const lastKey = Math.min(MAX_KV_KEY, range.lastKey);
     if (lastKey < firstKey) return;
@@ -55,7 +55,7 @@ export class KvRecordReader implements RecordReader {
           if (entry.d !== 1) live.push(entry);
         }
         const full = await withOverflow(this.#kv, range.origin, range.section, live);
-        for (const entry of full) yield storedRecord(entry, range.section);
+        if (full.length > 0) yield full.map((entry) => storedRecord(entry, range.section));
       }
     }
   }

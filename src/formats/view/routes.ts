@@ -5,10 +5,12 @@
  * (src/http/document-headers.ts viewHeaders) and never touch the Cache API, so a crawler fetching
  * the same URL keeps getting the XML with its bytes and validators.
  */
+
 import type { Context } from "hono";
 import { w3cSeconds } from "../../core/datetime-format.ts";
 import { MAX_NEWS_PER_SITEMAP } from "../../core/extensions/types.ts";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP } from "../../core/limits.ts";
+import { paged } from "../../core/source.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { viewHeaders } from "../../http/document-headers.ts";
 import { FEED_PATH, newsPath, shardPath, textPath } from "../../http/paths.ts";
@@ -98,7 +100,7 @@ export async function shardView(c: Ctx, section: string, n: number): Promise<Res
       { label: "gzip file", href: shardPath(shard.section, shard.n, "xml.gz") },
     ],
     total: shard.urlCount,
-    records: s.store.reader.records(range),
+    records: paged(s.store.reader.recordPages(range)),
     dateColumn: "lastmod",
   });
 }

@@ -8,7 +8,9 @@
  * count comes from the manifest's URL count); with one, the whole document is scanned once to count
  * the matches, holding no more than one page of rows.
  */
+
 import { w3cSeconds } from "../../core/datetime-format.ts";
+import { type Source, eachItem } from "../../core/source.ts";
 import type { UrlRecord } from "../../core/types.ts";
 import { INDEX_PATH } from "../../http/paths.ts";
 import { PAGE_END, fmt, h, htmlStream, pageStart } from "./page.ts";
@@ -36,7 +38,7 @@ export interface UrlsetView {
   forms: readonly { label: string; href: string }[];
   /** Entries in the document as its manifest counts them; null when the caller does not know. */
   total: number | null;
-  records: AsyncIterable<ViewRecord> | Iterable<ViewRecord>;
+  records: Source<ViewRecord>;
   /** The feed shows when each entry changed rather than its lastmod. */
   dateColumn: "lastmod" | "updated";
 }
@@ -99,7 +101,7 @@ ${topNav(view, query)}<table id="urls">
   let matched = 0;
   let shown = 0;
   let more = false;
-  for await (const r of view.records) {
+  for await (const r of eachItem(view.records)) {
     if (needle && !r.loc.toLowerCase().includes(needle)) continue;
     matched++;
     if (matched <= skip) continue;
