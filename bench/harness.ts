@@ -47,6 +47,12 @@ export interface Harness {
   workerdRss(): number;
   /** Resident memory of the storage process (bytes); NaN when storage runs in the Worker's process. */
   storageRss(): number;
+  /**
+   * The Worker isolate's V8 heap now (inspector `Runtime.getHeapUsage`): the memory the 128 MB
+   * isolate limit is about, apart from workerd's own buffers and, with storage in the same process,
+   * the simulators'. `used`: live objects and garbage not yet collected; `total`: the heap's size.
+   */
+  isolateHeap(): Promise<{ used: number; total: number }>;
   /** CPU time (user + system, ms) the Worker's workerd process has used so far, from /proc. */
   workerdCpu(): number;
   /** The same for the storage process; NaN when storage runs in the Worker's process. */
@@ -94,6 +100,36 @@ function rssOf(pid: number | null): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/** A CDP session on the bench Worker's isolate, through workerd's inspector socket. */
+async function inspectorSession(mf: Miniflare): Promise<{ call<T>(method: string): Promise<T>; close(): void }> {
+  const base = await mf.getInspectorURL();
+  const targets = (await (await fetch(`http://${base.host}/json`)).json()) as { id: string; webSocketDebuggerUrl: string }[];
+  const target = targets.find((t) => t.id === "core:user:bench");
+  if (!target) throw new Error(`no inspector target for the bench Worker among ${targets.map((t) => t.id).join(", ")}`);
+  const socket = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener("open", () => resolve(), { once: true });
+    socket.addEventListener("error", () => reject(new Error("inspector connection failed")), { once: true });
+  });
+  const waiting = new Map<number, (result: unknown) => void>();
+  socket.addEventListener("message", (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
+    if (message.id !== undefined) waiting.delete(message.id);
+  });
+  let id = 0;
+  return {
+    call<T>(method: string): Promise<T> {
+      const callId = ++id;
+      return new Promise<T>((resolve) => {
+        waiting.set(callId, resolve as (result: unknown) => void);
+        socket.send(JSON.stringify({ id: callId, method }));
+      });
+    },
+    close: () => socket.close(),
+  };
 }
 
 /** CPU time of a process so far (utime + stime, ms; Linux counts in 1/100 s ticks). */
@@ -179,6 +215,7 @@ export async function startHarness(vars: Record<string, string> = {}, layout: Pi
         cf: false,
         resourcePersistencePath: join(dir, "state"),
         log: new Log(LogLevel.WARN),
+        inspectorPort: 0, // for the isolate's heap (isolateHeap)
         // The Worker's console output (regeneration summaries, …) would interleave with the tables.
         handleStructuredLogs: (entry: { level?: string; message?: string }) => {
           if (entry.level === "error") process.stderr.write(`[workerd] ${entry.message ?? ""}\n`);
@@ -198,6 +235,7 @@ export async function startHarness(vars: Record<string, string> = {}, layout: Pi
     });
     const url = await mf.ready;
     const workerdPid = findWorkerdPid(before);
+    const inspector = await inspectorSession(mf);
 
     // Migrations, split the way wrangler splits them, each file in one batch.
     const db = await mf.getD1Database("DB");
@@ -240,10 +278,15 @@ export async function startHarness(vars: Record<string, string> = {}, layout: Pi
       bench,
       workerdRss: () => rssOf(workerdPid),
       storageRss: () => rssOf(storagePid),
+      isolateHeap: async () => {
+        const usage = await inspector.call<{ usedSize: number; totalSize: number }>("Runtime.getHeapUsage");
+        return { used: usage.usedSize, total: usage.totalSize };
+      },
       workerdCpu: () => cpuOf(workerdPid),
       storageCpu: () => cpuOf(storagePid),
       async dispose() {
         agent.destroy();
+        inspector.close();
         await mf.dispose();
         await storage?.dispose();
         rmSync(dir, { recursive: true, force: true });
@@ -276,15 +319,57 @@ export async function withPeak<T>(sample: () => number, work: () => Promise<T>, 
   }
 }
 
-/** Peak RSS growth of the Worker's process and of the storage process while `work` runs. */
-export async function withPeaks<T>(h: Harness, work: () => Promise<T>): Promise<{ value: T; worker: number; workerBefore: number; storage: number }> {
-  const storage = await withPeak(h.storageRss, () => withPeak(h.workerdRss, work));
-  const worker = storage.value;
-  return { value: worker.value, worker: worker.peak - worker.before, workerBefore: worker.before, storage: storage.peak - storage.before };
+export interface Peaks<T> {
+  value: T;
+  /** RSS growth of the Worker's process; its RSS before. */
+  worker: number;
+  workerBefore: number;
+  /** RSS growth of the storage process (NaN when storage shares the Worker's process). */
+  storage: number;
+  /** The isolate's V8 heap at its largest (sampled every 50 ms through the inspector), and before. */
+  heapUsed: number;
+  heapTotal: number;
+  heapBefore: number;
 }
 
-/** "Worker process +X MiB (of Y)[; storage process +Z MiB]": the growth withPeaks measured. */
-export function peaksText(p: { worker: number; workerBefore: number; storage: number }): string {
+/**
+ * Peak RSS growth of both processes and the isolate's largest heap while `work` runs. `heapUsed`
+ * includes garbage not yet collected, which local workerd (no heap limit) lets pile up.
+ */
+export async function withPeaks<T>(h: Harness, work: () => Promise<T>): Promise<Peaks<T>> {
+  const heapBefore = (await h.isolateHeap()).used;
+  let heapUsed = heapBefore;
+  let heapTotal = 0;
+  let running = true;
+  // One inspector call at a time: the isolate answers between its tasks, so busy stretches sample less often.
+  const sampling = (async () => {
+    while (running) {
+      const heap = await h.isolateHeap();
+      heapUsed = Math.max(heapUsed, heap.used);
+      heapTotal = Math.max(heapTotal, heap.total);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  try {
+    const storage = await withPeak(h.storageRss, () => withPeak(h.workerdRss, work));
+    const worker = storage.value;
+    return {
+      value: worker.value,
+      worker: worker.peak - worker.before,
+      workerBefore: worker.before,
+      storage: storage.peak - storage.before,
+      heapUsed,
+      heapTotal,
+      heapBefore,
+    };
+  } finally {
+    running = false;
+    await sampling;
+  }
+}
+
+/** "isolate heap ≤ X MiB used (heap Y MiB); RSS growth: Worker process +A MiB (of B)[; storage process +C MiB]". */
+export function peaksText(p: Omit<Peaks<unknown>, "value">): string {
   const storage = Number.isFinite(p.storage) ? `; storage process +${mib(p.storage)}` : "";
-  return `peak RSS growth: Worker process +${mib(p.worker)} (of ${mib(p.workerBefore)})${storage}`;
+  return `isolate heap at most ${mib(p.heapUsed)} used, ${mib(p.heapTotal)} in all (${mib(p.heapBefore)} before); RSS growth: Worker process +${mib(p.worker)} (of ${mib(p.workerBefore)})${storage}`;
 }

@@ -114,8 +114,8 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
     detail: `${rebuilt.shards} shards, ${int(rebuilt.urls)} URLs; ${opsText(rebuilt)}; ${peaksText(walk)}`,
   });
 
-  // The same walk again: memory that a walk keeps grows again; a heap that only grew (large
-  // strings waiting for a major GC in local workerd) does not.
+  // The same walk again: memory that a walk keeps grows again; a heap that only grew (garbage
+  // waiting for a major GC in local workerd, which has no heap limit) does not.
   const again = await withPeaks(h, () => h.bench<KvCount>("rebuild", { origin: h.origin, store: "configured" }));
   rows.push({
     name: `${at}: the same manifest walk again`,
@@ -148,7 +148,7 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
   rows.push({
     name: `${at}: full regeneration = the cron's first pass under the default REGEN_MAX_SHARDS / REGEN_MAX_ROWS`,
     value: `${pass.runs} run${pass.runs === 1 ? "" : "s"}`,
-    detail: `${pass.rendered} shards rendered, ${ms(pass.ms)} of run time; ${int(pass.kvOps)} KV operations (${int(pass.kvOps / Math.max(1, pass.rendered))} per shard; ${int(pass.kvBulkKeys)} keys in bulk gets); peak RSS growth in one run: Worker process +${mib(pass.peak)} (of ${mib(pass.rssBefore)})${Number.isFinite(pass.storagePeak) ? `; storage process +${mib(pass.storagePeak)}` : ""}`,
+    detail: `${pass.rendered} shards rendered, ${ms(pass.ms)} of run time; ${int(pass.kvOps)} KV operations (${int(pass.kvOps / Math.max(1, pass.rendered))} per shard; ${int(pass.kvBulkKeys)} keys in bulk gets); at most in one run: ${peaksText(pass.peaks)}`,
   });
 
   await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -7,7 +7,7 @@
  * Rows read are D1's own `meta.rows_read`, summed over every statement by the bench Worker's
  * counting D1 wrapper (bench/worker/bench-worker.ts) while it runs the real request path.
  */
-import { type Harness, type HttpResult, startHarness, withPeak, withPeaks } from "./harness.ts";
+import { type Harness, type HttpResult, type Peaks, peaksText, startHarness, withPeak, withPeaks } from "./harness.ts";
 import { type BenchOptions, NOT_BUILT, type ScaledRow, type ScaledSection, type Section, int, median, mib, ms, now } from "./lib.ts";
 import { loadBench } from "./load.ts";
 import { peer, sitemapItemsOfUrlset } from "./renderer.ts";
@@ -84,7 +84,7 @@ const ROWS: RowSpec[] = [
   { key: "cronPass", name: "first full pass by cron runs under the default REGEN_MAX_SHARDS / REGEN_MAX_ROWS (large scales only): runs, wall" },
   { key: "regenFull", name: "full regeneration (site pass, every shard rendered + stored): wall" },
   { key: "regenFullRows", name: "full regeneration: D1 rows read (all statements)", target: "≤ 1.02 × records" },
-  { key: "regenFullMem", name: "full regeneration: workerd peak RSS growth (the Worker's process; the storage process)" },
+  { key: "regenFullMem", name: "full regeneration: memory (the Worker isolate's heap; workerd RSS growth per process)" },
   { key: "snapshot", name: "snapshot serve (pre-rendered shard from KV, edge cache off): wall (median)", target: "≤ 20 ms" },
   { key: "cacheHit", name: "Cache API hit (shard, gzip): wall (median)", target: "≤ 5 ms" },
   { key: "notModified", name: "304 (If-None-Match): wall (median)" },
@@ -159,14 +159,11 @@ interface Regen extends Count {
   kvBulkKeys: number;
 }
 
-async function regenerate(h: Harness, full: boolean): Promise<{ ms: number; regen: Regen; rss: number; rssBefore: number; storageRss: number }> {
+async function regenerate(h: Harness, full: boolean): Promise<{ ms: number; regen: Regen; peaks: Peaks<Regen> }> {
   const t = now();
-  const measured = await withPeaks(h, () => h.bench<Regen>("regen", { origin: h.origin, full: full ? 1 : 0 }));
-  return { ms: now() - t, regen: measured.value, rss: measured.worker, rssBefore: measured.workerBefore, storageRss: measured.storage };
+  const peaks = await withPeaks(h, () => h.bench<Regen>("regen", { origin: h.origin, full: full ? 1 : 0 }));
+  return { ms: now() - t, regen: peaks.value, peaks };
 }
-
-/** "; storage +N MiB" when the storage runs in its own process. */
-const storageGrowth = (bytes: number): string => (Number.isFinite(bytes) ? `; storage process +${mib(bytes)}` : "");
 
 /** Cron runs until one renders nothing more (that last run is not counted): sums, and the highest memory growth of a run. */
 export interface Quiet {
@@ -178,10 +175,8 @@ export interface Quiet {
   /** KV operations of all counted runs (a bulk get is one), and keys read by bulk gets. */
   kvOps: number;
   kvBulkKeys: number;
-  peak: number;
-  rssBefore: number;
-  /** Highest growth of the storage process in one run (NaN when storage shares the Worker's process). */
-  storagePeak: number;
+  /** The run with the most memory: the largest of each figure over the runs. */
+  peaks: Omit<Peaks<unknown>, "value">;
 }
 
 export async function untilQuiet(h: Harness): Promise<Quiet> {
@@ -193,9 +188,7 @@ export async function untilQuiet(h: Harness): Promise<Quiet> {
     statements: 0,
     kvOps: 0,
     kvBulkKeys: 0,
-    peak: 0,
-    rssBefore: h.workerdRss(),
-    storagePeak: Number.NaN,
+    peaks: { worker: 0, workerBefore: h.workerdRss(), storage: Number.NaN, heapUsed: 0, heapTotal: 0, heapBefore: Number.NaN },
   };
   for (let i = 0; i < 100; i++) {
     const run = await regenerate(h, false);
@@ -207,8 +200,15 @@ export async function untilQuiet(h: Harness): Promise<Quiet> {
     sum.statements += run.regen.queries;
     sum.kvOps += Object.values(run.regen.kvOps).reduce((n, v) => n + v, 0);
     sum.kvBulkKeys += run.regen.kvBulkKeys;
-    sum.peak = Math.max(sum.peak, run.rss);
-    sum.storagePeak = Number.isNaN(sum.storagePeak) ? run.storageRss : Math.max(sum.storagePeak, run.storageRss);
+    const p = run.peaks;
+    sum.peaks = {
+      worker: Math.max(sum.peaks.worker, p.worker),
+      workerBefore: sum.peaks.workerBefore,
+      storage: Number.isNaN(sum.peaks.storage) ? p.storage : Math.max(sum.peaks.storage, p.storage),
+      heapUsed: Math.max(sum.peaks.heapUsed, p.heapUsed),
+      heapTotal: Math.max(sum.peaks.heapTotal, p.heapTotal),
+      heapBefore: Number.isNaN(sum.peaks.heapBefore) ? p.heapBefore : sum.peaks.heapBefore,
+    };
   }
   return sum;
 }
@@ -229,7 +229,7 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
       text: `${int(pass.rowsRead)} summed over the ${pass.runs} runs (${(pass.rowsRead / total).toFixed(3)} × records)`,
       met: pass.rowsRead <= 1.02 * total,
     });
-    result.set("regenFullMem", { text: `+${mib(pass.peak)} at most in one run (of ${mib(pass.rssBefore)})${storageGrowth(pass.storagePeak)}` });
+    result.set("regenFullMem", { text: `at most in one run: ${peaksText(pass.peaks)}` });
   } else {
     const full = await regenerate(h, true);
     const r = full.regen;
@@ -238,7 +238,7 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
       text: `${int(r.rowsRead)} (${(r.rowsRead / total).toFixed(3)} × records; the run counts ${int(r.summary.rowsRead)} record rows)`,
       met: r.rowsRead <= 1.02 * total,
     });
-    result.set("regenFullMem", { text: `+${mib(full.rss)} (of ${mib(full.rssBefore)})${storageGrowth(full.storageRss)}` });
+    result.set("regenFullMem", { text: peaksText(full.peaks) });
   }
 
   await new Promise((resolve) => setTimeout(resolve, 1_000)); // let the run's after-work settle
