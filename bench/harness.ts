@@ -113,18 +113,21 @@ async function inspectorSession(mf: Miniflare): Promise<{ call<T>(method: string
     socket.addEventListener("open", () => resolve(), { once: true });
     socket.addEventListener("error", () => reject(new Error("inspector connection failed")), { once: true });
   });
-  const waiting = new Map<number, (result: unknown) => void>();
+  const waiting = new Map<number, { resolve: (result: unknown) => void; reject: (err: Error) => void }>();
   socket.addEventListener("message", (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
-    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
-    if (message.id !== undefined) waiting.delete(message.id);
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
+    const call = message.id === undefined ? undefined : waiting.get(message.id);
+    if (!call) return; // an event, not an answer
+    waiting.delete(message.id!);
+    if (message.error) call.reject(new Error(`inspector: ${message.error.message}`));
+    else call.resolve(message.result);
   });
   let id = 0;
   return {
     call<T>(method: string): Promise<T> {
       const callId = ++id;
-      return new Promise<T>((resolve) => {
-        waiting.set(callId, resolve as (result: unknown) => void);
+      return new Promise<T>((resolve, reject) => {
+        waiting.set(callId, { resolve: resolve as (result: unknown) => void, reject });
         socket.send(JSON.stringify({ id: callId, method }));
       });
     },

@@ -148,7 +148,7 @@ async function measureServing(h: Harness, total: number, options: BenchOptions, 
   rows.push({
     name: `${at}: full regeneration = the cron's first pass under the default REGEN_MAX_SHARDS / REGEN_MAX_ROWS`,
     value: `${pass.runs} run${pass.runs === 1 ? "" : "s"}`,
-    detail: `${pass.rendered} shards rendered, ${ms(pass.ms)} of run time; ${int(pass.kvOps)} KV operations (${int(pass.kvOps / Math.max(1, pass.rendered))} per shard; ${int(pass.kvBulkKeys)} keys in bulk gets); at most in one run: ${peaksText(pass.peaks)}`,
+    detail: `${pass.rendered} shards rendered, ${ms(pass.ms)} of run time; ${int(pass.kvOps)} KV operations (${int(pass.kvOps / Math.max(1, pass.rendered))} per shard; ${int(pass.kvBulkKeys)} keys in bulk gets); at most in one run: ${pass.peaks ? peaksText(pass.peaks) : "no run"}`,
   });
 
   await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -95,10 +95,13 @@ async function renderDocument(ctx: ServeContext, doc: SitemapDocument): Promise<
     // Rendered either way; started first, so its first read is in flight during the check.
     const xml = doc.render();
     const encoded = representation === "identity" ? xml : gzip(xml);
-    const current = await (doc.current?.() ?? Promise.resolve(true)).catch(async (err: unknown) => {
+    let current = true;
+    try {
+      if (doc.current) current = await doc.current();
+    } catch (err) {
       await encoded.cancel().catch(() => {});
       throw err;
-    });
+    }
     if (!current) {
       return new Response(encoded, { status: 200, headers: unversionedHeaders(doc, representation, config.cache), encodeBody });
     }

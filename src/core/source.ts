@@ -26,16 +26,16 @@ function isPaged<T>(source: Source<T>): source is Paged<T> {
  * page has items and returns a promise only when it must wait, so a caller awaits only then.
  */
 export class SourceReader<T> {
-  readonly #sync: Iterator<T> | null;
-  readonly #async: AsyncIterator<T> | null;
-  readonly #pages: AsyncIterator<readonly T[]> | null;
+  readonly #sync: Iterator<T> | null = null;
+  readonly #async: AsyncIterator<T> | null = null;
+  readonly #pages: AsyncIterator<readonly T[]> | null = null;
   #page: readonly T[] = [];
   #at = 0;
 
   constructor(source: Source<T>) {
-    this.#pages = isPaged(source) ? source.pages[Symbol.asyncIterator]() : null;
-    this.#async = !isPaged(source) && Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : null;
-    this.#sync = !isPaged(source) && !(Symbol.asyncIterator in source) ? source[Symbol.iterator]() : null;
+    if (isPaged(source)) this.#pages = source.pages[Symbol.asyncIterator]();
+    else if (Symbol.asyncIterator in source) this.#async = source[Symbol.asyncIterator]();
+    else this.#sync = source[Symbol.iterator]();
   }
 
   next(): IteratorResult<T> | Promise<IteratorResult<T>> {
