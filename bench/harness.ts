@@ -122,17 +122,55 @@ async function inspectorSession(mf: Miniflare): Promise<{ call<T>(method: string
     if (message.error) call.reject(new Error(`inspector: ${message.error.message}`));
     else call.resolve(message.result);
   });
+  // A crashed workerd (e.g. over --heap-cap) closes the socket: pending and later calls fail.
+  let closed = false;
+  socket.addEventListener("close", () => {
+    closed = true;
+    for (const call of waiting.values()) call.reject(new Error("inspector: the connection closed"));
+    waiting.clear();
+  });
   let id = 0;
   return {
     call<T>(method: string): Promise<T> {
       const callId = ++id;
       return new Promise<T>((resolve, reject) => {
+        if (closed) return reject(new Error("inspector: the connection closed"));
         waiting.set(callId, { resolve: resolve as (result: unknown) => void, reject });
         socket.send(JSON.stringify({ id: callId, method }));
       });
     },
     close: () => socket.close(),
   };
+}
+
+/** True once the process has exited (gone, or a zombie not yet reaped). */
+function exited(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * `work`, or a rejection once the Worker's workerd process exits: Miniflare restarts a crashed
+ * runtime, and a request that was in flight in the old one would otherwise wait forever.
+ */
+function unlessCrashed<T>(pid: number | null, work: Promise<T>): Promise<T> {
+  if (pid === null) return work;
+  const crash = (): Error => new Error("workerd exited during the request (signal 6 with --heap-cap: V8 ran out of heap)");
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const crashed = new Promise<never>((_, reject) => {
+    timer = setInterval(() => {
+      if (exited(pid)) reject(crash());
+    }, 250);
+  });
+  // A request that fails because the process died says so (the socket may close before the exit shows).
+  const worked = work.catch(async (err: unknown) => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    throw exited(pid) ? crash() : err;
+  });
+  return Promise.race([worked, crashed]).finally(() => clearInterval(timer));
 }
 
 /** CPU time of a process so far (utime + stime, ms; Linux counts in 1/100 s ticks). */
@@ -176,7 +214,10 @@ async function startStorage(options: object, shared: object): Promise<Miniflare>
   return storage;
 }
 
-export async function startHarness(vars: Record<string, string> = {}, layout: Pick<BenchOptions, "storage"> = { storage: "separate" }): Promise<Harness> {
+export async function startHarness(
+  vars: Record<string, string> = {},
+  layout: Pick<BenchOptions, "storage" | "heapCapMiB"> = { storage: "separate", heapCapMiB: null },
+): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-bench-"));
   liveDirs.add(dir);
   let storage: Miniflare | undefined;
@@ -209,6 +250,10 @@ export async function startHarness(vars: Record<string, string> = {}, layout: Pi
       storagePid = findWorkerdPid(before);
       if (storagePid !== null) before.add(storagePid);
     }
+    // Miniflare reads workerd's V8 flags from the environment when it writes workerd's config
+    // (only the Worker's process gets the cap, not the storage owner's).
+    const flagsBefore = process.env["MINIFLARE_WORKERD_V8_FLAGS"];
+    if (layout.heapCapMiB !== null) process.env["MINIFLARE_WORKERD_V8_FLAGS"] = `--max-old-space-size=${layout.heapCapMiB}`;
     const mf = new Miniflare({
       ...convertV4MiniflareOptions({
         host: "127.0.0.1",
@@ -236,7 +281,10 @@ export async function startHarness(vars: Record<string, string> = {}, layout: Pi
       } as Parameters<typeof convertV4MiniflareOptions>[0]),
       ...shared,
     });
-    const url = await mf.ready;
+    const url = await mf.ready.finally(() => {
+      if (flagsBefore === undefined) delete process.env["MINIFLARE_WORKERD_V8_FLAGS"];
+      else process.env["MINIFLARE_WORKERD_V8_FLAGS"] = flagsBefore;
+    });
     const workerdPid = findWorkerdPid(before);
     const inspector = await inspectorSession(mf);
 
@@ -251,24 +299,33 @@ export async function startHarness(vars: Record<string, string> = {}, layout: Pi
 
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     const get = (path: string, headers: Record<string, string> = {}): Promise<HttpResult> =>
-      new Promise((resolve, reject) => {
-        const started = now();
-        const req = request(new URL(path, url), { agent, headers }, (res) => {
-          let bytes = 0;
-          res.on("data", (chunk: Buffer) => (bytes += chunk.byteLength));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: now() - started, bytes, headers: res.headers }));
-          res.on("error", reject);
-        });
-        req.on("error", reject);
-        req.end();
-      });
+      unlessCrashed(
+        workerdPid,
+        new Promise((resolve, reject) => {
+          const started = now();
+          const req = request(new URL(path, url), { agent, headers }, (res) => {
+            let bytes = 0;
+            res.on("data", (chunk: Buffer) => (bytes += chunk.byteLength));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: now() - started, bytes, headers: res.headers }));
+            res.on("error", reject);
+          });
+          req.on("error", reject);
+          req.end();
+        }),
+      );
 
     const bench = async <T>(route: string, params: Record<string, string | number> = {}, method: "GET" | "POST" = "POST"): Promise<T> => {
       const target = new URL(`/__bench/${route}`, url);
       for (const [k, v] of Object.entries(params)) target.searchParams.set(k, String(v));
-      const res = await fetch(target, { method });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`/__bench/${route} → ${res.status}: ${text.slice(0, 2000)}`);
+      const text = await unlessCrashed(
+        workerdPid,
+        (async () => {
+          const res = await fetch(target, { method });
+          const body = await res.text();
+          if (!res.ok) throw new Error(`/__bench/${route} → ${res.status}: ${body.slice(0, 2000)}`);
+          return body;
+        })(),
+      );
       return JSON.parse(text) as T;
     };
 
@@ -347,7 +404,9 @@ export async function withPeaks<T>(h: Harness, work: () => Promise<T>): Promise<
   // One inspector call at a time: the isolate answers between its tasks, so busy stretches sample less often.
   const sampling = (async () => {
     while (running) {
-      const heap = await h.isolateHeap();
+      // A crashed isolate ends the sampling; the work's own error says what happened.
+      const heap = await h.isolateHeap().catch(() => null);
+      if (heap === null) return;
       heapUsed = Math.max(heapUsed, heap.used);
       heapTotal = Math.max(heapTotal, heap.total);
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -14,7 +14,7 @@ import type { Miniflare } from "miniflare";
 import { BLOCK_SPAN } from "../src/adapters/kv/layout.ts";
 import { type Harness, peaksText, startHarness, withPeaks } from "./harness.ts";
 import { kvLayout } from "./kv-layout.ts";
-import { type BenchOptions, type Section, int, median, mib, ms, now } from "./lib.ts";
+import { type BenchOptions, type Section, heapCapText, int, median, mib, ms, now } from "./lib.ts";
 import { type Count, GZIP, MIX, NO_EDGE_CACHE, type Quiet, SHARD, sourceOf, spread, timedSource, uncached, untilQuiet } from "./workerd.ts";
 
 const VARS = { URL_SOURCE: "kv", MANIFEST_STORE: "kv", INDEXNOW_ENDPOINT: "", PING_URLS: "" };
@@ -95,7 +95,7 @@ export async function kvScaleBench(options: BenchOptions): Promise<Section> {
   }
   return {
     title: "KV record source at scale (URL_SOURCE=kv, MANIFEST_STORE=kv)",
-    note: "Fresh workerd and KV per scale (KV in a second workerd process unless --storage same); the demo MIX (80% products, 10% pages, 10% blog). KV operations: calls on the URLS and SNAPSHOTS bindings by the measured request or run (a bulk get of up to 100 keys is one).",
+    note: `Fresh workerd and KV per scale (KV in a second workerd process unless --storage same); the demo MIX (80% products, 10% pages, 10% blog). KV operations: calls on the URLS and SNAPSHOTS bindings by the measured request or run (a bulk get of up to 100 keys is one).${heapCapText(options)}`,
     rows,
   };
 }

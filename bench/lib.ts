@@ -24,6 +24,12 @@ export interface BenchOptions {
    * workerd process and thread (`wrangler dev`'s layout), so reads and render take turns.
    */
   storage: "separate" | "same";
+  /**
+   * A V8 old-space limit (MiB) for the Worker's workerd process (`--max-old-space-size`), or null
+   * for none (local workerd's default). A walk that completes under a cap of N MiB kept at most
+   * N MiB of live objects: a lower bound on what production's 128 MB isolate limit leaves spare.
+   */
+  heapCapMiB: number | null;
 }
 
 export function median(values: readonly number[]): number {
@@ -188,12 +194,24 @@ export function parseArgs(argv: readonly string[]): BenchOptions & { only: Set<s
   const onlyArg = value("--only");
   const storage = value("--storage") ?? "separate";
   if (storage !== "separate" && storage !== "same") throw new Error(`--storage must be separate or same, got "${storage}"`);
+  const heapCapArg = value("--heap-cap");
+  const heapCapMiB = heapCapArg === undefined ? null : Number(heapCapArg);
+  if (heapCapMiB !== null && !(Number.isInteger(heapCapMiB) && heapCapMiB > 0))
+    throw new Error(`--heap-cap must be a whole number of MiB, got "${heapCapArg}"`);
   return {
     storage,
+    heapCapMiB,
     quick,
     scales,
     runs: Number.isInteger(runs) && runs > 0 ? runs : 5,
     loadSeconds: Number.isFinite(loadSeconds) && loadSeconds > 0 ? loadSeconds : 20,
     only: onlyArg ? new Set(onlyArg.split(",")) : null,
   };
+}
+
+/** The note's clause for --heap-cap ("" without one). */
+export function heapCapText(options: Pick<BenchOptions, "heapCapMiB">): string {
+  return options.heapCapMiB === null
+    ? ""
+    : ` The Worker's workerd process ran with \`--max-old-space-size=${options.heapCapMiB}\` (--heap-cap): every step that completed kept under ${options.heapCapMiB} MiB of live objects in old space.`;
 }

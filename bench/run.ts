@@ -11,6 +11,10 @@
  *                        --quick unless named; capacity and kv-scale seed again, so they run only when named)
  *   --runs N             timed repetitions per case (default 5)
  *   --load-seconds N     load duration per target (default 20)
+ *   --storage separate|same  D1/KV/Cache in a second workerd process (default, like production) or
+ *                        in the Worker's own process and thread (`wrangler dev`'s layout)
+ *   --heap-cap N         cap the Worker's V8 old space at N MiB (`--max-old-space-size`): a step that
+ *                        completes kept under N MiB live; one that needs more fails with its row
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";

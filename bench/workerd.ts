@@ -8,7 +8,7 @@
  * counting D1 wrapper (bench/worker/bench-worker.ts) while it runs the real request path.
  */
 import { type Harness, type HttpResult, type Peaks, peaksText, startHarness, withPeak, withPeaks } from "./harness.ts";
-import { type BenchOptions, NOT_BUILT, type ScaledRow, type ScaledSection, type Section, int, median, mib, ms, now } from "./lib.ts";
+import { type BenchOptions, NOT_BUILT, type ScaledRow, type ScaledSection, type Section, heapCapText, int, median, mib, ms, now } from "./lib.ts";
 import { loadBench } from "./load.ts";
 import { peer, sitemapItemsOfUrlset } from "./renderer.ts";
 
@@ -425,7 +425,7 @@ export async function workerdBench(options: BenchOptions, withLoad: boolean): Pr
     note:
       `Fresh workerd and database per scale; ${options.storage === "separate" ? "D1, KV and Cache in a second workerd process (as remote services, harness.ts)" : "D1, KV and Cache in the Worker's own workerd process and thread (--storage same)"}; records ${MIX.map((m) => `${m.share * 100}% ${m.section}`).join(", ")}; ` +
       `the measured shard is ${SHARD} (the first 50,000 products). Wall = loopback HTTP request to the last body byte, measured from Node; ` +
-      `rows read = D1 \`meta.rows_read\` summed over every statement of the request. "${NOT_BUILT}": the feature's code does not exist yet.`,
+      `rows read = D1 \`meta.rows_read\` summed over every statement of the request. "${NOT_BUILT}": the feature's code does not exist yet.${heapCapText(options)}`,
     columns: options.scales.map(scaleName),
     rows,
   };
