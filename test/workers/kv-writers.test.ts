@@ -7,6 +7,7 @@
 import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { kvBulkEntries } from "../../src/adapters/kv/bulk.ts";
 import { Journal } from "../../src/adapters/kv/journal.ts";
 import { bucketOfHash, locHash } from "../../src/adapters/kv/layout.ts";
 import { kvReads } from "../../src/adapters/kv/site-batch.ts";
@@ -238,5 +239,52 @@ describe("a KV batch whose loc-index buckets are too large to load together", ()
     const stored = await writer.upsert(records(10));
     expect(stored.inserted).toBe(10);
     expect(await env.URLS.get(`c#${origin}`)).toBe("10000011");
+  });
+});
+
+describe("a KV batch whose blocks are too large to load together", () => {
+  it("is refused once the blocks it read pass the budget, with the batch size that fits, and writes nothing", async () => {
+    const origin = "https://blocks.example";
+    const ctx = { sites: new Set([origin]), defaultSection: "pages" };
+    // 8 full blocks of 1,000 entries of ~3.5 KB each (under the 4,096-byte inline limit): ~28 MB.
+    const pad = "x".repeat(1700);
+    const record = (i: number, lastmod: string) => ({
+      loc: `${origin}/${i}/${pad}`,
+      lastmod,
+      images: [{ loc: `${origin}/img/${i}/${pad}.jpg` }],
+    });
+    const seeded = validateBatch(
+      Array.from({ length: 8000 }, (_, i) => record(i, "2026-01-01")),
+      ctx,
+    );
+    for (const entry of await kvBulkEntries(seeded)) await env.URLS.put(entry.key, entry.value, entry.metadata ? { metadata: entry.metadata } : {});
+    const blocks = await env.URLS.list({ prefix: `r#${origin}#` });
+    expect(blocks.keys).toHaveLength(9); // keys 1–8,000: blocks 0–8
+    const before = await Promise.all(blocks.keys.map((k) => env.URLS.get(k.name)));
+
+    // One changed record in each of the 8 full blocks.
+    const changes = (n: number) =>
+      validateBatch(
+        Array.from({ length: n }, (_, b) => record(b * 1000 + 500, "2026-02-02")),
+        ctx,
+      );
+    const writer = new KvRecordWriter(env.URLS);
+    const refused = await writer.upsert(changes(8)).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(StoreBudgetError);
+    const advice = /touches 8 blocks of ~3\.\d\d MB each; .*nothing was written: send at most (\d) records per batch/.exec((refused as Error).message);
+    expect(advice).not.toBeNull();
+    expect(await Promise.all(blocks.keys.map((k) => env.URLS.get(k.name)))).toEqual(before);
+
+    // The advice holds: that many scattered records are stored.
+    const fit = Number(advice![1]);
+    expect(fit).toBeGreaterThanOrEqual(4);
+    const stored = await writer.upsert(changes(fit));
+    expect(stored.updated).toBe(fit);
+    const changed = await env.URLS.get(blocks.keys[0]!.name);
+    expect(changed).not.toBe(before[0]);
+    expect(changed).toContain('"lastmod":"2026-02-02"');
   });
 });

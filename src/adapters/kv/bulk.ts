@@ -40,8 +40,8 @@ export async function kvBulkEntries(records: readonly ValidRecord[], options: Bu
       (i) => stampOf(group[i]!.index),
     );
     for (const w of batch.writes()) {
-      if (w.value === null) continue;
-      entries.push(w.metadata ? { key: w.name, value: w.value, metadata: w.metadata } : { key: w.name, value: w.value });
+      const put = w.make();
+      if (put) entries.push({ key: w.name, ...put });
     }
   }
   return entries;

@@ -93,9 +93,6 @@ export function namedBlock(name: string, metadata: Partial<BlockMeta> | null | u
   return typeof metadata?.b === "number" ? { name, bytes: metadata.b } : { name };
 }
 
-/** A loc-index bucket: hash id → flat list of (key, section) pairs; normally one pair. */
-export type IndexBucket = Record<string, (number | string)[]>;
-
 /** A record or key in KV that does not follow this layout. Names the KV key. */
 export class KvLayoutError extends Error {
   override readonly name = "KvLayoutError";

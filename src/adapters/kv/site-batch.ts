@@ -5,11 +5,11 @@
  */
 import { utf8Length } from "../../core/escape.ts";
 import { StoreBudgetError } from "../../store/errors.ts";
+import { IndexBucket, type IndexValue } from "./index-bucket.ts";
 import {
   type BlockEntry,
   type BlockMeta,
   INDEX_BUCKETS,
-  type IndexBucket,
   KvLayoutError,
   MAX_KV_KEY,
   blockNameOfKey,
@@ -33,11 +33,20 @@ export interface Reads {
   listNames(prefix: string): Promise<string[]>;
 }
 
+/** A key's new value and metadata. */
+interface Put {
+  value: string;
+  metadata?: BlockMeta;
+}
+
 export interface Write {
   phase: number;
   name: string;
-  value: string | null;
-  metadata?: BlockMeta;
+  /**
+   * The key's new value, or null to delete it. Made when the key is written, so a batch holds only
+   * the values in flight, never all of its new blocks and buckets at once.
+   */
+  make(): Put | null;
 }
 
 export const PHASE_COUNTER = 0;
@@ -52,13 +61,23 @@ const OVERFLOW_PER_READ = 20;
 
 /**
  * Loc-index text one batch may load, all its buckets together. A bucket holds ~40 bytes per record
- * of the site over 256 buckets (1.5 MB each at 10,000,000 records), and parsed it takes several
- * times that: a batch of 100 scattered records on such a site loads ~80 buckets (~120 MB of text;
- * +1 GB of workerd memory measured, BENCHMARKS.md). Past this the batch is refused before loading.
+ * of the site over 256 buckets (1.5 MB each at 10,000,000 records): a batch of 100 scattered
+ * records on such a site loads ~80 buckets (~120 MB of text). Buckets stay text (index-bucket.ts),
+ * so a batch holds about twice this at its peak (the text read, the text written). Past this the
+ * batch is refused before loading.
  */
 const MAX_INDEX_BYTES_PER_BATCH = 16 * 1024 * 1024;
 /** Loc-index bytes per record of the site (`"<16 hex digits>":[key,"section"]`; 37–39 measured). */
 const INDEX_BYTES_PER_RECORD = 40;
+/**
+ * Block text one batch may load. A block holds up to 1,000 entries (~200 KB at ~200 bytes each,
+ * up to 4 MB with large entries), and parsed it takes ~1.8 times its text (measured in Node), so a
+ * batch touching scattered blocks costs ~0.4 MB each. Block sizes are unknown until read: blocks
+ * are read a few at a time and the batch is refused once their text passes this.
+ */
+const MAX_BLOCK_BYTES_PER_BATCH = 24 * 1024 * 1024;
+/** Blocks read at once while loading (two bulk gets): what a batch may read past its budget. */
+const BLOCKS_PER_STEP = 2 * BLOCKS_PER_READ;
 
 /** A batch whose loc-index buckets are too large to load together. Nothing was written. */
 class KvIndexBudgetError extends StoreBudgetError {
@@ -73,12 +92,25 @@ class KvIndexBudgetError extends StoreBudgetError {
   }
 }
 
+/** A batch whose blocks are too large to load together. Nothing was written. */
+class KvBlockBudgetError extends StoreBudgetError {
+  override readonly name = "KvBlockBudgetError";
+  constructor(blocks: number, loadedBlocks: number, loadedBytes: number, records: number) {
+    const estimate = (loadedBytes / loadedBlocks) * blocks;
+    const fit = Math.max(1, Math.floor((records * MAX_BLOCK_BYTES_PER_BATCH) / estimate));
+    super(
+      `this batch touches ${blocks} blocks of ~${(loadedBytes / loadedBlocks / 1048576).toFixed(2)} MB each; ` +
+        `loading them together would take more memory than a Worker has; nothing was written: send at most ${fit} records per batch to this site`,
+    );
+  }
+}
+
 interface Pair {
   k: number;
   s: string;
 }
 
-function pairsOf(value: (number | string)[] | undefined): Pair[] {
+function pairsOf(value: IndexValue | undefined): Pair[] {
   const pairs: Pair[] = [];
   if (!value) return pairs;
   for (let i = 0; i + 1 < value.length; i += 2) {
@@ -89,8 +121,8 @@ function pairsOf(value: (number | string)[] | undefined): Pair[] {
   return pairs;
 }
 
-const flatPairs = (pairs: readonly Pair[]): (number | string)[] => {
-  const out: (number | string)[] = [];
+const flatPairs = (pairs: readonly Pair[]): IndexValue => {
+  const out: IndexValue = [];
   const seen = new Set<string>();
   for (const p of pairs) {
     const id = `${p.k}${p.s}`;
@@ -106,12 +138,13 @@ export class SiteBatch {
   readonly origin: string;
   readonly #reads: Reads;
   readonly buckets = new Map<string, IndexBucket>();
-  readonly #dirtyBuckets = new Set<string>();
   readonly #blocks = new Map<string, BlockEntry[]>();
   readonly #dirtyBlocks = new Set<string>();
   readonly #overflow = new Map<string, BlockEntry | null>();
   readonly #overflowPuts = new Map<string, string>();
   readonly #overflowDeletes = new Set<string>();
+  /** Text length of the blocks loaded so far (UTF-16 units; ~bytes for URLs). */
+  #blockBytes = 0;
   #counter: number | undefined;
   #counterDirty = false;
 
@@ -130,36 +163,31 @@ export class SiteBatch {
     }
     const values = await this.#reads.getMany(names, BUCKETS_PER_READ);
     for (const name of names) {
-      const id = name.slice(name.lastIndexOf("#") + 1);
-      const text = values.get(name);
-      let bucket: IndexBucket = {};
-      if (text) {
-        try {
-          bucket = JSON.parse(text) as IndexBucket;
-        } catch {
-          throw new KvLayoutError(name, "loc-index bucket is not JSON");
-        }
-      }
-      this.buckets.set(id, bucket);
+      this.buckets.set(name.slice(name.lastIndexOf("#") + 1), new IndexBucket(name, values.get(name) ?? null));
+      // Drop each text as it is taken, so the map does not keep a second reference to all of them.
+      values.delete(name);
     }
   }
 
   setIndex(hash: string, pairs: Pair[]): void {
-    const bucketId = bucketOfHash(hash);
-    const bucket = this.buckets.get(bucketId)!;
-    const next = flatPairs(pairs);
-    const id = idOfHash(hash);
-    if (JSON.stringify(bucket[id] ?? []) === JSON.stringify(next)) return;
-    bucket[id] = next;
-    this.#dirtyBuckets.add(bucketId);
+    this.buckets.get(bucketOfHash(hash))!.set(idOfHash(hash), flatPairs(pairs));
   }
 
-  async loadBlocks(names: Iterable<string>): Promise<void> {
+  /** Loads blocks; `records` is the batch's size, for the advice of a budget error. */
+  async loadBlocks(names: Iterable<string>, records: number): Promise<void> {
     const wanted = [...new Set(names)].filter((n) => !this.#blocks.has(n));
-    const values = await this.#reads.getMany(wanted, BLOCKS_PER_READ);
-    for (const name of wanted) {
-      const text = values.get(name);
-      this.#blocks.set(name, text ? parseBlock(text, name, parseBlockName(name, this.origin).block) : []);
+    for (let i = 0; i < wanted.length; i += BLOCKS_PER_STEP) {
+      const step = wanted.slice(i, i + BLOCKS_PER_STEP);
+      const values = await this.#reads.getMany(step, BLOCKS_PER_READ);
+      for (const name of step) {
+        const text = values.get(name);
+        values.delete(name);
+        this.#blockBytes += text?.length ?? 0;
+        this.#blocks.set(name, text ? parseBlock(text, name, parseBlockName(name, this.origin).block) : []);
+      }
+      if (this.#blockBytes > MAX_BLOCK_BYTES_PER_BATCH) {
+        throw new KvBlockBudgetError(this.#blocks.size + wanted.length - i - step.length, this.#blocks.size, this.#blockBytes, records);
+      }
     }
   }
 
@@ -265,7 +293,7 @@ export class SiteBatch {
     const names = await this.#reads.listNames(sitePrefix(this.origin));
     const lastOfSection = new Map<string, string>();
     for (const name of names) lastOfSection.set(parseBlockName(name, this.origin).section, name);
-    await this.loadBlocks(lastOfSection.values());
+    await this.loadBlocks(lastOfSection.values(), 1);
     let max = 0;
     for (const name of lastOfSection.values()) {
       const block = this.block(name);
@@ -276,21 +304,27 @@ export class SiteBatch {
 
   writes(): Write[] {
     const writes: Write[] = [];
-    if (this.#counterDirty) writes.push({ phase: PHASE_COUNTER, name: counterName(this.origin), value: String(this.#counter) });
-    for (const id of this.#dirtyBuckets) {
-      writes.push({ phase: PHASE_INDEX, name: indexName(this.origin, id), value: JSON.stringify(this.buckets.get(id)) });
+    if (this.#counterDirty) {
+      const value = String(this.#counter);
+      writes.push({ phase: PHASE_COUNTER, name: counterName(this.origin), make: () => ({ value }) });
     }
-    for (const [name, value] of this.#overflowPuts) writes.push({ phase: PHASE_OVERFLOW, name, value });
+    for (const [id, bucket] of this.buckets) {
+      if (bucket.dirty) writes.push({ phase: PHASE_INDEX, name: indexName(this.origin, id), make: () => ({ value: bucket.text() }) });
+    }
+    for (const [name, value] of this.#overflowPuts) writes.push({ phase: PHASE_OVERFLOW, name, make: () => ({ value }) });
     for (const name of this.#dirtyBlocks) {
       const block = this.#blocks.get(name)!;
       if (block.length === 0) {
-        writes.push({ phase: PHASE_REMOVALS, name, value: null });
+        writes.push({ phase: PHASE_REMOVALS, name, make: () => null });
         continue;
       }
-      const value = JSON.stringify(block);
-      writes.push({ phase: PHASE_BLOCKS, name, value, metadata: { n: block.length, b: utf8Length(value) } });
+      const make = (): Put => {
+        const value = JSON.stringify(block);
+        return { value, metadata: { n: block.length, b: utf8Length(value) } };
+      };
+      writes.push({ phase: PHASE_BLOCKS, name, make });
     }
-    for (const name of this.#overflowDeletes) writes.push({ phase: PHASE_REMOVALS, name, value: null });
+    for (const name of this.#overflowDeletes) writes.push({ phase: PHASE_REMOVALS, name, make: () => null });
     return writes;
   }
 }
@@ -311,10 +345,13 @@ export async function locate(batch: SiteBatch, locs: readonly string[]): Promise
   const hashes = locs.map(locHash);
   await batch.loadBuckets(hashes.map(bucketOfHash));
   const located = hashes.map((hash) => {
-    const pairs = pairsOf(batch.buckets.get(bucketOfHash(hash))![idOfHash(hash)]);
+    const pairs = pairsOf(batch.buckets.get(bucketOfHash(hash))!.get(idOfHash(hash)));
     return { hash, pairs, matches: [] as Pair[], vacant: [] as Pair[], collisions: [] as Pair[] };
   });
-  await batch.loadBlocks(located.flatMap((l) => l.pairs.map((p) => blockNameOfKey(batch.origin, p.s, p.k))));
+  await batch.loadBlocks(
+    located.flatMap((l) => l.pairs.map((p) => blockNameOfKey(batch.origin, p.s, p.k))),
+    locs.length,
+  );
   located.forEach((l, i) => {
     for (const pair of l.pairs) {
       const entry = batch.entry(pair.s, pair.k);

@@ -115,7 +115,10 @@ export class KvRecordWriter implements RecordWriter {
           await pool(
             writes.filter((w) => w.phase === phase),
             this.#concurrency,
-            (w) => (w.value === null ? this.#kv.delete(w.name) : this.#kv.put(w.name, w.value, w.metadata ? { metadata: w.metadata } : {})),
+            (w) => {
+              const put = w.make();
+              return put === null ? this.#kv.delete(w.name) : this.#kv.put(w.name, put.value, put.metadata ? { metadata: put.metadata } : {});
+            },
           );
         }
       } catch (err) {
