@@ -164,8 +164,6 @@ export class SiteBatch {
     const values = await this.#reads.getMany(names, BUCKETS_PER_READ);
     for (const name of names) {
       this.buckets.set(name.slice(name.lastIndexOf("#") + 1), new IndexBucket(name, values.get(name) ?? null));
-      // Drop each text as it is taken, so the map does not keep a second reference to all of them.
-      values.delete(name);
     }
   }
 
@@ -181,7 +179,7 @@ export class SiteBatch {
       const values = await this.#reads.getMany(step, BLOCKS_PER_READ);
       for (const name of step) {
         const text = values.get(name);
-        values.delete(name);
+        values.delete(name); // the parsed block replaces its text: let the text go now
         this.#blockBytes += text?.length ?? 0;
         this.#blocks.set(name, text ? parseBlock(text, name, parseBlockName(name, this.origin).block) : []);
       }
