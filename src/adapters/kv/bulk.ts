@@ -33,7 +33,7 @@ export async function kvBulkEntries(records: readonly ValidRecord[], options: Bu
   const entries: KvBulkEntry[] = [];
   const indexed = records.map((record, index) => ({ record, index }));
   for (const [origin, group] of groupBy(indexed, (r) => r.record.origin)) {
-    const batch = new SiteBatch(origin, EMPTY_READS);
+    const batch = new SiteBatch(origin, EMPTY_READS, group.length);
     await planUpsert(
       batch,
       group.map((g) => g.record),

@@ -8,7 +8,7 @@ import { SiteBatch, kvReads, locate } from "./site-batch.ts";
 export async function findRecord(kv: KVNamespace, loc: string): Promise<FoundRecord | null> {
   const origin = originOf(loc);
   if (origin === null) return null;
-  const batch = new SiteBatch(origin, kvReads(kv, { operations: 0 }));
+  const batch = new SiteBatch(origin, kvReads(kv, { operations: 0 }), 1);
   const [l] = await locate(batch, [loc]);
   const match = l!.matches[0];
   if (!match) return null;

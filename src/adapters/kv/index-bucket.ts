@@ -16,6 +16,8 @@ export type IndexValue = (number | string)[];
 interface Span {
   /** Index of the entry's `"` (start of `"id":`). */
   start: number;
+  /** Index of its value's `[`. */
+  value: number;
   /** Index just past its value's `]`. */
   end: number;
 }
@@ -42,10 +44,9 @@ export class IndexBucket {
     if (edited) return edited;
     const span = this.#find(id);
     if (!span) return undefined;
-    const valueText = this.#text.slice(this.#text.indexOf(":", span.start + id.length + 2) + 1, span.end);
     let value: unknown;
     try {
-      value = JSON.parse(valueText);
+      value = JSON.parse(this.#text.slice(span.value, span.end));
     } catch {
       throw new KvLayoutError(this.#name, `loc-index entry "${id}" is not JSON`);
     }
@@ -83,11 +84,12 @@ export class IndexBucket {
   }
 
   #find(id: string): Span | undefined {
-    const start = this.#text.indexOf(`"${id}":`);
+    const key = `"${id}":`;
+    const start = this.#text.indexOf(key);
     if (start < 0) return undefined;
     const close = this.#text.indexOf("]", start);
     if (close < 0) throw new KvLayoutError(this.#name, `loc-index entry "${id}" has no closing "]"`);
-    return { start, end: close + 1 };
+    return { start, value: start + key.length, end: close + 1 };
   }
 }
 

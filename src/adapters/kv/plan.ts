@@ -35,10 +35,7 @@ export async function planUpsert(batch: SiteBatch, input: readonly ValidRecord[]
     const primary = l.matches.find((m) => m.s === records[i]!.section) ?? l.matches[0];
     keys.push(primary?.k ?? l.vacant[0]?.k ?? (await batch.allocate()));
   }
-  await batch.loadBlocks(
-    records.map((r, i) => blockNameOfKey(batch.origin, r.section, keys[i]!)),
-    records.length,
-  );
+  await batch.loadBlocks(records.map((r, i) => blockNameOfKey(batch.origin, r.section, keys[i]!)));
   await batch.loadOverflow(located.flatMap((l) => l.matches.filter((m) => batch.entry(m.s, m.k)?.v === 1)));
 
   for (let i = 0; i < records.length; i++) {
@@ -81,10 +78,7 @@ export async function planUpsert(batch: SiteBatch, input: readonly ValidRecord[]
 async function keepSections(batch: SiteBatch, records: ValidRecord[], located: Awaited<ReturnType<typeof locate>>): Promise<void> {
   const matches = records.flatMap((r, i) => (r.sectionDefaulted === true ? located[i]!.matches : []));
   if (matches.length === 0) return;
-  await batch.loadBlocks(
-    matches.map((m) => blockNameOfKey(batch.origin, m.s, m.k)),
-    records.length,
-  );
+  await batch.loadBlocks(matches.map((m) => blockNameOfKey(batch.origin, m.s, m.k)));
   for (let i = 0; i < records.length; i++) {
     const record = records[i]!;
     if (record.sectionDefaulted !== true) continue;

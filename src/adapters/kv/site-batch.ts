@@ -137,6 +137,8 @@ const flatPairs = (pairs: readonly Pair[]): IndexValue => {
 export class SiteBatch {
   readonly origin: string;
   readonly #reads: Reads;
+  /** Records in the batch, for the advice of a budget error. */
+  readonly #records: number;
   readonly buckets = new Map<string, IndexBucket>();
   readonly #blocks = new Map<string, BlockEntry[]>();
   readonly #dirtyBlocks = new Set<string>();
@@ -148,9 +150,10 @@ export class SiteBatch {
   #counter: number | undefined;
   #counterDirty = false;
 
-  constructor(origin: string, reads: Reads) {
+  constructor(origin: string, reads: Reads, records: number) {
     this.origin = origin;
     this.#reads = reads;
+    this.#records = records;
   }
 
   async loadBuckets(ids: Iterable<string>): Promise<void> {
@@ -171,8 +174,7 @@ export class SiteBatch {
     this.buckets.get(bucketOfHash(hash))!.set(idOfHash(hash), flatPairs(pairs));
   }
 
-  /** Loads blocks; `records` is the batch's size, for the advice of a budget error. */
-  async loadBlocks(names: Iterable<string>, records: number): Promise<void> {
+  async loadBlocks(names: Iterable<string>): Promise<void> {
     const wanted = [...new Set(names)].filter((n) => !this.#blocks.has(n));
     for (let i = 0; i < wanted.length; i += BLOCKS_PER_STEP) {
       const step = wanted.slice(i, i + BLOCKS_PER_STEP);
@@ -184,7 +186,7 @@ export class SiteBatch {
         this.#blocks.set(name, text ? parseBlock(text, name, parseBlockName(name, this.origin).block) : []);
       }
       if (this.#blockBytes > MAX_BLOCK_BYTES_PER_BATCH) {
-        throw new KvBlockBudgetError(this.#blocks.size + wanted.length - i - step.length, this.#blocks.size, this.#blockBytes, records);
+        throw new KvBlockBudgetError(this.#blocks.size + wanted.length - i - step.length, this.#blocks.size, this.#blockBytes, this.#records);
       }
     }
   }
@@ -291,7 +293,7 @@ export class SiteBatch {
     const names = await this.#reads.listNames(sitePrefix(this.origin));
     const lastOfSection = new Map<string, string>();
     for (const name of names) lastOfSection.set(parseBlockName(name, this.origin).section, name);
-    await this.loadBlocks(lastOfSection.values(), 1);
+    await this.loadBlocks(lastOfSection.values());
     let max = 0;
     for (const name of lastOfSection.values()) {
       const block = this.block(name);
@@ -346,10 +348,7 @@ export async function locate(batch: SiteBatch, locs: readonly string[]): Promise
     const pairs = pairsOf(batch.buckets.get(bucketOfHash(hash))!.get(idOfHash(hash)));
     return { hash, pairs, matches: [] as Pair[], vacant: [] as Pair[], collisions: [] as Pair[] };
   });
-  await batch.loadBlocks(
-    located.flatMap((l) => l.pairs.map((p) => blockNameOfKey(batch.origin, p.s, p.k))),
-    locs.length,
-  );
+  await batch.loadBlocks(located.flatMap((l) => l.pairs.map((p) => blockNameOfKey(batch.origin, p.s, p.k))));
   located.forEach((l, i) => {
     for (const pair of l.pairs) {
       const entry = batch.entry(pair.s, pair.k);

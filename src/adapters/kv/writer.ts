@@ -101,7 +101,7 @@ export class KvRecordWriter implements RecordWriter {
     const planned: Write[][] = [];
     let records = 0;
     for (const [origin, group] of groups) {
-      const batch = new SiteBatch(origin, reads);
+      const batch = new SiteBatch(origin, reads, group.length);
       const siteCounts = await plan(batch, group);
       for (const key of Object.keys(counts) as (keyof Counts)[]) counts[key] += siteCounts[key];
       planned.push(batch.writes());
