@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "./config.ts";
+import { type Config, ConfigError, checkConfig, parseConfig } from "./config.ts";
 
 describe("parseConfig", () => {
   it("reads a full config with defaults", () => {
@@ -60,15 +60,58 @@ describe("parseConfig", () => {
       ],
     ] as never;
     for (const [vars, message] of cases) {
-      const env = { SITES: "https://e.com", ...vars };
-      expect(() => parseConfig(env), JSON.stringify(vars)).toThrow(ConfigError);
-      try {
-        parseConfig(env);
-      } catch (e) {
-        expect((e as ConfigError).message).toEqual(message);
-        expect((e as ConfigError).message).not.toMatch(/secret|lots|sqlite|yes-please/i);
-      }
+      const problems = checkConfig({ SITES: "https://e.com", ...vars });
+      expect(problems, JSON.stringify(vars)).toHaveLength(1);
+      expect(problems[0]).toBeInstanceOf(ConfigError);
+      expect(problems[0]?.message).toEqual(message);
+      expect(problems[0]?.message).not.toMatch(/secret|lots|sqlite|yes-please/i);
     }
+  });
+
+  it("throws for a bad core variable: what serving sitemaps and robots.txt reads", () => {
+    for (const vars of [{ MAX_URLS_PER_SHARD: "lots" }, { URL_SOURCE: "sqlite" }, { CACHE_MAX_AGE: "-1" }, { SECTION_RULES: "x" }]) {
+      expect(() => parseConfig({ SITES: "https://e.com", ...vars }), JSON.stringify(vars)).toThrow(ConfigError);
+    }
+  });
+
+  it.each([
+    [{ INDEXNOW_KEY: "short" }, "indexnow", (c: Config) => c.notify.indexNow === null && c.notify.pingUrls.length === 1],
+    [{ INDEXNOW_ENDPOINT: "ftp://x" }, "indexnow", (c: Config) => c.notify.indexNow === null],
+    [{ PING_URLS: "https://p.example/ping" }, "ping", (c: Config) => c.notify.pingUrls.length === 0 && c.notify.indexNow !== null],
+    [{ GSC_SERVICE_ACCOUNT: "{oops" }, "search-console", (c: Config) => c.notify.searchConsole === null && c.notify.indexNow !== null],
+    [{ NOTIFY_TIMEOUT_MS: "7" }, "notifications", (c: Config) => c.notify.indexNow === null && c.notify.pingUrls.length === 0],
+    [{ MIRROR_SITEMAPS: "not-a-url" }, "mirrors", (c: Config) => c.mirror.urls.length === 0],
+    [{ MIRROR_MAX_DELETE: "200" }, "mirrors", (c: Config) => c.mirror.urls.length === 0],
+    [{ ROBOTS_ORIGIN_URL: "nowhere" }, "robots", (c: Config) => c.notify.robots.originUrl === "{origin}/robots.txt" && c.notify.robots.maxAge === 0],
+    [{ REGEN_MAX_SHARDS: "99999" }, "regeneration", (c: Config) => !c.regen.enabled],
+    [{ ADMIN_MAX_BYTES: "3" }, "admin-ingest", (c: Config) => c.adminMaxRecords === 0],
+    [{ ADMIN_TOKEN: "short" }, "admin", () => true],
+    [{ BROWSER_VIEW: "maybe" }, "browser-view", (c: Config) => !c.browserView],
+    [{ FEED_SIZE: "many" }, "feed", (c: Config) => c.feedSize === 0],
+  ] as const)("a bad %j turns %s off and keeps the sitemaps", (vars, feature, off) => {
+    const good = {
+      SITES: "https://e.com",
+      INDEXNOW_KEY: "0123456789abcdef",
+      PING_URLS: "https://p.example/ping?s={sitemap}",
+      GSC_SERVICE_ACCOUNT: JSON.stringify({ client_email: "a@b.iam", private_key: "-----BEGIN PRIVATE KEY-----\nx" }),
+      MIRROR_SITEMAPS: "https://e.com/remote.xml",
+    };
+    const config = parseConfig({ ...good, ...vars });
+    const variable = Object.keys(vars)[0];
+    expect(config.disabled).toEqual([{ feature, variable, rule: expect.stringMatching(/^must /) }]);
+    expect(off(config)).toBe(true);
+    expect([...config.sites]).toEqual(["https://e.com"]);
+    expect(JSON.stringify(config.disabled)).not.toContain(Object.values(vars)[0]);
+    // Everything else stays on.
+    expect(parseConfig(good).disabled).toEqual([]);
+  });
+
+  it("refuses SNAPSHOT_GRACE_SECONDS below MANIFEST_CACHE_TTL: a cached manifest must never point at deleted parts", () => {
+    const config = parseConfig({ SITES: "https://e.com", SNAPSHOT_GRACE_SECONDS: "30", MANIFEST_CACHE_TTL: "60" });
+    expect(config.disabled).toEqual([{ feature: "regeneration", variable: "SNAPSHOT_GRACE_SECONDS", rule: "must be at least MANIFEST_CACHE_TTL" }]);
+    expect(config.regen.enabled).toBe(false);
+    expect(parseConfig({ SITES: "https://e.com", SNAPSHOT_GRACE_SECONDS: "60", MANIFEST_CACHE_TTL: "60" }).regen.enabled).toBe(true);
+    expect(checkConfig({ SITES: "https://e.com", SNAPSHOT_GRACE_SECONDS: "0", MANIFEST_CACHE_TTL: "0" })).toEqual([]);
   });
 
   it("treats empty and whitespace-only values as unset, everywhere", () => {

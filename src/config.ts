@@ -1,13 +1,14 @@
 /**
  * Typed configuration, validated once per `env` object. Every variable is declared once in
- * src/config/variables.ts; a bad one becomes a ConfigError that names the variable and its rule
- * (never the value), and the Worker answers 500 with that message.
+ * src/config/variables.ts; a bad core variable becomes a ConfigError that names the variable and its
+ * rule (never the value), a bad feature variable turns that feature off (src/config/features.ts).
  */
 import { parseConfig } from "./config/parse.ts";
 import type { Config } from "./config/types.ts";
 
 export { ConfigError } from "./config/error.ts";
-export { parseConfig } from "./config/parse.ts";
+export type { DisabledFeature } from "./config/features.ts";
+export { checkConfig, parseConfig } from "./config/parse.ts";
 export type { CacheConfig, Config } from "./config/types.ts";
 
 const cache = new WeakMap<object, Config>();
@@ -18,6 +19,8 @@ export function loadConfig(env: object): Config {
   if (!config) {
     config = parseConfig(env as Readonly<Record<string, unknown>>);
     cache.set(env, config);
+    // Once per isolate: the variable and its rule (never the value) of each feature a bad variable turned off.
+    for (const d of config.disabled) console.error(`configuration error: ${d.variable} ${d.rule} (${d.feature} is off)`);
   }
   return config;
 }

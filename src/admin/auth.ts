@@ -12,6 +12,15 @@ import { AdminError } from "./errors.ts";
 
 const encoder = new TextEncoder();
 
+/** The admin token, or null when unset or bad: a bad one keeps the API off (logged once per isolate, and `npm run check-config` names it). */
+function adminToken(env: object): string | null {
+  try {
+    return readVariable(env, ADMIN_TOKEN);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Constant-time comparison: both sides are hashed first so the compared buffers always have the
  * same length (timingSafeEqual requires it, and lengths must not leak either).
@@ -25,13 +34,13 @@ async function tokensEqual(given: string, expected: string): Promise<boolean> {
 const unauthorized = (): Response => new AdminError(401, { error: "unauthorized" }, { "WWW-Authenticate": 'Bearer realm="sitemap-admin"' }).getResponse();
 
 const bearer = bearerAuth<AppEnv>({
-  verifyToken: (given, c) => tokensEqual(given, readVariable(c.env, ADMIN_TOKEN) ?? ""),
+  verifyToken: (given, c) => tokensEqual(given, adminToken(c.env) ?? ""),
   noAuthenticationHeader: { message: unauthorized },
   invalidAuthenticationHeader: { message: unauthorized },
   invalidToken: { message: unauthorized },
 });
 
 export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (readVariable(c.env, ADMIN_TOKEN) === null) return c.notFound();
+  if (adminToken(c.env) === null) return c.notFound();
   return bearer(c, next);
 };

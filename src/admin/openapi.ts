@@ -6,19 +6,22 @@ import type { OpenAPIHono, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env.ts";
 import { jsonResponse } from "./json.ts";
 import { getOpenApi } from "./routes.ts";
-import { limits } from "./urls.ts";
 
 export function openApiHandler(admin: OpenAPIHono<AppEnv>): RouteHandler<typeof getOpenApi, AppEnv> {
   return (c) => {
     // The admin app's paths are relative to where the app mounts it: this route's own path tells where.
     const base = c.req.routePath.slice(0, -getOpenApi.path.length);
-    const { maxRecords, maxBytes } = limits(c);
+    const { config } = c.var.services;
+    const off = config.disabled.find((d) => d.feature === "admin-ingest");
+    const limitsInForce = off
+      ? `Ingest is off: ${off.variable} ${off.rule}.`
+      : `Limits in force: at most ${config.adminMaxRecords} records and ${config.adminMaxBytes} bytes per request (ADMIN_MAX_RECORDS, ADMIN_MAX_BYTES).`;
     const document = admin.getOpenAPI31Document({
       openapi: "3.1.0",
       info: {
         title: "edge-sitemaps admin API",
         version: "1",
-        description: `Limits in force: at most ${maxRecords} records and ${maxBytes} bytes per request (ADMIN_MAX_RECORDS, ADMIN_MAX_BYTES).`,
+        description: limitsInForce,
       },
       security: [{ bearer: [] }],
     });

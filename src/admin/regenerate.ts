@@ -15,7 +15,13 @@ import type { postRegenerate } from "./routes.ts";
 
 export const regenerate: RouteHandler<typeof postRegenerate, AppEnv> = async (c) => {
   const deps = regenDeps(c.var.services);
-  if (!deps) throw new AdminError(503, { error: "unavailable", message: "regeneration needs the DB (D1) and SNAPSHOTS (KV) bindings" });
+  if (!deps) {
+    const off = c.var.services.config.disabled.find((d) => d.feature === "regeneration");
+    const message = off
+      ? `regeneration is off: configuration error: ${off.variable} ${off.rule}`
+      : "regeneration needs the DB (D1) and SNAPSHOTS (KV) bindings";
+    throw new AdminError(503, { error: "unavailable", message });
+  }
   const full = ["1", "true"].includes(c.req.valid("query").full ?? "");
   let ctx: unknown;
   try {

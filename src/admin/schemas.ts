@@ -184,6 +184,12 @@ export const SyncCommitSchema = SyncSchema.extend({
 export const StatusSchema = z
   .looseObject({
     site: z.string(),
+    configuration: z
+      .object({
+        ok: z.boolean(),
+        disabled: z.array(z.object({ feature: z.string(), variable: z.string(), rule: z.string() })),
+      })
+      .describe("optional features turned off by a bad variable: the variable and its rule, never the value"),
     manifest: z.looseObject({ version: z.string(), builtAt: z.string(), shards: z.number().int(), urls: z.number().int() }).nullable(),
     regeneration: z.looseObject({ enabled: z.boolean(), running: z.boolean(), pendingShards: z.number().int() }),
     runs: z.array(z.looseObject({ id: z.number(), ok: z.boolean() })).describe("the last runs, newest first, each with its summary"),

@@ -27,8 +27,11 @@ function validationContext(c: Ctx): ValidationContext {
   return { sites: config.sites, defaultSection: config.defaultSection, sectionRules: config.sectionRules };
 }
 
+/** The ingest limits; 503 naming the variable (never its value) when a bad one turned ingest off. */
 export function limits(c: Ctx): Limits {
   const { config } = c.var.services;
+  const off = config.disabled.find((d) => d.feature === "admin-ingest");
+  if (off) throw new AdminError(503, { error: "unavailable", message: `ingest is off: configuration error: ${off.variable} ${off.rule}` });
   return { maxRecords: config.adminMaxRecords, maxBytes: config.adminMaxBytes };
 }
 

@@ -1,54 +1,143 @@
 /**
  * From env to the typed Config: every declared variable read once (src/config/variables.ts), then
- * the checks that span several variables. Throws the first ConfigError.
+ * the checks that span several variables.
+ *
+ * Serving sitemaps and robots.txt reads only the core variables: a bad one throws the first
+ * ConfigError (nothing can be served right). Every optional feature is read on its own
+ * (src/config/features.ts): a bad variable there turns that feature off and is listed in
+ * `Config.disabled`, so a typo in a notification secret never takes the sitemaps down.
+ * `checkConfig` lists every problem, for `npm start` and `npm run check-config`.
  */
-import { GSC_TOKEN_URL_DEFAULT, type NotifyConfig } from "../notify/config.ts";
+import { GSC_TOKEN_URL_DEFAULT, type NotifyConfig, ROBOTS_ORIGIN_URL_DEFAULT } from "../notify/config.ts";
 import { ConfigError } from "./error.ts";
-import type { Config } from "./types.ts";
+import { type DisabledFeature, featureOrOff } from "./features.ts";
+import type { Config, MirrorConfig, RegenConfig } from "./types.ts";
 import { type Presence, type Variable, isHttpUrl, readVariable } from "./variable.ts";
 import * as v from "./variables.ts";
 
 type RawEnv = Readonly<Record<string, unknown>>;
 
-function notifyConfig(env: RawEnv): NotifyConfig {
-  const read = <T, P extends Presence>(variable: Variable<T, P>) => readVariable(env, variable);
-  const key = read(v.INDEXNOW_KEY);
-  const endpoint = read(v.INDEXNOW_ENDPOINT);
-  const batchesPerRun = read(v.INDEXNOW_BATCHES_PER_RUN);
-  const account = read(v.GSC_SERVICE_ACCOUNT);
-  const property = read(v.GSC_PROPERTY);
-  const apiBase = read(v.GSC_API_BASE);
-  // The key file names its token endpoint; GSC_TOKEN_URL overrides it, and either must be a URL.
-  const tokenUrl = read(v.GSC_TOKEN_URL) ?? account?.tokenUri ?? GSC_TOKEN_URL_DEFAULT;
-  if (!isHttpUrl(tokenUrl)) throw new ConfigError(v.GSC_TOKEN_URL.name, v.GSC_TOKEN_URL.rule);
+const readFrom =
+  (env: RawEnv) =>
+  <T, P extends Presence>(variable: Variable<T, P>) =>
+    readVariable(env, variable);
+
+/** The declared default of a variable (what "unset" gives); declarations always parse their default. */
+const defaultOf = <T>(variable: Variable<T, "default">): T => readVariable({}, variable);
+
+function notifyConfig(env: RawEnv, disabled: DisabledFeature[]): NotifyConfig {
+  const read = readFrom(env);
+  const robots = featureOrOff(
+    disabled,
+    "robots",
+    () => ({ originUrl: read(v.ROBOTS_ORIGIN_URL), timeoutMs: read(v.ROBOTS_ORIGIN_TIMEOUT_MS), maxAge: read(v.ROBOTS_MAX_AGE) }),
+    // Off means no Sitemap: lines of ours worth caching: the origin's own file, fetched as crawlers would.
+    { originUrl: ROBOTS_ORIGIN_URL_DEFAULT, timeoutMs: defaultOf(v.ROBOTS_ORIGIN_TIMEOUT_MS), maxAge: 0 },
+  );
+  const shared = featureOrOff(
+    disabled,
+    "notifications",
+    () => ({ timeoutMs: read(v.NOTIFY_TIMEOUT_MS), settleMs: read(v.NOTIFY_SETTLE_SECONDS) * 1000 }),
+    null,
+  );
+  if (shared === null) return { indexNow: null, pingUrls: [], searchConsole: null, timeoutMs: defaultOf(v.NOTIFY_TIMEOUT_MS), settleMs: 0, robots };
+  const indexNow = featureOrOff(
+    disabled,
+    "indexnow",
+    () => {
+      const key = read(v.INDEXNOW_KEY);
+      const endpoint = read(v.INDEXNOW_ENDPOINT);
+      const batchesPerRun = read(v.INDEXNOW_BATCHES_PER_RUN);
+      return key === null ? null : { key, endpoint, batchesPerRun };
+    },
+    null,
+  );
+  const searchConsole = featureOrOff(
+    disabled,
+    "search-console",
+    () => {
+      const account = read(v.GSC_SERVICE_ACCOUNT);
+      const property = read(v.GSC_PROPERTY);
+      const apiBase = read(v.GSC_API_BASE);
+      // The key file names its token endpoint; GSC_TOKEN_URL overrides it, and either must be a URL.
+      const tokenUrl = read(v.GSC_TOKEN_URL) ?? account?.tokenUri ?? GSC_TOKEN_URL_DEFAULT;
+      if (!isHttpUrl(tokenUrl)) throw new ConfigError(v.GSC_TOKEN_URL.name, v.GSC_TOKEN_URL.rule);
+      if (account === null) return null;
+      return { clientEmail: account.clientEmail, privateKey: account.privateKey, privateKeyId: account.privateKeyId, tokenUrl, apiBase, property };
+    },
+    null,
+  );
   return {
-    indexNow: key === null ? null : { key, endpoint, batchesPerRun },
-    pingUrls: read(v.PING_URLS),
-    searchConsole:
-      account === null
-        ? null
-        : {
-            clientEmail: account.clientEmail,
-            privateKey: account.privateKey,
-            privateKeyId: account.privateKeyId,
-            tokenUrl,
-            apiBase,
-            property,
-          },
-    timeoutMs: read(v.NOTIFY_TIMEOUT_MS),
-    settleMs: read(v.NOTIFY_SETTLE_SECONDS) * 1000,
-    robots: { originUrl: read(v.ROBOTS_ORIGIN_URL), timeoutMs: read(v.ROBOTS_ORIGIN_TIMEOUT_MS), maxAge: read(v.ROBOTS_MAX_AGE) },
+    indexNow,
+    pingUrls: featureOrOff(disabled, "ping", () => read(v.PING_URLS), []),
+    searchConsole,
+    ...shared,
+    robots,
   };
 }
 
+function mirrorConfig(env: RawEnv, disabled: DisabledFeature[]): MirrorConfig {
+  const read = readFrom(env);
+  const parse = () => ({
+    urls: read(v.MIRROR_SITEMAPS),
+    maxRecordsPerRun: read(v.MIRROR_MAX_RECORDS_PER_RUN),
+    maxBytes: read(v.MIRROR_MAX_BYTES),
+    timeoutMs: read(v.MIRROR_TIMEOUT_MS),
+    maxDelete: read(v.MIRROR_MAX_DELETE) / 100,
+  });
+  const off = {
+    urls: [],
+    maxRecordsPerRun: defaultOf(v.MIRROR_MAX_RECORDS_PER_RUN),
+    maxBytes: defaultOf(v.MIRROR_MAX_BYTES),
+    timeoutMs: defaultOf(v.MIRROR_TIMEOUT_MS),
+    maxDelete: 0,
+  };
+  return featureOrOff(disabled, "mirrors", parse, off);
+}
+
+function regenConfig(env: RawEnv, manifestTtl: number, disabled: DisabledFeature[]): RegenConfig {
+  const read = readFrom(env);
+  const parse = (): RegenConfig => {
+    const snapshotGraceSeconds = read(v.SNAPSHOT_GRACE_SECONDS);
+    // A location trusts its cached manifest for MANIFEST_CACHE_TTL: the snapshots it names must live at least that long.
+    if (snapshotGraceSeconds < manifestTtl) throw new ConfigError(v.SNAPSHOT_GRACE_SECONDS.name, "must be at least MANIFEST_CACHE_TTL");
+    return {
+      enabled: true,
+      maxShards: read(v.REGEN_MAX_SHARDS),
+      maxRows: read(v.REGEN_MAX_ROWS),
+      settleSeconds: read(v.REGEN_SETTLE_SECONDS),
+      snapshotGraceSeconds,
+    };
+  };
+  const off: RegenConfig = {
+    enabled: false,
+    maxShards: defaultOf(v.REGEN_MAX_SHARDS),
+    maxRows: defaultOf(v.REGEN_MAX_ROWS),
+    settleSeconds: defaultOf(v.REGEN_SETTLE_SECONDS),
+    snapshotGraceSeconds: defaultOf(v.SNAPSHOT_GRACE_SECONDS),
+  };
+  return featureOrOff(disabled, "regeneration", parse, off);
+}
+
+/** Throws a ConfigError for a bad core variable; a bad feature variable turns the feature off (`disabled`). */
 export function parseConfig(env: RawEnv): Config {
-  const read = <T, P extends Presence>(variable: Variable<T, P>) => readVariable(env, variable);
+  const read = readFrom(env);
+  const disabled: DisabledFeature[] = [];
   const sites = read(v.SITES);
   const dateOnlySites = read(v.DATE_ONLY_SITES);
   if ([...dateOnlySites].some((origin) => !sites.has(origin))) throw new ConfigError(v.DATE_ONLY_SITES.name, v.DATE_ONLY_SITES.rule);
   const siteDatabases = read(v.SITE_DATABASES);
   if ([...siteDatabases.keys()].some((origin) => !sites.has(origin))) throw new ConfigError(v.SITE_DATABASES.name, v.SITE_DATABASES.rule);
-  return {
+  const manifestTtl = read(v.MANIFEST_CACHE_TTL);
+  const feed = featureOrOff(disabled, "feed", () => ({ size: read(v.FEED_SIZE), inIndex: read(v.FEED_IN_INDEX) }), { size: 0, inIndex: false });
+  const admin = featureOrOff(
+    disabled,
+    "admin-ingest",
+    () => ({ maxRecords: read(v.ADMIN_MAX_RECORDS), maxBytes: read(v.ADMIN_MAX_BYTES), syncTtlMs: read(v.SYNC_TTL_SECONDS) * 1000 }),
+    // Off: nothing can be sent (the admin API answers what is wrong on every write).
+    { maxRecords: 0, maxBytes: 0, syncTtlMs: defaultOf(v.SYNC_TTL_SECONDS) * 1000 },
+  );
+  const config: Config = {
     sites,
     defaultSection: read(v.DEFAULT_SECTION),
     sectionRules: read(v.SECTION_RULES),
@@ -57,20 +146,14 @@ export function parseConfig(env: RawEnv): Config {
     indexLinkForm: read(v.INDEX_LINK_FORM),
     lastmodDateOnly: read(v.LASTMOD_DATE_ONLY),
     dateOnlySites,
-    browserView: read(v.BROWSER_VIEW),
-    feedSize: read(v.FEED_SIZE),
-    feedInIndex: read(v.FEED_IN_INDEX),
-    adminMaxRecords: read(v.ADMIN_MAX_RECORDS),
-    adminMaxBytes: read(v.ADMIN_MAX_BYTES),
-    syncTtlMs: read(v.SYNC_TTL_SECONDS) * 1000,
-    mirror: {
-      urls: read(v.MIRROR_SITEMAPS),
-      maxRecordsPerRun: read(v.MIRROR_MAX_RECORDS_PER_RUN),
-      maxBytes: read(v.MIRROR_MAX_BYTES),
-      timeoutMs: read(v.MIRROR_TIMEOUT_MS),
-      maxDelete: read(v.MIRROR_MAX_DELETE) / 100,
-    },
-    notify: notifyConfig(env),
+    browserView: featureOrOff(disabled, "browser-view", () => read(v.BROWSER_VIEW), false),
+    feedSize: feed.size,
+    feedInIndex: feed.inIndex,
+    adminMaxRecords: admin.maxRecords,
+    adminMaxBytes: admin.maxBytes,
+    syncTtlMs: admin.syncTtlMs,
+    mirror: mirrorConfig(env, disabled),
+    notify: notifyConfig(env, disabled),
     urlSource: read(v.URL_SOURCE),
     siteDatabases,
     manifestStore: read(v.MANIFEST_STORE),
@@ -79,13 +162,27 @@ export function parseConfig(env: RawEnv): Config {
       sMaxAge: read(v.CACHE_S_MAXAGE),
       staleWhileRevalidate: read(v.CACHE_STALE_WHILE_REVALIDATE),
       edgeTtl: read(v.EDGE_CACHE_TTL),
-      manifestTtl: read(v.MANIFEST_CACHE_TTL),
+      manifestTtl,
     },
-    regen: {
-      maxShards: read(v.REGEN_MAX_SHARDS),
-      maxRows: read(v.REGEN_MAX_ROWS),
-      settleSeconds: read(v.REGEN_SETTLE_SECONDS),
-      snapshotGraceSeconds: read(v.SNAPSHOT_GRACE_SECONDS),
-    },
+    regen: regenConfig(env, manifestTtl, disabled),
+    disabled: [],
   };
+  // ADMIN_TOKEN is read by the admin API's auth itself; a bad one keeps the API off (404), noted here.
+  featureOrOff(disabled, "admin", () => read(v.ADMIN_TOKEN), null);
+  return { ...config, disabled };
+}
+
+/**
+ * Every problem of a configuration, core and features alike, for a deployer to fix before
+ * deploying (`npm run check-config`, `npm start`). Empty: all good.
+ */
+export function checkConfig(env: RawEnv): ConfigError[] {
+  let config: Config;
+  try {
+    config = parseConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return [error];
+    throw error;
+  }
+  return config.disabled.map((d) => new ConfigError(d.variable, d.rule));
 }

@@ -5,6 +5,7 @@
  */
 import type { SectionRule } from "../core/section-rules.ts";
 import type { NotifyConfig } from "../notify/config.ts";
+import type { DisabledFeature } from "./features.ts";
 import type { Variable } from "./variable.ts";
 import type { INDEX_LINK_FORM, MANIFEST_STORE, URL_SOURCE } from "./variables.ts";
 
@@ -39,7 +40,7 @@ export interface Config {
   /** SYNC_TTL_SECONDS in ms: an open sync idle this long is abandoned. */
   syncTtlMs: number;
   /** Mirrors (MIRROR_*): what the cron fetches and syncs, and its bounds. */
-  mirror: { urls: readonly string[]; maxRecordsPerRun: number; maxBytes: number; timeoutMs: number; maxDelete: number };
+  mirror: MirrorConfig;
   /** IndexNow, ping endpoints, Search Console, robots.txt (types in src/notify/config.ts). */
   notify: NotifyConfig;
   /** Where URL records are read from (URL_SOURCE): D1 table `urls`, or the KV namespace URLS (docs/kv.md). */
@@ -52,6 +53,16 @@ export interface Config {
   cache: CacheConfig;
   /** Cron regeneration and snapshots (docs/regeneration.md). */
   regen: RegenConfig;
+  /** Optional features a bad variable turned off (src/config/features.ts): shown by the admin status. */
+  disabled: readonly DisabledFeature[];
+}
+
+export interface MirrorConfig {
+  urls: readonly string[];
+  maxRecordsPerRun: number;
+  maxBytes: number;
+  timeoutMs: number;
+  maxDelete: number;
 }
 
 export interface CacheConfig {
@@ -67,7 +78,9 @@ export interface CacheConfig {
   manifestTtl: number;
 }
 
-interface RegenConfig {
+export interface RegenConfig {
+  /** False when a bad regeneration variable turned it off: documents are then served live. */
+  enabled: boolean;
   /** Most shards one run renders per site (REGEN_MAX_SHARDS); the rest waits for the next run. */
   maxShards: number;
   /** Most record rows one run reads per site (REGEN_MAX_ROWS); checked at shard boundaries. */

@@ -25,15 +25,18 @@ describe("onError", () => {
     expect(await res.json()).toEqual({ error: "teapot" });
   });
 
-  it("answers a bad configuration with a 500 naming the variable and the rule", async () => {
-    vi.spyOn(console, "error").mockImplementation(() => undefined);
+  it("answers a bad core configuration with a 503 + Retry-After that names nothing, and logs the variable and rule", async () => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
     const err = new ConfigError("CACHE_MAX_AGE", "must be a whole number of seconds");
     const res = await appThrowing(err).request("/");
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(503);
+    expect(res.headers.get("Retry-After")).toBe("300");
     expect(res.headers.get("Content-Type")).toBe("text/plain; charset=utf-8");
     expect(res.headers.get("Cache-Control")).toBe("no-store");
-    expect(await res.text()).toBe(`${err.message}\n`);
-    expect(err.message).toContain("CACHE_MAX_AGE");
+    const body = await res.text();
+    expect(body).toBe("503 Service Unavailable\n");
+    expect(body).not.toMatch(/CACHE_MAX_AGE|configuration/);
+    expect(log).toHaveBeenCalledWith(err.message);
   });
 
   it("logs anything else and answers a bare 500", async () => {

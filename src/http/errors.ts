@@ -5,16 +5,23 @@ import { ConfigError } from "../config.ts";
 import type { AppEnv } from "./app-env.ts";
 import { notFound, plainError } from "./respond.ts";
 
+/** How long a client should wait after a 503 of ours: a deploy that fixes the configuration takes about this long. */
+const RETRY_AFTER_SECONDS = 300;
+
 /**
  * One error handler for the whole app: an HTTPException renders itself (the admin API's errors
- * carry their JSON body); a bad configuration is a 500 naming the variable and the rule (the
- * message never holds the value); anything else is logged and a bare 500.
+ * carry their JSON body). A bad core configuration is logged with the variable and its rule and
+ * answered `503` with `Retry-After` and a body that names nothing of ours: a crawler backs off and
+ * keeps what it had, and the public learns nothing about the deployment. Anything else is logged
+ * and a bare 500.
  */
 export const onError: ErrorHandler<AppEnv> = (err) => {
   if (err instanceof HTTPException) return err.getResponse();
   if (err instanceof ConfigError) {
     console.error(err.message);
-    return plainError(500, err.message);
+    const response = plainError(503, "503 Service Unavailable");
+    response.headers.set("Retry-After", String(RETRY_AFTER_SECONDS));
+    return response;
   }
   console.error("unhandled error", err);
   return plainError(500, "500 Internal Server Error");

@@ -8,7 +8,7 @@ import type { RunSummary } from "./summary.ts";
 
 /** The regeneration's dependencies, or null when a binding it needs is missing. */
 export function regenDeps(s: Services): RegenDeps | null {
-  if (!s.regen || !s.snapshots) return null;
+  if (!s.regen || !s.snapshots || !s.config.regen.enabled) return null;
   return { config: s.config, store: s.store, manifests: s.manifests, snapshots: s.snapshots, state: s.regen };
 }
 
@@ -25,7 +25,11 @@ export async function regenerateAll(env: Env, ctx?: unknown, trigger = "cron"): 
   for (const s of databases) {
     const deps = regenDeps(s);
     if (!deps) {
-      console.error("regeneration skipped: it needs the DB (D1) and SNAPSHOTS (KV) bindings");
+      console.error(
+        s.config.regen.enabled
+          ? "regeneration skipped: it needs the DB (D1) and SNAPSHOTS (KV) bindings"
+          : "regeneration skipped: a regeneration variable is bad (see /sitemap-admin/status)",
+      );
       return summaries;
     }
     for (const origin of s.config.sites) {

@@ -43,7 +43,7 @@ function randomUrls(origin: string, section: string, count: number, length = 300
 
 describe("snapshots larger than a KV value", () => {
   it("are stored in parts below the limit, served as one stream with the live bytes and ETag, and collected together", async () => {
-    const site = newSite("regen-parts", { EDGE_CACHE_TTL: "0", SNAPSHOT_GRACE_SECONDS: "0" });
+    const site = newSite("regen-parts", { EDGE_CACHE_TTL: "0", SNAPSHOT_GRACE_SECONDS: "0", MANIFEST_CACHE_TTL: "0" });
     await write(site, randomUrls(site.origin, "tokens", 120), PAST);
     const limited = limitedKv(site.env.SNAPSHOTS);
     const o = observedDeps(site, { snapshots: new KvSnapshotStore(limited.kv, { partBytes: PART_BYTES }) });

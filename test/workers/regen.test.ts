@@ -245,7 +245,7 @@ describe("snapshots", () => {
   });
 
   it("deletes superseded snapshots only after the grace time, never the ones in use", async () => {
-    const site = newSite("regen-gc", { MAX_URLS_PER_SHARD: "100", SNAPSHOT_GRACE_SECONDS: "0" });
+    const site = newSite("regen-gc", { MAX_URLS_PER_SHARD: "100", SNAPSHOT_GRACE_SECONDS: "0", MANIFEST_CACHE_TTL: "0" });
     await write(site, demoSection(site.origin, "pages", 200), PAST);
     const o = observedDeps(site);
     let clock = Date.now();
