@@ -101,8 +101,6 @@ export const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} M
 export const int = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "—");
 export const ratio = (v: number): string => (Number.isFinite(v) ? `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)}×` : "—");
 
-export const NOT_BUILT = "n/a (not built yet)";
-
 export interface Row {
   /** What was measured. */
   name: string;

@@ -6,9 +6,10 @@
  *   --quick              smoke mode: small data sets, 2 runs, 2 s load (seconds in total)
  *   --scale 100k|1m|all|2m|10m  end-to-end data sets (default all = 100,000 and 1,000,000 records;
  *                        2m and 10m are large-scale runs, not in CI)
- *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, capacity, kv-scale
- *                        (default all but capacity and kv-scale; browser-view, headless Chromium, is left out of
- *                        --quick unless named; capacity and kv-scale seed again, so they run only when named)
+ *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, view-cost, capacity,
+ *                        kv-scale (default all but capacity and kv-scale; browser-view, headless Chromium, and
+ *                        view-cost, a full shard of its own, are left out of --quick unless named; capacity and
+ *                        kv-scale seed again, so they run only when named)
  *   --runs N             timed repetitions per case (default 5)
  *   --load-seconds N     load duration per target (default 20)
  *   --storage separate|same  D1/KV/Cache in a second workerd process (default, like production) or
@@ -27,6 +28,7 @@ import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
 import { memoryBench } from "./memory.ts";
 import { rendererBench } from "./renderer.ts";
 import { validationBench } from "./validation.ts";
+import { viewCostBench } from "./view-cost.ts";
 import { workerdBench } from "./workerd.ts";
 
 const options = parseArgs(process.argv.slice(2));
@@ -93,6 +95,9 @@ if (options.only?.has("capacity")) await section("capacity", async () => markdow
 if (options.only?.has("kv-scale")) await section("kv-scale", async () => markdownTable(await kvScaleBench(options)));
 if (!options.quick || options.only?.has("browser-view")) {
   await section("browser-view", async () => markdownTable(await browserViewBench(options)));
+}
+if (!options.quick || options.only?.has("view-cost")) {
+  await section("view-cost", async () => markdownTable(await viewCostBench(options)));
 }
 console.log(`_Total ${((Date.now() - started) / 1000).toFixed(0)} s._`);
 process.exit(failed ? 1 : 0);

@@ -17,6 +17,8 @@ export interface ConfigSources {
   env?: string;
   /** `.dev.vars` by default; null: none. */
   devVarsPath?: string | null;
+  /** `--env-file` paths: when given, read instead of `.dev.vars` (as wrangler does). */
+  envFiles?: readonly string[];
   /** Overrides, e.g. `--var NAME:VALUE` given to wrangler. */
   overrides?: Readonly<Record<string, string>>;
   processEnv?: NodeJS.ProcessEnv;
@@ -27,7 +29,8 @@ export function deploymentVars(sources: ConfigSources = {}): Record<string, stri
   const vars: Record<string, string> = {};
   for (const [name, value] of Object.entries(config.vars ?? {})) vars[name] = typeof value === "string" ? value : JSON.stringify(value);
   const devVars = sources.devVarsPath === undefined ? ".dev.vars" : sources.devVarsPath;
-  if (devVars !== null && existsSync(devVars)) Object.assign(vars, parseEnv(readFileSync(devVars, "utf8")));
+  const secretFiles = sources.envFiles?.length ? sources.envFiles : devVars === null ? [] : [devVars];
+  for (const file of secretFiles) if (existsSync(file)) Object.assign(vars, parseEnv(readFileSync(file, "utf8")));
   const processEnv = sources.processEnv ?? process.env;
   for (const { name } of VARIABLES) {
     const value = processEnv[name];

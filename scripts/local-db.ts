@@ -2,17 +2,16 @@
  * Local data for `npm start` (and the e2e harness): applies migrations to the local D1 that
  * `wrangler dev` uses and seeds the demo data set when the site has no records.
  *
- * Seeding writes multi-row INSERTs through `wrangler d1 execute --file` (≈ 8 s for 126,000 rows
- * here; per-statement calls through the platform proxy took over a minute), then builds the
- * manifest with the Worker's own code through the platform proxy.
+ * Seeding goes to the record store the Worker will read (URL_SOURCE, decided as wrangler decides
+ * the Worker's vars): D1 through multi-row INSERTs with `wrangler d1 execute --file` (≈ 8 s for
+ * 126,000 rows here), KV through the platform proxy; then the manifest is built with the Worker's
+ * own code (services(), so MANIFEST_STORE is honoured) through the platform proxy.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getPlatformProxy, unstable_readConfig } from "wrangler";
-import { D1ManifestStore } from "../src/adapters/d1/manifest-store.ts";
-import { d1RecordStore } from "../src/adapters/d1/record-store.ts";
 import { extJson } from "../src/adapters/d1/writer.ts";
 import { kvBulkEntries } from "../src/adapters/kv/bulk.ts";
 import { sitePrefix } from "../src/adapters/kv/layout.ts";
@@ -20,7 +19,9 @@ import { type Config, parseConfig } from "../src/config.ts";
 import { type ValidRecord, validateBatch } from "../src/core/validate.ts";
 import { urlElementBytes } from "../src/core/writers.ts";
 import { type DemoInput, demoRecords } from "../src/demo/demo-data.ts";
-import { services } from "../src/services.ts";
+import { demoStamps } from "../src/demo/stamps.ts";
+import { listedShards } from "../src/manifest/manifest.ts";
+import { type Services, services } from "../src/services.ts";
 import { rebuildManifest } from "../src/sitemaps.ts";
 
 /** Rows per INSERT: ~300 × ~180 bytes stays far below D1's 100 KB statement limit. */
@@ -43,8 +44,23 @@ export function applyMigrations(persistTo?: string, quiet = false): void {
   for (const binding of databases) wrangler(["d1", "migrations", "apply", binding, "--local", ...persistArgs(persistTo)], quiet);
 }
 
-async function withLocalEnv<T>(vars: Record<string, string>, persistTo: string | undefined, use: (env: Env, config: Config) => Promise<T>): Promise<T> {
-  const proxy = await getPlatformProxy<Env>({ configPath: "wrangler.jsonc", ...(persistTo ? { persist: { path: join(persistTo, "v3") } } : {}) });
+/** Where the local Worker keeps its state and which env files it reads (wrangler dev's --persist-to and --env-file). */
+export interface LocalState {
+  persistTo?: string;
+  /** `--env-file` paths: when given, wrangler reads these instead of `.dev.vars`. */
+  envFiles?: string[];
+}
+
+/**
+ * The bindings and vars the Worker will see: wrangler.jsonc's vars, then `.dev.vars` (or the env
+ * files), then `vars` (what `wrangler dev --var` passes), in wrangler's own order of precedence.
+ */
+async function withLocalEnv<T>(vars: Record<string, string>, state: LocalState, use: (env: Env, config: Config) => Promise<T>): Promise<T> {
+  const proxy = await getPlatformProxy<Env>({
+    configPath: "wrangler.jsonc",
+    ...(state.persistTo ? { persist: { path: join(state.persistTo, "v3") } } : {}),
+    ...(state.envFiles?.length ? { envFiles: state.envFiles } : {}),
+  });
   try {
     const env = { ...proxy.env, ...vars } as Env;
     return await use(env, parseConfig(env as unknown as Record<string, unknown>));
@@ -71,71 +87,107 @@ export function insertSql(records: readonly ValidRecord[], stampOf: (i: number) 
   return statements.join("\n");
 }
 
-export interface SeedOptions {
+export interface SeedOptions extends LocalState {
+  /** The vars `wrangler dev` is given on its command line (`--var`): they win over the files. */
   vars: Record<string, string>;
-  persistTo?: string;
   records?: (origin: string) => DemoInput[];
   quiet?: boolean;
 }
 
 export interface SeedResult {
+  /** The record store the Worker reads (URL_SOURCE as the Worker will see it): where the demo went. */
+  store: "d1" | "kv";
   seeded: number;
+  /** Listed shards of the manifest built after seeding; -1 when nothing was seeded. */
   shards: number;
+  /** Not seeded: whether the manifest was missing or behind its rows and was rebuilt. */
+  manifestRebuilt: boolean;
 }
 
-/** Seeds demo records for `origin` unless the site already has records; then builds its manifest. */
-export async function seedIfEmpty(origin: string, options: SeedOptions): Promise<SeedResult> {
-  if (parseConfig(options.vars).urlSource === "kv") return seedKvIfEmpty(origin, options);
-  const { vars, persistTo } = options;
-  const existing = await withLocalEnv(vars, persistTo, (env) =>
-    env.DB.prepare("SELECT 1 AS one FROM urls WHERE origin = ?1 LIMIT 1").bind(origin).first(),
-  );
-  if (existing) return { seeded: 0, shards: -1 };
+async function hasRecords(env: Env, store: "d1" | "kv", origin: string): Promise<boolean> {
+  if (store === "kv") return (await env.URLS.list({ prefix: sitePrefix(origin), limit: 1 })).keys.length > 0;
+  return (await env.DB.prepare("SELECT 1 AS one FROM urls WHERE origin = ?1 LIMIT 1").bind(origin).first()) !== null;
+}
 
-  const config = parseConfig(vars);
+/**
+ * Seeds demo records for `origin` into the store the Worker will read (URL_SOURCE from
+ * wrangler.jsonc, `.dev.vars` or the env files, and `vars`), unless the site already has records
+ * there; then builds its manifest in the manifest store the Worker will read (MANIFEST_STORE).
+ * A site that has records keeps them; its manifest is rebuilt only when missing or behind its rows.
+ */
+export async function seedIfEmpty(origin: string, options: SeedOptions): Promise<SeedResult> {
+  const found = await withLocalEnv(options.vars, options, async (env, config) => ({
+    config,
+    has: await hasRecords(env, config.urlSource, origin),
+  }));
+  const store = found.config.urlSource;
+  if (found.has) {
+    const manifestRebuilt = await withLocalEnv(options.vars, options, (env) => rebuildManifestIfBehind(services(env), origin));
+    return { store, seeded: 0, shards: -1, manifestRebuilt };
+  }
+  const { config } = found;
   const records = validateBatch((options.records ?? demoRecords)(origin), { sites: config.sites, defaultSection: config.defaultSection });
-  // Stamps spread over the past days, so index lastmods differ between shards.
-  const now = Date.now();
+  const stampOf = demoStamps(records.length, Date.now(), config.regen.settleSeconds);
+  if (store === "d1") writeD1(records, stampOf, options.persistTo);
+  const manifest = await withLocalEnv(options.vars, options, async (env) => {
+    if (store === "kv") await writeKv(env, records, stampOf);
+    return rebuildManifest(services(env), origin);
+  });
+  return { store, seeded: records.length, shards: listedShards(manifest).length, manifestRebuilt: false };
+}
+
+/**
+ * Rebuilds the site's manifest when there is none, or when a listed shard's rows changed after it
+ * was built (less the settle window): such a shard would be served without validators until the
+ * next cron run. Whether it rebuilt.
+ */
+async function rebuildManifestIfBehind(deps: Services, origin: string): Promise<boolean> {
+  const manifest = await deps.manifests.load(origin);
+  const freshness = deps.store.freshness;
+  let behind = manifest === null;
+  if (manifest && freshness) {
+    const since = manifest.builtAt - deps.config.regen.settleSeconds * 1000;
+    for (const shard of listedShards(manifest)) {
+      const range = { origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey };
+      if (await freshness.changedAfter(range, since)) {
+        behind = true;
+        break;
+      }
+    }
+  }
+  if (behind) await rebuildManifest(deps, origin, manifest);
+  return behind;
+}
+
+/**
+ * URL_SOURCE=d1: multi-row INSERTs through `wrangler d1 execute --file` (per-statement calls
+ * through the platform proxy took over a minute for 126,000 rows).
+ */
+function writeD1(records: readonly ValidRecord[], stampOf: (i: number) => number, persistTo: string | undefined): void {
   const dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-seed-"));
   try {
     const file = join(dir, "seed.sql");
-    writeFileSync(
-      file,
-      insertSql(records, (i) => now - (records.length - i) * 1000),
-    );
+    writeFileSync(file, insertSql(records, stampOf));
     wrangler(["d1", "execute", "DB", "--local", "--yes", "--file", file, ...persistArgs(persistTo)], true);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-
-  const manifest = await withLocalEnv(vars, persistTo, (env, cfg) =>
-    rebuildManifest({ config: cfg, store: d1RecordStore(env.DB), manifests: new D1ManifestStore(env.DB) }, origin),
-  );
-  return { seeded: records.length, shards: manifest.shards.filter((s) => s.urlCount > 0).length };
 }
 
 /**
- * URL_SOURCE=kv: the same demo records into the local KV namespace URLS, in the layout of
- * docs/kv.md: kvBulkEntries (the entries a `wrangler kv bulk put` file holds) written through
- * the platform proxy's binding, which saves a second wrangler start-up. The layout packs 1,000
- * records per key: 126,000 records are ~130 blocks plus 256 loc-index buckets.
+ * URL_SOURCE=kv: the records into the local KV namespace URLS, in the layout of docs/kv.md:
+ * kvBulkEntries (the entries a `wrangler kv bulk put` file holds) written through the platform
+ * proxy's binding, which saves a second wrangler start-up. The layout packs 1,000 records per key:
+ * 126,000 records are ~130 blocks plus 256 loc-index buckets.
  */
-async function seedKvIfEmpty(origin: string, options: SeedOptions): Promise<SeedResult> {
-  const { vars, persistTo } = options;
-  return withLocalEnv(vars, persistTo, async (env, config) => {
-    if ((await env.URLS.list({ prefix: sitePrefix(origin), limit: 1 })).keys.length > 0) return { seeded: 0, shards: -1 };
-    const records = validateBatch((options.records ?? demoRecords)(origin), { sites: config.sites, defaultSection: config.defaultSection });
-    const now = Date.now();
-    const entries = await kvBulkEntries(records, { stampOf: (i) => now - (records.length - i) * 1000 });
-    let next = 0;
-    const put = async (): Promise<void> => {
-      while (next < entries.length) {
-        const entry = entries[next++]!;
-        await env.URLS.put(entry.key, entry.value, entry.metadata ? { metadata: entry.metadata } : {});
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, put));
-    const manifest = await rebuildManifest(services(env), origin);
-    return { seeded: records.length, shards: manifest.shards.filter((s) => s.urlCount > 0).length };
-  });
+async function writeKv(env: Env, records: readonly ValidRecord[], stampOf: (i: number) => number): Promise<void> {
+  const entries = await kvBulkEntries(records, { stampOf });
+  let next = 0;
+  const put = async (): Promise<void> => {
+    while (next < entries.length) {
+      const entry = entries[next++]!;
+      await env.URLS.put(entry.key, entry.value, entry.metadata ? { metadata: entry.metadata } : {});
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, put));
 }

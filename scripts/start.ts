@@ -1,11 +1,15 @@
 /**
- * `npm start [-- --port N]`: migrations, demo seed (when empty), then `wrangler dev` with the
- * cron test route. The site served is http://localhost:PORT.
+ * `npm start [-- --port N] [-- wrangler dev args]`: migrations, demo seed (when empty) into the
+ * store the Worker will read, then `wrangler dev` with the cron test route. The site served is
+ * http://localhost:PORT. `URL_SOURCE=kv npm start` and `npm start -- --var URL_SOURCE:kv` alike
+ * seed and serve KV (scripts/start-plan.ts reads the passed-through arguments).
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { configProblems } from "./local-config.ts";
 import { applyMigrations, seedIfEmpty } from "./local-db.ts";
+import { StartArgsError, type StartPlan, startPlan } from "./start-plan.ts";
 
 /**
  * Local secrets: a fresh clone has no .dev.vars (git-ignored), so the admin API (and with it
@@ -22,28 +26,34 @@ function ensureDevVars(): string {
   return /^ADMIN_TOKEN=\S+/m.test(readFileSync(".dev.vars", "utf8")) ? "ADMIN_TOKEN from .dev.vars" : "no ADMIN_TOKEN in .dev.vars: the admin API is off";
 }
 
-const args = process.argv.slice(2);
-const portFlag = args.indexOf("--port");
-const port = portFlag >= 0 ? Number(args[portFlag + 1]) : 8787;
-if (!Number.isInteger(port) || port <= 0 || port > 65535) {
-  console.error(`--port must be a TCP port, got ${args[portFlag + 1]}`);
+let plan: StartPlan;
+try {
+  plan = startPlan(process.argv.slice(2), process.env);
+} catch (err) {
+  if (!(err instanceof StartArgsError)) throw err;
+  console.error(err.message);
   process.exit(2);
 }
-const rest = portFlag >= 0 ? [...args.slice(0, portFlag), ...args.slice(portFlag + 2)] : args;
-const origin = `http://localhost:${port}`;
-// `URL_SOURCE=kv npm start` (and MANIFEST_STORE=kv): read records (and manifests) from local KV.
-const storeVars: Record<string, string> = {};
-for (const name of ["URL_SOURCE", "MANIFEST_STORE"] as const) if (process.env[name]) storeVars[name] = process.env[name];
-const store = storeVars["URL_SOURCE"] === "kv" ? "KV" : "D1";
+const { origin } = plan;
 
 const devVars = ensureDevVars();
-applyMigrations();
+// Loud locally: production would turn a feature off (or answer 503) over any of these.
+const problems = configProblems({ overrides: plan.vars, processEnv: {}, ...(plan.state.envFiles?.length ? { envFiles: plan.state.envFiles } : {}) });
+if (problems.length > 0) {
+  for (const problem of problems) console.error(problem.message);
+  console.error("npm start refuses this configuration: fix it in wrangler.jsonc, .dev.vars or the --var arguments (npm run check-config)");
+  process.exit(2);
+}
+applyMigrations(plan.state.persistTo);
 const started = Date.now();
-const seed = await seedIfEmpty(origin, { vars: { SITES: origin, ...storeVars } });
+// Into the store the Worker will read: URL_SOURCE from wrangler.jsonc, .dev.vars (or --env-file),
+// the environment or --var, as wrangler resolves it.
+const seed = await seedIfEmpty(origin, { vars: plan.vars, ...plan.state });
+const store = seed.store.toUpperCase();
 if (seed.seeded > 0) {
   console.log(`Seeded ${seed.seeded} demo URLs into local ${store} for ${origin} in ${Date.now() - started} ms (${seed.shards} shards).`);
 } else {
-  console.log(`Local ${store} already has URLs for ${origin}; not seeding.`);
+  console.log(`Local ${store} already has URLs for ${origin}; not seeding${seed.manifestRebuilt ? " (its manifest was behind its rows: rebuilt)" : ""}.`);
 }
 
 console.log(`
@@ -56,22 +66,6 @@ console.log(`
     import:     npm run import -- my-sitemap.xml.gz
 `);
 
-const child = spawn(
-  "npx",
-  [
-    "wrangler",
-    "dev",
-    "--test-scheduled",
-    "--port",
-    String(port),
-    "--ip",
-    "127.0.0.1",
-    "--var",
-    `SITES:${origin}`,
-    ...Object.entries(storeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
-    ...rest,
-  ],
-  { stdio: "inherit" },
-);
+const child = spawn("npx", ["wrangler", ...plan.wranglerArgs], { stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => process.exit(code ?? 0));

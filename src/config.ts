@@ -7,7 +7,6 @@ import { parseConfig } from "./config/parse.ts";
 import type { Config } from "./config/types.ts";
 
 export { ConfigError } from "./config/error.ts";
-export type { DisabledFeature } from "./config/features.ts";
 export { checkConfig, parseConfig } from "./config/parse.ts";
 export type { CacheConfig, Config } from "./config/types.ts";
 

@@ -1,4 +1,5 @@
 /** Worker entry: the Hono app for requests, the cron trigger, and the KV writer object. */
+import { readSearchConsoleStatus } from "./gsc/scheduled.ts";
 import { app } from "./http/app.ts";
 import { mirrorAll } from "./mirror/scheduled.ts";
 import { notifyAfterRegeneration } from "./notify/notifier.ts";
@@ -19,5 +20,7 @@ export default {
     await regenerateAll(env, ctx, "cron");
     // After the regeneration: tell search engines what changed (docs/notify.md). Never throws.
     await notifyAfterRegeneration(env);
+    // What Google did with the sitemaps, at most every GSC_STATUS_INTERVAL per site (src/gsc/). Never throws.
+    await readSearchConsoleStatus(env);
   },
 } satisfies ExportedHandler<Env>;

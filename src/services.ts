@@ -1,4 +1,5 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
+import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
 import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
 import { D1MirrorStateStore } from "./adapters/d1/mirror-state.ts";
 import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
@@ -7,14 +8,17 @@ import { D1RegenStore } from "./adapters/d1/regen-store.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
 import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
 import { kvRecordStore } from "./adapters/kv/record-store.ts";
+import { KvRobotsLastGoodStore } from "./adapters/kv/robots-last-good.ts";
 import type { SiteWriters } from "./adapters/kv/site-protocol.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { InvalidatingManifestStore } from "./cache/manifest-cache.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
+import type { GscStatusStore } from "./gsc/store.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { MirrorStateStore } from "./mirror/store.ts";
 import type { NotifyStateStore } from "./notify/store.ts";
 import type { RegenStore } from "./regen/store.ts";
+import type { RobotsLastGoodStore } from "./robots/last-good-store.ts";
 import type { SnapshotStore } from "./snapshots/store.ts";
 import type { RecordStore } from "./store/port.ts";
 
@@ -31,6 +35,10 @@ export interface Services {
   notify: NotifyStateStore | null;
   /** Mirror state (D1); null without a DB binding (no mirrors run). */
   mirrors: MirrorStateStore | null;
+  /** What Search Console reported per sitemap (D1); null without a DB binding (not read). */
+  gsc: GscStatusStore | null;
+  /** The last good copy of each site's robots.txt (KV namespace SNAPSHOTS); null without it (an unreachable origin answers 503). */
+  robotsLastGood: RobotsLastGoodStore | null;
 }
 
 /** A binding the configuration needs, or a ConfigError naming it. */
@@ -124,5 +132,7 @@ function wire(env: Env, config: Config): Services {
     regen: db ? new D1RegenStore(db) : null,
     notify: db ? new D1NotifyStateStore(db) : null,
     mirrors: db ? new D1MirrorStateStore(db) : null,
+    gsc: db ? new D1GscStatusStore(db) : null,
+    robotsLastGood: snapshotKv ? new KvRobotsLastGoodStore(snapshotKv) : null,
   };
 }

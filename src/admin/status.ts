@@ -3,19 +3,20 @@
  * and its last runs, as JSON (bearer-protected by src/admin/auth.ts like every admin path).
  */
 import type { RouteHandler } from "@hono/zod-openapi";
+import { searchConsoleStatus } from "../gsc/status.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
+import type { Services } from "../services.ts";
 import { jsonResponse } from "./json.ts";
 import type { getStatus } from "./routes.ts";
 import { syncStatus } from "./syncs.ts";
 
 const RUNS_SHOWN = 20;
 
-export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
-  const s = c.var.services;
-  const origin = c.var.origin;
+/** The status of one site: what GET /status answers and what the dashboard draws (src/admin/dashboard/). */
+export async function siteStatus(s: Services, origin: string) {
   const manifest = await s.manifests.load(origin);
   const progress = s.regen ? await s.regen.peek(origin) : null;
   const runs = s.regen ? await s.regen.runs(origin, RUNS_SHOWN) : [];
@@ -31,52 +32,61 @@ export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => {
   const heads = [...listed.flatMap((shard) => (shard.snapshot ? [shard.snapshot] : [])), ...(manifest?.snapshot ? [manifest.snapshot] : [])];
   const sizes = s.snapshots && heads.length > 0 ? await s.snapshots.storedBytes(origin, heads) : new Map<string, number>();
   const storedBytes = (key: string | null | undefined): number | null => (key ? (sizes.get(key) ?? null) : null);
-  return jsonResponse(
-    {
-      site: origin,
-      manifest: manifest && {
-        version: manifest.version,
-        builtAt: new Date(manifest.builtAt).toISOString(),
-        shards: listed.length,
-        emptyShards: manifest.shards.length - listed.length,
-        urls: listed.reduce((sum, shard) => sum + shard.urlCount, 0),
-        bytes: listed.reduce((sum, shard) => sum + shard.byteCount, 0),
-        newestChange: listed.length > 0 ? new Date(Math.max(...listed.map((shard) => shard.lastChange))).toISOString() : null,
-        snapshots: listed.filter((shard) => shard.snapshot).length,
-        withoutSnapshot: listed.filter((shard) => !shard.snapshot).map((shard) => `${shard.section}-${shard.n}`),
-        indexSnapshot: manifest.snapshot ?? null,
-        snapshotBytes: {
-          index: storedBytes(manifest.snapshot),
-          ...Object.fromEntries(listed.map((shard) => [`${shard.section}-${shard.n}`, storedBytes(shard.snapshot)])),
-        },
-        sections,
+  return {
+    site: origin,
+    // Features a bad variable turned off: the variable and its rule, never the value (src/config/features.ts).
+    configuration: { ok: s.config.disabled.length === 0, disabled: s.config.disabled },
+    manifest: manifest && {
+      version: manifest.version,
+      builtAt: new Date(manifest.builtAt).toISOString(),
+      shards: listed.length,
+      emptyShards: manifest.shards.length - listed.length,
+      urls: listed.reduce((sum, shard) => sum + shard.urlCount, 0),
+      bytes: listed.reduce((sum, shard) => sum + shard.byteCount, 0),
+      newestChange: listed.length > 0 ? new Date(Math.max(...listed.map((shard) => shard.lastChange))).toISOString() : null,
+      snapshots: listed.filter((shard) => shard.snapshot).length,
+      // Each listed shard's fill (the dashboard's bars): URLs and bytes of the uncompressed document.
+      shardFill: listed.map((shard) => ({
+        document: `${shard.section}-${shard.n}`,
+        section: shard.section,
+        urls: shard.urlCount,
+        bytes: shard.byteCount,
+      })),
+      withoutSnapshot: listed.filter((shard) => !shard.snapshot).map((shard) => `${shard.section}-${shard.n}`),
+      indexSnapshot: manifest.snapshot ?? null,
+      snapshotBytes: {
+        index: storedBytes(manifest.snapshot),
+        ...Object.fromEntries(listed.map((shard) => [`${shard.section}-${shard.n}`, storedBytes(shard.snapshot)])),
       },
-      regeneration: {
-        enabled: s.regen !== null && s.snapshots !== null,
-        running: progress !== null && progress.leaseUntil > now,
-        stateSavedAt: progress && progress.updatedAt > 0 ? new Date(progress.updatedAt).toISOString() : null,
-        cursor: progress?.state.cursor ?? null,
-        pendingShards: progress?.state.pending.length ?? 0,
-        passPending: progress?.state.pass ?? null,
-        // Documents published without a snapshot (served live) because storing it failed.
-        failed: (progress?.state.failed ?? []).map((f) => ({
-          document: f.document,
-          error: f.error,
-          attempts: f.attempts,
-          failedAt: new Date(f.failedAt).toISOString(),
-          retryAt: new Date(f.retryAt).toISOString(),
-        })),
-        limits: s.config.regen,
-      },
-      runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),
-      // Search-engine notification per target: last attempt / success, HTTP status, pending (docs/notify.md).
-      notifications: await notificationStatus(s, origin),
-      // Syncs under way for this site (docs/sync.md).
-      syncs: await syncStatus(s.store.sync, origin),
-      // Mirrored sitemaps (docs/mirror.md): where each pass is, when it last worked, why it fails.
-      mirrors: await mirrorStatus(s.mirrors, s.config.mirror.urls),
+      sections,
     },
-    200,
-    true,
-  );
-};
+    regeneration: {
+      enabled: s.regen !== null && s.snapshots !== null && s.config.regen.enabled,
+      running: progress !== null && progress.leaseUntil > now,
+      stateSavedAt: progress && progress.updatedAt > 0 ? new Date(progress.updatedAt).toISOString() : null,
+      cursor: progress?.state.cursor ?? null,
+      pendingShards: progress?.state.pending.length ?? 0,
+      passPending: progress?.state.pass ?? null,
+      // Documents published without a snapshot (served live) because storing it failed.
+      failed: (progress?.state.failed ?? []).map((f) => ({
+        document: f.document,
+        error: f.error,
+        attempts: f.attempts,
+        failedAt: new Date(f.failedAt).toISOString(),
+        retryAt: new Date(f.retryAt).toISOString(),
+      })),
+      limits: s.config.regen,
+    },
+    runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),
+    // Search-engine notification per target: last attempt / success, HTTP status, pending (docs/notify.md).
+    notifications: await notificationStatus(s, origin),
+    // Syncs under way for this site (docs/sync.md).
+    syncs: await syncStatus(s.store.sync, origin),
+    // Mirrored sitemaps (docs/mirror.md): where each pass is, when it last worked, why it fails.
+    mirrors: await mirrorStatus(s.mirrors, s.config.mirror.urls),
+    // What Google did with each sitemap (Search Console sitemaps.list, read by the cron; src/gsc/).
+    searchConsole: await searchConsoleStatus(s.gsc, s.config.notify.searchConsole !== null, origin, manifest),
+  };
+}
+
+export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => jsonResponse(await siteStatus(c.var.services, c.var.origin), 200, true);

@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { normalizeOrigin } from "../core/url.ts";
 import type { ValidRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import { shownSource } from "../mirror/failure.ts";
 import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../store/errors.ts";
 import type { RecordSync, SyncInfo } from "../store/port.ts";
 import { AdminError, validationFailed } from "./errors.ts";
@@ -33,7 +34,7 @@ function syncBody(info: SyncInfo): SyncBody {
     state: info.state,
     sites: [...info.scope.sites],
     section: info.scope.section,
-    source: info.scope.source,
+    source: shownSource(info.scope.source),
     maxDelete: info.maxDelete,
     startedAt: new Date(info.startedAt).toISOString(),
     expiresAt: new Date(info.expiresAt).toISOString(),

@@ -28,7 +28,7 @@ function validationContext(c: Ctx): ValidationContext {
 }
 
 /** The ingest limits; 503 naming the variable (never its value) when a bad one turned ingest off. */
-export function limits(c: Ctx): Limits {
+function limits(c: Ctx): Limits {
   const { config } = c.var.services;
   const off = config.disabled.find((d) => d.feature === "admin-ingest");
   if (off) throw new AdminError(503, { error: "unavailable", message: `ingest is off: configuration error: ${off.variable} ${off.rule}` });

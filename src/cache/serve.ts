@@ -11,6 +11,11 @@
  *
  * and, for the last two, a copy into the edge cache once the body completed. The headers of every
  * answer come from src/http/document-headers.ts.
+ *
+ * A live render is started and its first chunk read before the status is chosen: a store that
+ * fails before the first byte (or a document with no records) is a `503` with `Retry-After`,
+ * never a `200` with an empty body. A failure after the first byte errors the stream (a broken
+ * transfer, never stored), as a 200 cannot be taken back.
  */
 import type { Config } from "../config.ts";
 import { gzip } from "../core/render.ts";
@@ -40,6 +45,81 @@ export interface ServeContext {
   config: Config;
   snapshots: SnapshotStore | null;
   waitUntil: (promise: Promise<unknown>) => void;
+}
+
+/** How long a crawler should wait after a render failed before its first byte (a store hiccup). */
+export const RENDER_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * The answer when a document could not be started: 503 (temporary; crawlers retry and keep what
+ * they had) with Retry-After, never cached. The body names nothing of ours; the cause is logged.
+ */
+function unavailable(cause: unknown): Response {
+  console.error("document render failed before its first byte", cause);
+  return new Response("503 Service Unavailable: the document could not be read; retry later\n", {
+    status: 503,
+    headers: {
+      "Content-Type": "text/plain; charset=utf-8",
+      "Cache-Control": "no-store",
+      "Retry-After": String(RENDER_RETRY_AFTER_SECONDS),
+      "X-Robots-Tag": "noindex",
+    },
+  });
+}
+
+class EmptyBodyError extends Error {
+  override readonly name = "EmptyBodyError";
+}
+
+/** A body whose first chunk is being read before the status is chosen. */
+interface StartedBody {
+  /** The same bytes as the source, once its first chunk is in; rejects when there is none. */
+  ready: Promise<ReadableStream<Uint8Array>>;
+  /** Gives up on the source (its pending read, if any, ends). */
+  cancel(reason: unknown): Promise<void>;
+}
+
+/**
+ * Starts reading `stream`'s first chunk now. `ready` rejects when the first read fails or the
+ * stream ends without a byte, so the caller still chooses the status; later failures error the
+ * returned stream, and cancelling that stream cancels `stream`.
+ */
+function startBody(stream: ReadableStream<Uint8Array>): StartedBody {
+  const reader = stream.getReader();
+  const readFirst = async (): Promise<Uint8Array> => {
+    for (;;) {
+      const read = await reader.read();
+      if (read.done) throw new EmptyBodyError("the document ended before its first byte");
+      if (read.value.byteLength > 0) return read.value;
+    }
+  };
+  const ready = readFirst().then(
+    (chunk) => {
+      let first: Uint8Array | undefined = chunk;
+      return new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            if (first) {
+              controller.enqueue(first);
+              first = undefined;
+              return;
+            }
+            const read = await reader.read();
+            if (read.done) controller.close();
+            else controller.enqueue(read.value);
+          },
+          cancel: (reason) => reader.cancel(reason),
+        },
+        { highWaterMark: 0 },
+      );
+    },
+    async (err: unknown) => {
+      await reader.cancel(err).catch(() => {});
+      throw err;
+    },
+  );
+  ready.catch(() => {}); // observed by the caller, possibly only after the check
+  return { ready, cancel: (reason) => reader.cancel(reason).catch(() => {}) };
 }
 
 function gunzip(): ReadableWritablePair<Uint8Array, Uint8Array> {
@@ -93,15 +173,22 @@ async function renderDocument(ctx: ServeContext, doc: SitemapDocument): Promise<
   const source = body ? "snapshot" : "live";
   if (!body) {
     // Rendered either way; started first, so its first read is in flight during the check.
-    const xml = doc.render();
-    const encoded = representation === "identity" ? xml : gzip(xml);
+    const started = startBody(doc.render());
     let current = true;
     try {
       if (doc.current) current = await doc.current();
     } catch (err) {
-      await encoded.cancel().catch(() => {});
-      throw err;
+      await started.cancel(err);
+      return unavailable(err);
     }
+    let xml: ReadableStream<Uint8Array>;
+    try {
+      xml = await started.ready;
+    } catch (err) {
+      return unavailable(err);
+    }
+    // gzip after the first read: a compressor holds its input back, so its first chunk proves nothing.
+    const encoded = representation === "identity" ? xml : gzip(xml);
     if (!current) {
       return new Response(encoded, { status: 200, headers: unversionedHeaders(doc, representation, config.cache), encodeBody });
     }

@@ -13,6 +13,8 @@ export type Feature =
   | "indexnow"
   | "ping"
   | "search-console"
+  | "search-console-status"
+  | "access-sign-in"
   | "mirrors"
   | "robots"
   | "regeneration"

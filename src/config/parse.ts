@@ -14,6 +14,7 @@ import { type DisabledFeature, featureOrOff } from "./features.ts";
 import type { Config, MirrorConfig, RegenConfig } from "./types.ts";
 import { type Presence, type Variable, isHttpUrl, readVariable } from "./variable.ts";
 import * as v from "./variables.ts";
+import { ACCESS_AUD, ACCESS_TEAM_DOMAIN, GSC_STATUS_INTERVAL } from "./variables-operator.ts";
 
 type RawEnv = Readonly<Record<string, unknown>>;
 
@@ -167,8 +168,11 @@ export function parseConfig(env: RawEnv): Config {
     regen: regenConfig(env, manifestTtl, disabled),
     disabled: [],
   };
-  // ADMIN_TOKEN is read by the admin API's auth itself; a bad one keeps the API off (404), noted here.
+  // Read where they are used (the admin API's auth, the cron's Search Console read), each turning
+  // only its own feature off when bad; checked here too so that the status and check-config name them.
   featureOrOff(disabled, "admin", () => read(v.ADMIN_TOKEN), null);
+  featureOrOff(disabled, "access-sign-in", () => [read(ACCESS_TEAM_DOMAIN), read(ACCESS_AUD)], null);
+  featureOrOff(disabled, "search-console-status", () => read(GSC_STATUS_INTERVAL), null);
   return { ...config, disabled };
 }
 

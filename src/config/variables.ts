@@ -10,6 +10,7 @@ import { SECTION_RULES_RULE, type SectionRule, parseSectionRules } from "../core
 import { normalizeOrigin } from "../core/url.ts";
 import { GSC_API_BASE_DEFAULT, INDEXNOW_ENDPOINT_DEFAULT, INDEXNOW_KEY_PATTERN, ROBOTS_ORIGIN_URL_DEFAULT } from "../notify/config.ts";
 import { type Variable, flag, isHttpUrl, isUrlTemplate, listVar, oneOf, variable, wholeNumber } from "./variable.ts";
+import { ACCESS_AUD, ACCESS_TEAM_DOMAIN, GSC_STATUS_INTERVAL } from "./variables-operator.ts";
 
 const YEAR = 31_536_000;
 const DAY = 86_400;
@@ -509,6 +510,9 @@ export const VARIABLES: readonly Variable[] = [
   ROBOTS_ORIGIN_URL,
   ROBOTS_ORIGIN_TIMEOUT_MS,
   ROBOTS_MAX_AGE,
+  GSC_STATUS_INTERVAL,
+  ACCESS_TEAM_DOMAIN,
+  ACCESS_AUD,
   ADMIN_TOKEN,
   INDEXNOW_KEY,
   GSC_SERVICE_ACCOUNT,

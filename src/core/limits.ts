@@ -11,5 +11,10 @@ export const MIN_LOC_LENGTH = 12;
 /** Section names appear in URLs: keep them short and URL-safe. */
 export const SECTION_PATTERN = /^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$/;
 export const DEFAULT_SECTION = "pages";
+/**
+ * Rows per page of a shard's browser view. The manifest keeps the stable key that starts each page
+ * (ShardEntry.pageStarts), so a page is read by its own key range, never by skipping rows.
+ */
+export const VIEW_PAGE_ROWS = 1_000;
 /** Target size of one emitted chunk: big enough to amortise stream overhead, small enough to stay flat. */
 export const RENDER_CHUNK_BYTES = 32 * 1024;

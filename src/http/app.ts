@@ -1,22 +1,26 @@
 /** The Hono app: request → site → route → manifest → source → render → compress. */
 import { admin } from "../admin/app.ts";
+import { adminPages } from "../admin/dashboard/routes.ts";
 import { factory } from "./app-env.ts";
 import { DOCUMENT_ROUTE, documentHandlers } from "./dispatch.ts";
 import { onError, onNotFound } from "./errors.ts";
 import { resolveSite } from "./middleware/site.ts";
-import { waitUntilOf } from "./request-context.ts";
-import { robotsResponse } from "./robots.ts";
+import { robotsRoute } from "./robots/route.ts";
 
 export const app = factory.createApp();
 
 app.onError(onError);
 app.notFound(onNotFound);
+
+// robots.txt with the Sitemap: lines (docs/notify.md); the zone's second route. Before the site
+// middleware: it resolves the site itself and passes the origin's file through on any error of ours.
+app.get("/robots.txt", robotsRoute);
+
 app.use("*", resolveSite);
 
+// The dashboard and its sign-in pages first: they are not API routes (docs/dashboard.md).
+app.route("/sitemap-admin", adminPages);
 app.route("/sitemap-admin", admin);
-
-// robots.txt with the Sitemap: lines (docs/notify.md); the zone's second route.
-app.get("/robots.txt", (c) => robotsResponse(c.req.raw, { config: c.var.services.config, origin: c.var.origin, waitUntil: waitUntilOf(c) }));
 
 // The index, shards, other formats, the stylesheet and the IndexNow key file (src/http/dispatch.ts).
 app.get(DOCUMENT_ROUTE, ...documentHandlers);

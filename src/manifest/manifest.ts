@@ -9,6 +9,7 @@
  * is never listed and answers 404.
  */
 import { Fingerprint } from "../core/fingerprint.ts";
+import { VIEW_PAGE_ROWS } from "../core/limits.ts";
 import type { KeyRow } from "../store/port.ts";
 
 export interface ShardEntry {
@@ -29,6 +30,12 @@ export interface ShardEntry {
    * declares. Absent (0) when the source does not report kinds.
    */
   extKinds?: number;
+  /**
+   * Stable key of the first live record of each page of the browser view (VIEW_PAGE_ROWS records a
+   * page): page N is the key range [pageStarts[N-1], pageStarts[N]), read without touching the rows
+   * before it. Fixed by the live keys, so by the version. Absent in manifests built before it.
+   */
+  pageStarts?: number[];
   /**
    * Key of the pre-rendered gzip bytes of exactly this version (src/snapshots), or absent/null when
    * none is stored yet (the shard is then rendered live). Carried over while the version is unchanged.
@@ -72,6 +79,7 @@ interface OpenShard {
   bytes: number;
   lastChange: number;
   extKinds: number;
+  pageStarts: number[];
   fingerprint: Fingerprint;
   previous: ShardEntry | undefined;
 }
@@ -158,6 +166,7 @@ export class SectionPlanner {
       lastChange: 0,
       version: "empty",
       extKinds: 0,
+      pageStarts: [],
       snapshot: null,
     });
     return { shards: this.#done, resumeKey: row.key };
@@ -178,6 +187,7 @@ export class SectionPlanner {
     shard.maxKey = Math.max(shard.maxKey, row.key);
     shard.lastChange = Math.max(shard.lastChange, row.updatedAt);
     if (row.deleted) return;
+    if (shard.count % VIEW_PAGE_ROWS === 0) shard.pageStarts.push(row.key);
     shard.count++;
     shard.bytes += row.size;
     if (row.extKinds) shard.extKinds |= row.extKinds;
@@ -213,6 +223,7 @@ export class SectionPlanner {
       bytes: this.#limits.overheadBytes,
       lastChange: 0,
       extKinds: 0,
+      pageStarts: [],
       fingerprint: new Fingerprint().addString(this.#renderFingerprint),
       previous,
     };
@@ -244,6 +255,7 @@ export class SectionPlanner {
       lastChange,
       version,
       extKinds: shard.extKinds,
+      pageStarts: shard.pageStarts,
       // Snapshots are per version: one stored for this version stays valid.
       snapshot: shard.previous?.version === version ? (shard.previous.snapshot ?? null) : null,
     });

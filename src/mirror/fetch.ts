@@ -1,26 +1,31 @@
 /**
  * Fetching one remote sitemap for a mirror: a conditional GET when validators are known, redirects
- * followed only within the same host, everything within one time limit, and the body read as
+ * followed only within the same host and never from https down to http (a downgrade would let
+ * anyone on the path rewrite what the mirror deletes), everything within one time limit, and the body read as
  * text with gzip undone (by its magic bytes, whatever the name or headers say) and capped in
  * decompressed bytes — never held whole.
  */
 import { MirrorFailure, shownUrl } from "./failure.ts";
-
-export interface Validators {
-  etag: string | null;
-  lastModified: string | null;
-}
+import type { Validators } from "./store.ts";
 
 export interface FetchLimits {
   timeoutMs: number;
   maxBytes: number;
 }
 
+/** The outbound fetch (the global one; tests pass a fake remote). */
+export type Fetcher = (input: string, init: RequestInit) => Promise<Response>;
+
 export type Fetched = { status: 304 } | { status: 200; validators: Validators; text: AsyncIterable<string>; cancel(): Promise<void> };
 
 const MAX_REDIRECTS = 5;
 
-export async function fetchSitemap(url: string, conditional: Validators | null, limits: FetchLimits): Promise<Fetched> {
+export async function fetchSitemap(
+  url: string,
+  conditional: Validators | null,
+  limits: FetchLimits,
+  fetcher: Fetcher = (input, init) => fetch(input, init),
+): Promise<Fetched> {
   const signal = AbortSignal.timeout(limits.timeoutMs);
   const headers: Record<string, string> = { Accept: "application/xml, text/xml, application/gzip, */*;q=0.5", "User-Agent": "edge-sitemaps-mirror" };
   if (conditional?.etag) headers["If-None-Match"] = conditional.etag;
@@ -29,7 +34,7 @@ export async function fetchSitemap(url: string, conditional: Validators | null, 
   for (let hop = 0; ; hop++) {
     let response: Response;
     try {
-      response = await fetch(target, { headers, redirect: "manual", signal });
+      response = await fetcher(target, { headers, redirect: "manual", signal });
     } catch (err) {
       throw new MirrorFailure(`${shownUrl(target)}: ${timedOut(err, limits) ?? "the request failed (network error)"}`);
     }
@@ -37,6 +42,9 @@ export async function fetchSitemap(url: string, conditional: Validators | null, 
       await response.body?.cancel();
       const location = response.headers.get("location");
       const next = location === null ? null : new URL(location, target);
+      if (next !== null && new URL(target).protocol === "https:" && next.protocol !== "https:") {
+        throw new MirrorFailure(`${shownUrl(target)} answered ${response.status} to ${shownUrl(next.href)}: a redirect from https to http is refused`);
+      }
       if (next === null || next.host !== new URL(url).host || hop >= MAX_REDIRECTS) {
         throw new MirrorFailure(
           `${shownUrl(target)} answered ${response.status}: redirects are followed only within the same host, at most ${MAX_REDIRECTS}`,

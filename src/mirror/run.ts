@@ -2,44 +2,29 @@
  * One mirror's share of a cron run (docs/mirror.md). A pass makes what the mirror brought in equal
  * to the remote sitemap (or sitemap index) through a sync scoped to the mirror's source:
  *
- *   conditional GET of the mirrored URL → 304 (or the same ETag): nothing to do
+ *   conditional GET of the mirrored URL → 304 (or the same ETag): its listed sitemaps are checked
+ *   (src/mirror/check.ts); none changed: nothing to do
  *   → start a sync → the document's records (or, for an index, each listed sitemap's) in batches
- *   → commit (the guard; deletions as tombstones) → remember the validators.
+ *   (src/mirror/document.ts) → commit (the guard; deletions as tombstones) → remember the validators.
  *
- * The position (which document, how many of its records were sent) is saved after every batch, so
- * a pass stops at the run's record budget and the next run resumes it. Any failure aborts the
- * sync — nothing of the pass is deleted — and is kept for /sitemap-admin/status; the next run
- * starts the pass again.
+ * The position (which document, how many of its records were sent, digests of those) is saved
+ * after every batch, so a pass stops at the run's record budget and the next run resumes it —
+ * from the start of a document that changed meanwhile. Any failure aborts the sync — nothing of
+ * the pass is deleted — and is kept for /sitemap-admin/status; the next run starts the pass again.
  */
-import type { Config } from "../config.ts";
-import type { ValidRecord, ValidationContext } from "../core/validate.ts";
-import { SyncGuardError, SyncNotFoundError, SyncStateError } from "../store/errors.ts";
-import type { RecordSync } from "../store/port.ts";
-import { MirrorFailure, shownUrl } from "./failure.ts";
+import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncStateError } from "../store/errors.ts";
+import { checkChildren, childChanged } from "./check.ts";
+import type { MirrorBudget, MirrorDeps } from "./deps.ts";
+import { forceNextPass, listedDigest, readDocument } from "./document.ts";
+import { MirrorFailure, scrubbed, shownUrl } from "./failure.ts";
 import { type Fetched, fetchSitemap } from "./fetch.ts";
-import { sitemapItems } from "./read.ts";
-import { mirroredRecord } from "./records.ts";
-import { type MirrorState, type MirrorStateStore, newMirrorState, noCounts } from "./store.ts";
-
-export interface MirrorDeps {
-  config: Config;
-  sync: RecordSync;
-  state: MirrorStateStore;
-}
-
-/** Records a cron run may still read, shared by every mirror of the run. */
-export interface MirrorBudget {
-  records: number;
-}
+import { siteOfUrl } from "./site.ts";
+import { type MirrorState, NO_PASS, newMirrorState, noCounts } from "./store.ts";
 
 export type MirrorOutcome = "unchanged" | "in-progress" | "synced" | "failed";
 
-/** Records per sync batch. */
-const BATCH = 500;
 /** Commit chunks per run (each ≤ 1,000 records examined). */
 const COMMIT_CHUNKS = 40;
-/** Sitemaps one index may list (sitemaps.org). */
-const MAX_CHILDREN = 50_000;
 
 const mirrorSource = (url: string): string => `mirror:${url}`;
 
@@ -49,18 +34,26 @@ export async function runMirror(deps: MirrorDeps, url: string, budget: MirrorBud
   try {
     return await step(deps, state, budget, now);
   } catch (err) {
-    if (!(err instanceof MirrorFailure || err instanceof SyncGuardError || err instanceof SyncNotFoundError || err instanceof SyncStateError)) {
-      console.error("mirror failed", shownUrl(url), err);
+    const known = [MirrorFailure, SyncGuardError, SyncEmptyError, SyncNotFoundError, SyncStateError].some((type) => err instanceof type);
+    if (!known) {
+      // The error may quote the URL (a fetch error, a stack): never its query.
+      console.error("mirror failed", shownUrl(url), scrubbed(err instanceof Error ? (err.stack ?? err.message) : String(err), url));
     }
     const reason =
       err instanceof SyncGuardError
         ? `this pass would delete ${err.wouldDelete} of the ${err.inScope} records the mirror brought in; MIRROR_MAX_DELETE allows ${Math.round(err.maxDelete * 100)}%: nothing was deleted, the last good state is served`
-        : err instanceof MirrorFailure
-          ? err.message
-          : err instanceof SyncNotFoundError || err instanceof SyncStateError
-            ? "the pass's sync expired or was ended; the next run starts over"
-            : "internal error (see the Worker's logs)";
-    if (state.syncId !== null) await deps.sync.abort(state.syncId).catch(() => undefined);
+        : err instanceof SyncEmptyError
+          ? "the remote lists no record this mirror may write (none, or each one rejected or on another site): nothing was deleted, the last good state is served"
+          : err instanceof MirrorFailure
+            ? scrubbed(err.message, url)
+            : err instanceof SyncNotFoundError || err instanceof SyncStateError
+              ? "the pass's sync expired or was ended; the next run starts over"
+              : "internal error (see the Worker's logs)";
+    if (state.syncId !== null) {
+      await deps.sync.abort(state.syncId).catch(() => undefined);
+      // What this pass read of the listed sitemaps was never committed: the next check must not take them as done.
+      await deps.state.forgetChildReads(url).catch(() => undefined);
+    }
     await deps.state.save({ ...endPass(state), error: reason, errorAt: now });
     return "failed";
   }
@@ -68,7 +61,94 @@ export async function runMirror(deps: MirrorDeps, url: string, budget: MirrorBud
 
 /** The state without a pass under way (validators and times kept). */
 function endPass(state: MirrorState): MirrorState {
-  return { ...state, syncId: null, passEtag: null, passLastModified: null, child: -1, recordsDone: 0 };
+  return { ...state, ...NO_PASS };
+}
+
+/** Moves the pass on to its next document. */
+async function nextDocument(deps: MirrorDeps, state: MirrorState): Promise<void> {
+  state.child += 1;
+  state.recordsDone = 0;
+  state.prefix = null;
+  await deps.state.save(state);
+}
+
+/**
+ * Reads the pass's documents in order from where it is: the mirrored one (-1), then each sitemap
+ * its index lists. false: the run's budget ran out first.
+ */
+async function readAll(deps: MirrorDeps, state: MirrorState, first: Fetched | null, budget: MirrorBudget, now: number): Promise<boolean> {
+  let answer = first;
+  for (;;) {
+    const child = state.child < 0 ? null : await deps.state.child(state.url, state.child);
+    if (state.child >= 0 && child === null) return true;
+    if (budget.records <= 0) {
+      if (answer?.status === 200) await answer.cancel();
+      return false;
+    }
+    const read = await readDocument(deps, state, child?.url ?? state.url, answer, budget);
+    answer = null;
+    if (!read.finished) return false;
+    if (child === null) {
+      await deps.state.setChildren(state.url, read.children);
+      state.topReadAt = now;
+      state.childrenDigest = read.childrenDigest;
+    } else await deps.state.setChildRead(state.url, state.child, read.validators, read.digest, now);
+    await nextDocument(deps, state);
+  }
+}
+
+/**
+ * Before the commit: every document the pass read in an earlier run is checked again, and one that
+ * changed since is read again, so a URL that moved from a sitemap not yet read to one already read
+ * is not deleted. If the index lists other sitemaps now, the pass reads it all again (false, with
+ * `verifying` off). false with `verifying` on: the run's budget ran out.
+ */
+async function verifyAll(deps: MirrorDeps, state: MirrorState, budget: MirrorBudget, now: number): Promise<boolean> {
+  for (;;) {
+    if (state.child < 0) {
+      if (state.topReadAt !== now && state.childrenDigest !== null && (await listChanged(deps, state))) {
+        Object.assign(state, { verifying: false, child: -1, recordsDone: 0, prefix: null });
+        state.counts.restarts += 1;
+        forceNextPass(state);
+        await deps.state.save(state);
+        return false;
+      }
+      await nextDocument(deps, state);
+      continue;
+    }
+    const child = await deps.state.child(state.url, state.child);
+    if (child === null) return true;
+    // recordsDone > 0: reading it again is under way.
+    if (state.recordsDone === 0) {
+      if (child.readAt === now || !(await childChanged(deps, state.url, state.child, child))) {
+        await nextDocument(deps, state);
+        continue;
+      }
+      state.counts.restarts += 1;
+      forceNextPass(state);
+    }
+    if (budget.records <= 0) {
+      await deps.state.save(state);
+      return false;
+    }
+    const read = await readDocument(deps, state, child.url, null, budget);
+    if (!read.finished) return false;
+    await deps.state.setChildRead(state.url, state.child, read.validators, read.digest, now);
+    await nextDocument(deps, state);
+  }
+}
+
+/** Whether the mirrored index lists other sitemaps than when the pass read it. */
+async function listChanged(deps: MirrorDeps, state: MirrorState): Promise<boolean> {
+  const limits = { timeoutMs: deps.config.mirror.timeoutMs, maxBytes: deps.config.mirror.maxBytes };
+  const validators = { etag: state.passEtag, lastModified: state.passLastModified };
+  const answer = await fetchSitemap(state.url, validators.etag !== null || validators.lastModified !== null ? validators : null, limits, deps.fetch);
+  if (answer.status === 304) return false;
+  if (answer.validators.etag !== null && answer.validators.etag === state.passEtag) {
+    await answer.cancel();
+    return false;
+  }
+  return (await listedDigest(answer.text, state.url)) !== state.childrenDigest;
 }
 
 async function step(deps: MirrorDeps, state: MirrorState, budget: MirrorBudget, now: number): Promise<MirrorOutcome> {
@@ -81,23 +161,30 @@ async function step(deps: MirrorDeps, state: MirrorState, budget: MirrorBudget, 
   }
   if (state.syncId === null) {
     if (budget.records <= 0) return "in-progress";
-    first = await fetchSitemap(state.url, { etag: state.etag, lastModified: state.lastModified }, limits);
+    first = await fetchSitemap(state.url, { etag: state.etag, lastModified: state.lastModified }, limits, deps.fetch);
     if (first.status === 304 || (first.validators.etag !== null && first.validators.etag === state.etag)) {
       if (first.status === 200) await first.cancel();
-      await deps.state.save({ ...state, error: null, errorAt: null });
-      return "unchanged";
+      const children = await checkChildren(deps, state);
+      if (children !== "changed") {
+        await deps.state.save({ ...state, error: null, errorAt: null });
+        return "unchanged";
+      }
+      // A listed sitemap changed under an unchanged index: a whole pass, from the index.
+      first = await fetchSitemap(state.url, null, limits, deps.fetch);
     }
+    state.site = siteOfUrl(state.url, config.sites) ?? state.site;
+    const site = state.site !== null && config.sites.has(state.site) ? state.site : null;
     const sync = await deps.sync.start(
-      { sites: [...config.sites], section: null, source: mirrorSource(state.url) },
+      // The mirror's one site when known: its deletions, and the commit's walk, stay within it.
+      { sites: site === null ? [...config.sites] : [site], section: null, source: mirrorSource(state.url) },
       { maxDelete: config.mirror.maxDelete, ttlMs: config.syncTtlMs },
       now,
     );
     Object.assign(state, {
+      ...NO_PASS,
       syncId: sync.id,
-      passEtag: first.validators.etag,
-      passLastModified: first.validators.lastModified,
-      child: -1,
-      recordsDone: 0,
+      passEtag: first.status === 200 ? first.validators.etag : null,
+      passLastModified: first.status === 200 ? first.validators.lastModified : null,
       counts: noCounts(),
       error: null,
       errorAt: null,
@@ -107,21 +194,16 @@ async function step(deps: MirrorDeps, state: MirrorState, budget: MirrorBudget, 
   const syncId = state.syncId!;
   const sync = await deps.sync.get(syncId);
   if (sync?.state !== "committing") {
-    // Documents in order: the mirrored one (-1), then each sitemap its index lists.
     for (;;) {
-      const url = state.child < 0 ? state.url : await deps.state.child(state.url, state.child);
-      if (url === null) break;
-      const fetched = first ?? (await fetchSitemap(url, null, limits));
-      first = null;
-      if (fetched.status !== 200) throw new MirrorFailure(`${shownUrl(url)} answered 304 to an unconditional request`);
-      const finished = await sendDocument(deps, state, url, fetched, budget);
-      if (!finished) {
-        await fetched.cancel();
-        return "in-progress";
+      if (!state.verifying) {
+        if (!(await readAll(deps, state, first, budget, now))) return "in-progress";
+        Object.assign(state, { verifying: true, child: -1, recordsDone: 0, prefix: null });
+        await deps.state.save(state);
       }
-      state.child += 1;
-      state.recordsDone = 0;
-      await deps.state.save(state);
+      first = null;
+      if (await verifyAll(deps, state, budget, now)) break;
+      // Out of budget, or the index lists other sitemaps now and the pass reads it all again.
+      if (state.verifying) return "in-progress";
     }
   }
   const committed = await deps.sync.commit(syncId, { maxChunks: COMMIT_CHUNKS }, now);
@@ -140,65 +222,4 @@ async function step(deps: MirrorDeps, state: MirrorState, budget: MirrorBudget, 
     errorAt: null,
   });
   return "synced";
-}
-
-/**
- * Sends one document's records under the pass's sync, from where an earlier run stopped; for the
- * mirrored document itself, also records the sitemaps it lists (an index). false: the run's
- * budget ran out first (the position is saved).
- */
-async function sendDocument(
-  deps: MirrorDeps,
-  state: MirrorState,
-  url: string,
-  fetched: Fetched & { status: 200 },
-  budget: MirrorBudget,
-): Promise<boolean> {
-  const { config } = deps;
-  const top = state.child < 0;
-  const host = new URL(state.url).host;
-  const ctx: ValidationContext = { sites: config.sites, defaultSection: config.defaultSection, sectionRules: config.sectionRules };
-  const children: string[] = [];
-  let batch = new Map<string, ValidRecord>();
-  let seen = 0;
-  const flush = async (upTo: number): Promise<void> => {
-    if (batch.size > 0) await deps.sync.upsert(state.syncId!, [...batch.values()]);
-    batch = new Map();
-    state.recordsDone = upTo;
-    await deps.state.save(state);
-  };
-  for await (const item of sitemapItems(fetched.text, url)) {
-    if (item.kind === "sitemap") {
-      // Only the mirrored document may be an index, and it leads only to its own host.
-      let child: URL | null = null;
-      try {
-        child = new URL(item.loc, url);
-      } catch {
-        child = null;
-      }
-      if (!top || child === null || child.host !== host || (child.protocol !== "https:" && child.protocol !== "http:")) {
-        state.counts.rejected += 1;
-        continue;
-      }
-      if (children.length >= MAX_CHILDREN) throw new MirrorFailure(`${shownUrl(url)} lists more than ${MAX_CHILDREN} sitemaps`);
-      children.push(child.href);
-      continue;
-    }
-    const n = ++seen;
-    if (n <= state.recordsDone) continue; // sent by an earlier run of this pass
-    if (budget.records <= 0) {
-      await flush(n - 1);
-      return false;
-    }
-    budget.records -= 1;
-    state.counts.records += 1;
-    const mirrored = item.error === undefined ? mirroredRecord(item.input, ctx) : { record: null, dropped: 0 };
-    state.counts.dropped += mirrored.dropped;
-    if (mirrored.record === null) state.counts.rejected += 1;
-    else batch.set(mirrored.record.loc, mirrored.record);
-    if (batch.size >= BATCH) await flush(n);
-  }
-  await flush(seen);
-  if (top) await deps.state.setChildren(state.url, children);
-  return true;
 }

@@ -1,12 +1,17 @@
 /** Mirrors as /sitemap-admin/status shows them: where each pass is, when it last worked, why it failed. */
 import { shownUrl } from "./failure.ts";
-import type { MirrorCounts, MirrorStateStore } from "./store.ts";
+import { type MirrorCounts, type MirrorStateStore, noCounts } from "./store.ts";
 
 export interface MirrorStatus {
   url: string;
+  /** The one site whose records the mirror writes (null until known). */
+  site: string | null;
   state: "idle" | "in-progress" | "failing" | "never-run";
-  /** The pass under way: the document it is in (0 = the mirrored one, n = the n-th listed sitemap) and records sent of it. */
-  position: { document: number; recordsDone: number } | null;
+  /**
+   * The pass under way: the document it is in (0 = the mirrored one, n = the n-th listed sitemap),
+   * records sent of it, and whether it is checking, before its commit, the documents read in earlier runs.
+   */
+  position: { document: number; recordsDone: number; verifying: boolean } | null;
   lastCheckedAt: string | null;
   lastSyncedAt: string | null;
   lastError: string | null;
@@ -23,13 +28,14 @@ export async function mirrorStatus(store: MirrorStateStore | null, urls: readonl
     const s = await store.load(url);
     out.push({
       url: shownUrl(url),
+      site: s?.site ?? null,
       state: s === null ? "never-run" : s.error !== null ? "failing" : s.syncId !== null ? "in-progress" : "idle",
-      position: s?.syncId ? { document: s.child + 1, recordsDone: s.recordsDone } : null,
+      position: s?.syncId ? { document: s.child + 1, recordsDone: s.recordsDone, verifying: s.verifying } : null,
       lastCheckedAt: iso(s?.checkedAt ?? null),
       lastSyncedAt: iso(s?.okAt ?? null),
       lastError: s?.error ?? null,
       lastErrorAt: iso(s?.errorAt ?? null),
-      counts: s?.counts ?? { records: 0, rejected: 0, dropped: 0, inserted: 0, updated: 0, unchanged: 0, deleted: 0 },
+      counts: s?.counts ?? noCounts(),
     });
   }
   return out;

@@ -2,8 +2,11 @@
  * Mirrors end to end: the real Worker (wrangler's test harness, real local D1/KV) with
  * MIRROR_SITEMAPS pointing at a real node:http server on 127.0.0.1 run by this test, the cron
  * trigger run as the platform runs it. What the CMS's sitemap says is what the Worker serves,
- * removals included; an unchanged sitemap costs one conditional request; failures keep the last
- * good state and show in /sitemap-admin/status.
+ * removals included; an unchanged sitemap costs conditional requests only, and a sitemap that
+ * changed under an unchanged index is still followed; a pass that spans runs never deletes what
+ * the remote lists, even when the remote changed between runs; a mirror writes its one site only;
+ * failures keep the last good state and show in /sitemap-admin/status; a token in a mirror's URL
+ * is shown nowhere. (https-only rules, and logs: test/workers/mirror-fetch.test.ts.)
  */
 import { createHash } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
@@ -15,6 +18,9 @@ import { TOKEN } from "./import-helpers.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 const SITE = "http://cms.example"; // http: the harness serves plain HTTP, and the site is the request origin
+/** Another site the deployment serves: no mirror of SITE may write it. */
+const SHOP = "http://shop.example";
+const TOKEN_QUERY = "key=t0ken-5ecret-9f3b";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -53,6 +59,7 @@ async function cron(): Promise<void> {
 
 interface MirrorStatus {
   url: string;
+  site: string | null;
   state: string;
   lastError: string | null;
   counts: Record<string, number>;
@@ -65,12 +72,19 @@ async function mirrors(): Promise<MirrorStatus[]> {
   return ((await res.json()) as { mirrors: MirrorStatus[] }).mirrors;
 }
 
-/** Live locs the Worker holds for SITE, and who brought them. */
-async function live(): Promise<Map<string, string | null>> {
+/** Live locs the Worker holds for a site, and who brought them. */
+async function live(site = SITE): Promise<Map<string, string | null>> {
   const { results } = await worker.env.DB.prepare("SELECT loc, source FROM urls WHERE origin = ?1 AND deleted = 0 ORDER BY loc")
-    .bind(SITE)
+    .bind(site)
     .all<{ loc: string; source: string | null }>();
   return new Map(results.map((r) => [r.loc, r.source]));
+}
+
+/** Of `locs`, those the Worker holds as tombstones. */
+async function tombstoned(locs: readonly string[]): Promise<string[]> {
+  const { results } = await worker.env.DB.prepare("SELECT loc FROM urls WHERE origin = ?1 AND deleted = 1").bind(SITE).all<{ loc: string }>();
+  const wanted = new Set(locs);
+  return results.map((r) => r.loc).filter((loc) => wanted.has(loc));
 }
 
 async function served(): Promise<string[]> {
@@ -92,8 +106,8 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   worker = await startWorker(
     {
-      SITES: SITE,
-      MIRROR_SITEMAPS: `${base}/cms/sitemap_index.xml ${base}/other.xml`,
+      SITES: `${SITE} ${SHOP}`,
+      MIRROR_SITEMAPS: `${base}/cms/sitemap_index.xml ${base}/other.xml ${base}/big.xml ${base}/feed.xml?${TOKEN_QUERY} ${base}/shop/index.xml`,
       MIRROR_MAX_RECORDS_PER_RUN: "100",
       MIRROR_TIMEOUT_MS: "1500",
       MIRROR_MAX_BYTES: "200000",
@@ -113,30 +127,39 @@ describe("mirrors", () => {
   const first = pages("/a/", 30);
   const second = pages("/b/", 20);
 
-  it("a mirrored sitemap index with .xml and .xml.gz sitemaps is served after the cron", async () => {
+  it("a mirrored sitemap index with .xml and .xml.gz sitemaps is served after the cron; records of another site are not written", async () => {
     routes.set("/cms/sitemap_index.xml", serve(index([`${base}/cms/pages.xml`, `${base}/cms/posts.xml.gz`, "https://elsewhere.example/x.xml"])));
-    routes.set("/cms/pages.xml", serve(urlset([...first, "https://not-configured.example/x"])));
+    routes.set("/cms/pages.xml", serve(urlset([...first, "https://not-configured.example/x", `${SHOP}/planted`])));
     routes.set("/cms/posts.xml.gz", serve(gzipSync(urlset(second)), "application/gzip"));
     routes.set("/other.xml", serve(urlset(pages("/other/", 3))));
     await cron();
     const status = await mirrors();
-    expect(status[0]).toMatchObject({ state: "idle", lastError: null, counts: { records: 51, inserted: 50, rejected: 2, deleted: 0 } });
+    expect(status[0]).toMatchObject({
+      site: SITE,
+      state: "idle",
+      lastError: null,
+      counts: { records: 52, inserted: 50, rejected: 2, foreign: 1, deleted: 0 },
+    });
+    expect([...(await live(SHOP)).keys()]).toEqual([]);
     const held = await live();
     expect([...held.keys()].filter((loc) => !loc.includes("/other/")).sort()).toEqual([...first, ...second].sort());
     expect(held.get(first[0]!)).toBe(`mirror:${base}/cms/sitemap_index.xml`);
     expect(await served()).toEqual([...first, ...second, ...pages("/other/", 3)].sort());
   });
 
-  it("an unchanged sitemap costs one conditional request and no sync", async () => {
-    const syncs = async () => (await worker.env.DB.prepare("SELECT COUNT(*) AS n FROM syncs").first<{ n: number }>())?.n ?? 0;
+  const syncs = async () => (await worker.env.DB.prepare("SELECT COUNT(*) AS n FROM syncs").first<{ n: number }>())?.n ?? 0;
+
+  it("an unchanged sitemap index costs one conditional request per sitemap and no sync", async () => {
     const before = await syncs();
     requests.length = 0;
     await cron();
-    const top = requests.filter((r) => r.path === "/cms/sitemap_index.xml");
-    expect(top).toHaveLength(1);
-    expect(top[0]!.ifNoneMatch).toMatch(/^"/);
-    expect(requests.some((r) => r.path === "/cms/pages.xml")).toBe(false);
+    for (const path of ["/cms/sitemap_index.xml", "/cms/pages.xml", "/cms/posts.xml.gz", "/other.xml"]) {
+      const asked = requests.filter((r) => r.path === path);
+      expect(asked, path).toHaveLength(1);
+      expect(asked[0]!.ifNoneMatch, path).toMatch(/^"/);
+    }
     expect(await syncs()).toBe(before);
+    expect((await mirrors())[0]).toMatchObject({ state: "idle", lastError: null });
   });
 
   it("follows the remote changes, removals included; the API's and other mirrors' records stay", async () => {
@@ -157,6 +180,25 @@ describe("mirrors", () => {
     expect([...held.keys()].sort()).toEqual([...changed, ...second, ...pages("/other/", 3), `${SITE}/from-api`].sort());
     expect(held.get(`${SITE}/from-api`)).toBeNull();
     expect(await served()).toEqual([...held.keys()].sort());
+  });
+
+  it("a sitemap that changed under an index answering 304 is followed; the unchanged ones are asked conditionally", async () => {
+    const posts = [...second.slice(1), `${SITE}/b/new`];
+    routes.set("/cms/posts.xml.gz", serve(gzipSync(urlset(posts)), "application/gzip"));
+    requests.length = 0;
+    await cron();
+    const top = requests.filter((r) => r.path === "/cms/sitemap_index.xml");
+    expect(top[0]?.ifNoneMatch).toMatch(/^"/); // asked conditionally (a 304), then read again for the pass
+    expect(requests.find((r) => r.path === "/cms/pages.xml")?.ifNoneMatch).toMatch(/^"/);
+    expect((await mirrors())[0]).toMatchObject({ state: "idle", lastError: null, counts: { inserted: 1, deleted: 1 } });
+    const held = await live();
+    expect(held.has(`${SITE}/b/new`)).toBe(true);
+    expect(held.has(second[0]!)).toBe(false);
+    expect(await served()).toEqual([...held.keys()].sort());
+    // And then it is unchanged again: no new sync.
+    const before = await syncs();
+    await cron();
+    expect(await syncs()).toBe(before);
   });
 
   it("failures keep the last good state and show in status: 404, 500, timeout, invalid XML, too big, the guard", async () => {
@@ -196,5 +238,104 @@ describe("mirrors", () => {
     expect(done).toMatchObject({ state: "idle", lastError: null, counts: { records: 250, inserted: 247, unchanged: 3, deleted: 0 } });
     const held = [...(await live()).entries()].filter(([, source]) => source === `mirror:${base}/other.xml`).map(([loc]) => loc);
     expect(held.sort()).toEqual(many.sort());
+  });
+
+  it("a pass resumed over a remote that changed between runs deletes nothing the remote lists (151 URLs, 100 a run)", async () => {
+    // The other mirrors cost nothing: the index fails without reading, other.xml answers 304.
+    const big = pages("/big/", 151);
+    routes.set("/big.xml", serve(urlset(big)));
+    await cron();
+    expect((await mirrors())[2]).toMatchObject({ state: "in-progress", position: { document: 0, recordsDone: 100 } });
+
+    // The remote drops its first URL: what the next run would skip is no longer what was sent.
+    const listed = big.slice(1);
+    routes.set("/big.xml", serve(urlset(listed)));
+    // Run until the resumed pass commits (here: one run reads big.xml again from its start, 100
+    // records; the next the rest, then the commit).
+    let runs = 0;
+    do {
+      await cron();
+      runs += 1;
+    } while ((await mirrors())[2]!.state === "in-progress" && runs < 4);
+    expect((await mirrors())[2]).toMatchObject({ state: "idle", lastError: null });
+    // Right after the resumed pass commits: everything the remote lists is held and served, nothing of it tombstoned.
+    expect(await tombstoned(listed)).toEqual([]);
+    const held = await live();
+    expect(listed.filter((loc) => !held.has(loc))).toEqual([]);
+    const servedNow = new Set(await served());
+    expect(listed.filter((loc) => !servedNow.has(loc))).toEqual([]);
+    expect(runs).toBe(2);
+    expect((await mirrors())[2]).toMatchObject({ counts: { restarts: 1, records: 250, deleted: 0 } });
+
+    // What only the old version listed goes with the next pass, which the changed document forces.
+    await cron();
+    await cron();
+    const next = (await mirrors())[2]!;
+    expect(next).toMatchObject({ state: "idle", lastError: null, counts: { restarts: 0, deleted: 1, records: 150 } });
+    expect(await tombstoned(listed)).toEqual([]);
+    expect((await live()).has(big[0]!)).toBe(false);
+    expect([...(await live()).entries()].filter(([, source]) => source === `mirror:${base}/big.xml`).map(([loc]) => loc)).toEqual([...listed].sort());
+  });
+
+  it("a change past the part already sent needs no restart: the rest is read from the new version", async () => {
+    const before = pages("/big/", 150, 2);
+    const listed = [...before.slice(0, -1), `${SITE}/big/tail`]; // the last URL replaced
+    await cron(); // unchanged: 304
+    routes.set("/big.xml", serve(urlset(before, "2026-03-01"))); // a new version: a new pass
+    await cron();
+    expect((await mirrors())[2]).toMatchObject({ state: "in-progress", position: { document: 0, recordsDone: 100 } });
+    routes.set("/big.xml", serve(urlset(listed, "2026-03-01")));
+    await cron();
+    expect((await mirrors())[2]).toMatchObject({ state: "idle", lastError: null, counts: { restarts: 0, records: 150, inserted: 1, deleted: 1 } });
+    expect(await tombstoned(listed)).toEqual([]);
+    const held = [...(await live()).entries()].filter(([, source]) => source === `mirror:${base}/big.xml`).map(([loc]) => loc);
+    expect(held.sort()).toEqual([...listed].sort());
+    routes.delete("/big.xml"); // from here on it fails without reading: the next test has the budget
+  });
+
+  it("a URL that moved, mid-pass, from a sitemap not yet read to one already read is not deleted", async () => {
+    const a = pages("/m/a", 60);
+    const b = pages("/m/b", 80);
+    routes.set("/shop/index.xml", serve(index([`${base}/shop/a.xml`, `${base}/shop/b.xml`])));
+    routes.set("/shop/a.xml", serve(urlset(a)));
+    routes.set("/shop/b.xml", serve(urlset(b)));
+    await cron();
+    await cron();
+    expect((await mirrors())[4]).toMatchObject({ state: "idle", lastError: null, counts: { inserted: 140 } });
+
+    routes.set("/shop/a.xml", serve(urlset(a, "2026-04-01"))); // a new pass (the index itself unchanged)
+    await cron(); // the index, a.xml, and 40 of b.xml
+    expect((await mirrors())[4]).toMatchObject({ state: "in-progress", position: { document: 2, recordsDone: 40 } });
+    const moved = b[49]!; // not yet read: it moves to a.xml, already read
+    routes.set("/shop/a.xml", serve(urlset([...a, moved], "2026-04-01")));
+    routes.set("/shop/b.xml", serve(urlset(b.filter((loc) => loc !== moved))));
+    await cron(); // the rest of b.xml; then a.xml, changed since it was read, is read again; then the commit
+    expect((await mirrors())[4]).toMatchObject({ state: "idle", lastError: null, counts: { restarts: 1, deleted: 0 } });
+    expect(await tombstoned([...a, ...b])).toEqual([]);
+    expect(new Set(await served()).has(moved)).toBe(true);
+  });
+
+  it("a token in a mirror's URL shows neither in status nor in the syncs' source", async () => {
+    const token = TOKEN_QUERY.split("=")[1]!;
+    const admin = (path: string) => worker.harness.fetch(`${SITE}/sitemap-admin${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    // Failing first (no route yet): the reason names the URL without its query.
+    let status = (await mirrors())[3]!;
+    expect(status).toMatchObject({ url: `${base}/feed.xml?…`, state: "failing", lastError: `${base}/feed.xml?… answered 404` });
+    routes.set("/feed.xml", serve(urlset(pages("/feed/", 150))));
+    await cron(); // stops mid-pass: the sync is open and listed in status
+    const during = await (await admin("/status")).text();
+    expect((JSON.parse(during) as { syncs: { source: string | null }[] }).syncs.map((sync) => sync.source)).toContain(`mirror:${base}/feed.xml?…`);
+    expect(during).not.toContain(token);
+    await cron();
+    status = (await mirrors())[3]!;
+    expect(status).toMatchObject({ url: `${base}/feed.xml?…`, state: "idle", lastError: null, counts: { inserted: 150 } });
+    const { results } = await worker.env.DB.prepare("SELECT id FROM syncs WHERE scope LIKE ?1").bind(`%feed.xml%`).all<{ id: string }>();
+    expect(results.length).toBeGreaterThan(0);
+    for (const { id } of results) {
+      const body = await (await admin(`/syncs/${id}`)).text();
+      expect(JSON.parse(body)).toMatchObject({ source: `mirror:${base}/feed.xml?…` });
+      expect(body).not.toContain(token);
+    }
+    expect(await (await admin("/status")).text()).not.toContain(token);
   });
 });

@@ -2,13 +2,19 @@
  * The browser view (docs/browser-view.md) through the real Worker entry, D1 and the Cache API:
  * top-level browser navigations get HTML that no cache keeps; every other request gets the XML,
  * byte for byte, with its validators; the Cache API never holds HTML under the XML's key, whichever
- * of crawler and browser comes first.
+ * of crawler and browser comes first. A page of a shard reads its own rows, a filter reads the shard
+ * once per version, on D1 and on KV, and both show what a scan of the records shows.
  */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { edgeKey } from "../../src/cache/edge.ts";
+import type { StoredRecord } from "../../src/core/types.ts";
+import { VIEW_CACHE_NAME, viewEntryKey } from "../../src/formats/view/view-cache.ts";
+import worker from "../../src/index.ts";
 import { services } from "../../src/services.ts";
-import { d1Fixture } from "./fixtures/sources.ts";
-import { bytesOf, call, gunzip, locsOf, range, seedSite, text } from "./support.ts";
+import { rebuildManifest } from "../../src/sitemaps.ts";
+import { d1Fixture, sourceFixtures } from "./fixtures/sources.ts";
+import { bytesOf, call, gunzip, locsOf, range, seedSite, text, validRecords } from "./support.ts";
 
 const NAVIGATE = {
   "Sec-Fetch-Dest": "document",
@@ -225,4 +231,226 @@ describe("browser view", () => {
     expect(hrefs(feedHtml, "urls")).toEqual([`${origin}/news/a?x=1&y=2`, `${origin}/p/1`]);
     expect((await crawler(env, `${origin}/sitemap-feed.atom`)).headers.get("content-type")).toBe("application/atom+xml; charset=utf-8");
   });
+
+  for (const fixture of sourceFixtures) {
+    describe(`cost on ${fixture.name}`, () => {
+      const PAGES = 5_400; // two chunks of the view cache (5,000 rows each)
+      /** `pages` records with `blog` records (another section) among their keys, so a shard's range has gaps. */
+      const inputs = (o: string) => [
+        ...range(PAGES).flatMap((i) => [
+          { loc: `${o}/p/${i}`, section: "pages", lastmod: "2026-01-02", ...(i % 7 === 0 ? { changefreq: "daily", priority: 0.8 } : {}) },
+          ...(i % 10 === 0 ? [{ loc: `${o}/blog/${i}`, section: "blog" }] : []),
+        ]),
+        tricky(o),
+      ];
+      /** Tombstones inside the range too. */
+      const deleted = (o: string) => range(PAGES / 45).map((i) => `${o}/p/${i * 45 + 3}`);
+
+      async function site(label: string) {
+        const seeded = await seedSite(fixture, label, inputs, { MAX_URLS_PER_SHARD: "50000" });
+        await fixture.delete(seeded.env, deleted(seeded.origin), Date.UTC(2026, 0, 2));
+        const s = services(seeded.env);
+        const manifest = await rebuildManifest(s, seeded.origin);
+        const shard = manifest.shards.find((x) => x.section === "pages")!;
+        // What a scan of the shard's records shows: the rows, in order.
+        const all: StoredRecord[] = [];
+        for await (const page of s.store.reader.recordPages({
+          origin: seeded.origin,
+          section: "pages",
+          firstKey: shard.firstKey,
+          lastKey: shard.lastKey,
+        })) {
+          all.push(...page);
+        }
+        expect(all).toHaveLength(PAGES + 1 - PAGES / 45);
+        return { ...seeded, all, url: `${seeded.origin}/sitemap-pages-1.xml` };
+      }
+
+      /**
+       * The page as a browser gets it, with what the record store read for it. After-work that
+       * the streamed body starts (the view cache's puts) is awaited after the body, as the runtime does.
+       */
+      async function view(env: Env, url: string): Promise<{ html: string; read: number }> {
+        const counted = countingEnv(env);
+        const ctx = createExecutionContext();
+        const request = new Request(url, { headers: NAVIGATE }) as Request<unknown, IncomingRequestCfProperties>;
+        const res = await worker.fetch(request, counted.env, ctx);
+        expect(res.status, url).toBe(200);
+        expect(res.headers.get("cache-control")).toBe("private, no-store");
+        const html = await res.text();
+        await waitOnExecutionContext(ctx);
+        return { html, read: counted.read() };
+      }
+
+      const tbody = (html: string) => html.slice(html.indexOf("<tbody>"), html.indexOf("</tbody>"));
+      const numbers = (html: string) => [...tbody(html).matchAll(/<tr><td class="n">(\d+)<\/td>/g)].map((m) => Number(m[1]));
+
+      const showsPage = (all: StoredRecord[], html: string, page: number) => {
+        const expected = all.slice((page - 1) * 1_000, page * 1_000);
+        expect(hrefs(html, "urls"), `page ${page}`).toEqual(expected.map((r) => r.loc));
+        expect(numbers(html)).toEqual(range(expected.length, (page - 1) * 1_000 + 1));
+        expect([...tbody(html).matchAll(/<td class="date">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(expected.map((r) => r.lastmod));
+        expect(html.includes('rel="next"')).toBe(page < 6);
+      };
+      /** About one page: D1 rows of the page's key range (its tombstones too); KV keys of the blocks it spans. */
+      const onePage = fixture.name === "d1" ? 1_050 : 3;
+
+      it("reads only a page's own key range, from the first view on, and shows what a scan shows", async () => {
+        const { origin, env, url, all } = await site(`view-cost-${fixture.name}`);
+        const shard = (await services(env).manifests.load(origin))!.shards.find((x) => x.section === "pages")!;
+        expect(shard.pageStarts).toEqual(range(6).map((i) => all[i * 1_000]!.key));
+        for (const page of [4, 2, 6, 1, 5, 4]) {
+          const { html, read } = await view(env, `${url}?page=${page}`);
+          showsPage(all, html, page);
+          expect(read, `page ${page}`).toBeLessThanOrEqual(onePage);
+          expect(read, `page ${page}`).toBeGreaterThan(0);
+          if (page === 6) {
+            expect(hrefs(html, "urls").at(-1)).toBe(`${origin}/quotes/it's?q=%22a%22&b=%3Cc%3E`);
+            expect(html).toContain(`/quotes/it&apos;s?q=%22a%22&amp;b=%3Cc%3E">`);
+          }
+        }
+        const beyond = await view(env, `${url}?page=9`);
+        expect(beyond.html).toContain("No URL on this page.");
+        expect(beyond.read).toBe(0);
+      });
+
+      it("without page starts (a manifest planned before them) reads the version through once, then a page's own rows or none", async () => {
+        const { origin, env, url, all } = await site(`view-old-${fixture.name}`);
+        const s = services(env);
+        const manifest = (await s.manifests.load(origin))!;
+        await s.manifests.save({ ...manifest, shards: manifest.shards.map(({ pageStarts: _starts, ...rest }) => rest) });
+        const shard = (await s.manifests.load(origin))!.shards.find((x) => x.section === "pages")!;
+        expect(shard.pageStarts).toBeUndefined();
+        const whole = await view(env, `${url}?page=4`);
+        showsPage(all, whole.html, 4);
+        // The whole shard, once: every row (D1) or every block (KV, ~1,000 keys a block).
+        expect(whole.read).toBeGreaterThanOrEqual(fixture.name === "d1" ? all.length : 5);
+        for (const page of [4, 2, 6, 1]) {
+          const { html, read } = await view(env, `${url}?page=${page}`);
+          showsPage(all, html, page);
+          // Each page of the version is kept as shown: no record read.
+          expect(read, `page ${page}`).toBe(0);
+          if (page === 4) expect(tbody(html)).toBe(tbody(whole.html));
+        }
+        // A page whose entry is gone reads its own key range only, from the digest's page starts.
+        const cache = await caches.open(VIEW_CACHE_NAME);
+        for (const page of [5, 1]) {
+          expect(await cache.delete(viewEntryKey(origin, "/sitemap-pages-1.xml", shard.version, `p${page - 1}`))).toBe(true);
+          const { html, read } = await view(env, `${url}?page=${page}`);
+          showsPage(all, html, page);
+          expect(read, `page ${page}`).toBeLessThanOrEqual(onePage);
+          expect(read).toBeGreaterThan(0);
+        }
+      });
+
+      it("reads the shard once per version for any number of filters, and shows what a scan shows", async () => {
+        const { origin, env, url, all } = await site(`view-filter-${fixture.name}`);
+        const filter = async (q: string, page = 1) => view(env, `${url}?q=${encodeURIComponent(q)}${page > 1 ? `&page=${page}` : ""}`);
+        const expectMatches = (html: string, q: string, page = 1) => {
+          const matches = all.filter((r) => r.loc.toLowerCase().includes(q.toLowerCase()));
+          const shown = matches.slice((page - 1) * 1_000, page * 1_000);
+          expect(hrefs(html, "urls"), q).toEqual(shown.map((r) => r.loc));
+          expect(numbers(html)).toEqual(range(shown.length, (page - 1) * 1_000 + 1));
+          expect(html).toContain(`${matches.length.toLocaleString("en-US")} URLs contain`);
+          expect(html.includes('rel="next"')).toBe(matches.length > page * 1_000);
+        };
+
+        const first = await filter("/P/12");
+        expectMatches(first.html, "/P/12");
+        const wholeShard = fixture.name === "d1" ? all.length : 5;
+        expect(first.read).toBeGreaterThanOrEqual(wholeShard);
+        // The same filter again, other filters, a later page of one: no record read.
+        const again = await filter("/P/12");
+        expect(again.read).toBe(0);
+        expect(tbody(again.html)).toBe(tbody(first.html));
+        for (const [q, page] of [
+          ["/p/1", 1],
+          ["/p/1", 2],
+          ["it's?q=", 1],
+          ['"><script>', 1],
+          ["p", 5],
+          ["p", 6],
+          ["/p/52", 1],
+        ] as const) {
+          const { html, read } = await filter(q, page);
+          expect(read, q).toBe(0);
+          expectMatches(html, q, page);
+        }
+        const escaped = await filter("it's?q=");
+        expect(escaped.html).toContain(`<a href="${origin}/quotes/it&apos;s?q=%22a%22&amp;b=%3Cc%3E">`);
+        expect(escaped.html).not.toContain("<c>");
+        const none = await filter('"><script>');
+        expect(none.html).toContain("No URL contains “&quot;&gt;&lt;script&gt;”");
+        expect(none.html).not.toContain("<script>");
+
+        // An entry gone from the cache: the filter reads the shard again rather than show part of an answer.
+        const shard = (await services(env).manifests.load(origin))!.shards.find((x) => x.section === "pages")!;
+        // (its locs, or a page holding rows it shows: /p/5200… are on page 6)
+        for (const entry of ["m1", "p5"]) {
+          expect(await (await caches.open(VIEW_CACHE_NAME)).delete(viewEntryKey(origin, "/sitemap-pages-1.xml", shard.version, entry))).toBe(true);
+          const evicted = await filter("/p/52");
+          expect(evicted.read, entry).toBeGreaterThanOrEqual(wholeShard);
+          expectMatches(evicted.html, "/p/52");
+          expect((await filter("/p/52")).read).toBe(0);
+        }
+
+        // A new version is read again, and shows the change.
+        await fixture.upsert(env, validRecords(env, [{ loc: `${origin}/p/12?new`, section: "pages" }]), Date.UTC(2026, 0, 3));
+        await rebuildManifest(services(env), origin);
+        const changed = await filter("/p/12");
+        expect(changed.read).toBeGreaterThanOrEqual(wholeShard);
+        expect(hrefs(changed.html, "urls").at(-1)).toBe(`${origin}/p/12?new`);
+        expect((await filter("/p/12")).read).toBe(0);
+      });
+    });
+  }
 });
+
+/**
+ * `env` with the record store's reads counted: D1 rows read by statements on the `urls` table
+ * (`meta.rows_read`), or keys read from the KV namespace of records.
+ */
+function countingEnv(env: Env): { env: Env; read(): number } {
+  let read = 0;
+  const real = new WeakMap<object, D1PreparedStatement>();
+  const statement = (stmt: D1PreparedStatement, records: boolean): D1PreparedStatement => {
+    const counted = async <T>(result: Promise<D1Result<T>>) => {
+      const r = await result;
+      if (records) read += r.meta.rows_read ?? 0;
+      return r;
+    };
+    const wrapped = {
+      bind: (...values: unknown[]) => statement(stmt.bind(...values), records),
+      all: () => counted(stmt.all()),
+      run: () => counted(stmt.run()),
+      async first(column?: string) {
+        const row = (await counted(stmt.all<Record<string, unknown>>())).results[0];
+        return row === undefined ? null : column === undefined ? row : (row[column] ?? null);
+      },
+      raw: () => {
+        throw new Error("countingEnv: raw() is not counted");
+      },
+    } as unknown as D1PreparedStatement;
+    real.set(wrapped, stmt);
+    return wrapped;
+  };
+  const db = {
+    prepare: (sql: string) => statement(env.DB.prepare(sql), /\bFROM urls\b/i.test(sql)),
+    batch: (statements: D1PreparedStatement[]) => env.DB.batch(statements.map((s) => real.get(s) ?? s)),
+    exec: (sql: string) => env.DB.exec(sql),
+    withSession: () => {
+      throw new Error("countingEnv: withSession is not counted");
+    },
+  } as unknown as D1Database;
+  const urls = new Proxy(env.URLS, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (name === "get" || name === "getWithMetadata") read += Array.isArray(args[0]) ? args[0].length : 1;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { env: { ...env, DB: db, URLS: urls } as Env, read: () => read };
+}

@@ -103,9 +103,9 @@ describe("the live render and the check that its rows are current", () => {
     expect(events).toEqual(["read", "checked"]);
   });
 
-  it("a check that fails cancels the render and fails the request", async () => {
+  it("a check that fails cancels the render and answers 503 with Retry-After", async () => {
     let cancelled = false;
-    const answer = serveDocument(serveContext(new Request(`${base.origin}${base.path}`)), {
+    const answer = await serveDocument(serveContext(new Request(`${base.origin}${base.path}`)), {
       ...base,
       render: () =>
         new ReadableStream<Uint8Array>({
@@ -116,7 +116,10 @@ describe("the live render and the check that its rows are current", () => {
         }),
       current: () => Promise.reject(new Error("D1 unavailable")),
     });
-    await expect(answer).rejects.toThrow("D1 unavailable");
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).not.toBeNull();
+    expect(answer.headers.get("etag")).toBeNull();
+    expect(await answer.text()).not.toContain("D1 unavailable");
     expect(cancelled).toBe(true);
   });
 });

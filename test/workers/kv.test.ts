@@ -4,7 +4,7 @@
  * config, and KV operation counts per request (counted through a proxy on the real binding).
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
 import { kvBulkEntries } from "../../src/adapters/kv/bulk.ts";
 import { KvChangeFeed } from "../../src/adapters/kv/change-feed.ts";
@@ -488,16 +488,21 @@ describe("regeneration over KV records", () => {
 });
 
 describe("KV configuration and manifests", () => {
-  it("validates URL_SOURCE and MANIFEST_STORE and names a missing binding", async () => {
+  it("validates URL_SOURCE and MANIFEST_STORE and names a missing binding in the log, never in the answer", async () => {
     const origin = freshOrigin("kvcfg");
-    const bad = await call({ ...env, SITES: origin, URL_SOURCE: "sqlite" } as Env, `${origin}/sitemap.xml`);
-    expect(bad.status).toBe(500);
-    expect(await bad.text()).toBe('configuration error: URL_SOURCE must be one of "d1", "kv"\n');
-    const store = await call({ ...env, SITES: origin, MANIFEST_STORE: "r2" } as Env, `${origin}/sitemap.xml`);
-    expect(await store.text()).toBe('configuration error: MANIFEST_STORE must be one of "d1", "kv"\n');
-    const unbound = await call({ ...env, SITES: origin, URL_SOURCE: "kv", URLS: undefined } as unknown as Env, `${origin}/sitemap.xml`);
-    expect(unbound.status).toBe(500);
-    expect(await unbound.text()).toMatch(/^configuration error: URLS binding is missing: URL_SOURCE=kv reads records/);
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const refused = async (e: Env, message: RegExp): Promise<void> => {
+      logged.mockClear();
+      const res = await call(e, `${origin}/sitemap.xml`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(await res.text()).not.toMatch(/URL_SOURCE|MANIFEST_STORE|URLS/);
+      expect(logged.mock.calls.flat().join(" ")).toMatch(message);
+    };
+    await refused({ ...env, SITES: origin, URL_SOURCE: "sqlite" } as Env, /URL_SOURCE must be one of "d1", "kv"/);
+    await refused({ ...env, SITES: origin, MANIFEST_STORE: "r2" } as Env, /MANIFEST_STORE must be one of "d1", "kv"/);
+    await refused({ ...env, SITES: origin, URL_SOURCE: "kv", URLS: undefined } as unknown as Env, /URLS binding is missing: URL_SOURCE=kv reads records/);
+    logged.mockRestore();
     // Without D1 at all: records and manifests in KV.
     const noD1 = { ...kvEnv(origin), DB: undefined } as unknown as Env;
     await new KvRecordWriter(env.URLS).upsert(validRecords(noD1, [{ loc: `${origin}/only-kv` }]), T0);

@@ -3,8 +3,7 @@
  * passed in, so backoff and the settle window are exercised without waiting.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
-import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
+import { describe, expect, it, vi } from "vitest";
 import type { IndexNowPayload } from "../../src/notify/indexnow.ts";
 import { notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
 import { services } from "../../src/services.ts";
@@ -56,7 +55,7 @@ describe("IndexNow submissions", () => {
 
   it("reads the same change feed from KV records (URL_SOURCE=kv): changed and deleted URLs, each once", async () => {
     const { origin, e } = indexNowSite({ URL_SOURCE: "kv", MANIFEST_STORE: "kv" });
-    const writer = new KvRecordWriter(e.URLS);
+    const writer = services(e).store.writer;
     await writer.upsert(validRecords(e, pages(origin, 5)), T0 - HOUR);
     await baseline(e);
     await writer.upsert(validRecords(e, [{ loc: `${origin}/page/2`, lastmod: "2026-01-01" }, { loc: `${origin}/new` }]), T0 + 1000);
@@ -353,12 +352,19 @@ describe("the IndexNow key file", () => {
     expect((await call(siteEnv(origin), `${origin}/sitemap-indexnow-${KEY}.txt`)).status).toBe(404);
   });
 
-  it("rejects a malformed INDEXNOW_KEY at startup, naming the variable", async () => {
+  it("turns IndexNow off for a malformed INDEXNOW_KEY, naming the variable in the log; the sitemaps stay up and no key file is served", async () => {
     const origin = freshOrigin();
+    const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
     for (const bad of ["short", "has space in it", "x".repeat(129), "ümlaut-key-123"]) {
-      const res = await call(siteEnv(origin, { INDEXNOW_KEY: bad }), `${origin}/sitemap.xml`);
-      expect(res.status).toBe(500);
-      expect(await res.text()).toMatch(/^configuration error: INDEXNOW_KEY must be 8 to 128 characters of a-z, A-Z, 0-9 and "-"/);
+      const e = siteEnv(origin, { INDEXNOW_KEY: bad });
+      expect(services(e).config.notify.indexNow).toBeNull();
+      expect((await call(e, `${origin}/sitemap-indexnow-${encodeURIComponent(bad)}.txt`)).status).toBe(404);
+      expect(log.mock.calls.flat().join(" ")).toMatch(
+        /configuration error: INDEXNOW_KEY must be 8 to 128 characters of a-z, A-Z, 0-9 and "-" \(indexnow is off\)/,
+      );
+      expect(log.mock.calls.flat().join(" ")).not.toContain(bad);
+      log.mockClear();
     }
+    log.mockRestore();
   });
 });

@@ -1,6 +1,6 @@
 /** Ping endpoints in workerd with real D1; the endpoints are a fake at the fetch boundary. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../src/config.ts";
+import { checkConfig, parseConfig } from "../../src/config.ts";
 import { notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
 import { services } from "../../src/services.ts";
 import { FakeEngine, HOUR, MINUTE, MemoryLog, hang, pages, remove, run, siteEnv, upsert } from "./notify-support.ts";
@@ -97,11 +97,13 @@ describe("ping endpoints", () => {
     const base = { SITES: "https://example.com" };
     expect(parseConfig(base).notify.pingUrls).toEqual([]);
     for (const bad of ["https://engine.test/ping", "ftp://x.test/{sitemap}", "not a url {sitemap}"]) {
-      expect(() => parseConfig({ ...base, PING_URLS: bad })).toThrow(ConfigError);
+      const config = parseConfig({ ...base, PING_URLS: bad });
+      expect(config.notify.pingUrls).toEqual([]);
+      expect(config.disabled.map((d) => [d.feature, d.variable])).toEqual([["ping", "PING_URLS"]]);
     }
-    expect(() => parseConfig({ ...base, PING_URLS: "https://engine.test/ping" })).toThrow(
-      /PING_URLS must list http\(s\) URL templates with \{sitemap\}.*\(entry 1 has no \{sitemap\} placeholder\)/,
-    );
+    expect(checkConfig({ ...base, PING_URLS: "https://engine.test/ping" }).map((e) => e.message)).toEqual([
+      expect.stringMatching(/PING_URLS must list http\(s\) URL templates with \{sitemap\}.*\(entry 1 has no \{sitemap\} placeholder\)/),
+    ]);
   });
 
   it("a ping target holds the tombstone watermark until it announced the change", async () => {

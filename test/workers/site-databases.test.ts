@@ -5,7 +5,7 @@
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { ConfigError, parseConfig } from "../../src/config.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
@@ -52,14 +52,17 @@ describe("SITE_DATABASES", () => {
     expect([await count(baseEnv.DB, "regen_runs", a), await count(baseEnv.SITE_B_DB, "regen_runs", a)]).toEqual([1, 0]);
   });
 
-  it("an unbound database is a ConfigError naming SITE_DATABASES, answered 500 at the first request", async () => {
+  it("an unbound database is a ConfigError naming SITE_DATABASES in the log, answered 503 at the first request", async () => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
     const a = freshOrigin("bad-binding");
     const env = { ...baseEnv, SITES: a, SITE_DATABASES: `${a}=NO_SUCH_DB` } as Env;
     expect(() => servicesFor(env, a)).toThrow(ConfigError);
     expect(() => databaseServices(env)).toThrow(/SITE_DATABASES/);
     const res = await call(env, `${a}/sitemap.xml`);
-    expect(res.status).toBe(500);
-    expect(await res.text()).toContain("SITE_DATABASES");
+    expect(res.status).toBe(503);
+    expect(await res.text()).not.toContain("SITE_DATABASES");
+    expect(log.mock.calls.flat().join(" ")).toContain("SITE_DATABASES");
+    log.mockRestore();
   });
 
   it("rejects a site that is not in SITES and a malformed pair, naming the variable", () => {

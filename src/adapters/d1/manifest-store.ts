@@ -12,9 +12,13 @@ interface ShardRow {
   version: string;
   ext_kinds: number;
   snapshot: string | null;
+  page_starts: string | null;
 }
 
-const SHARD_COLUMNS = 11;
+const SHARD_COLUMNS = 12;
+
+/** `page_starts` is the keys joined by commas: ~7 bytes a page, ~350 bytes for a full shard. */
+const pageStartsOf = (text: string): number[] => (text === "" ? [] : text.split(",").map(Number));
 /** D1 allows 100 bound parameters per statement. */
 const ROWS_PER_INSERT = Math.floor(100 / SHARD_COLUMNS);
 
@@ -31,7 +35,7 @@ export class D1ManifestStore implements ManifestStore {
       this.#db.prepare("SELECT version, built_at, snapshot FROM manifests WHERE origin = ?1").bind(origin),
       this.#db
         .prepare(
-          `SELECT section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot
+          `SELECT section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts
            FROM shards WHERE origin = ?1 ORDER BY section, first_key`,
         )
         .bind(origin),
@@ -54,6 +58,7 @@ export class D1ManifestStore implements ManifestStore {
         version: s.version,
         extKinds: s.ext_kinds,
         snapshot: s.snapshot,
+        ...(s.page_starts === null ? {} : { pageStarts: pageStartsOf(s.page_starts) }),
       })),
     };
   }
@@ -63,11 +68,11 @@ export class D1ManifestStore implements ManifestStore {
     const statements: D1PreparedStatement[] = [this.#db.prepare("DELETE FROM shards WHERE origin = ?1").bind(manifest.origin)];
     for (let i = 0; i < manifest.shards.length; i += ROWS_PER_INSERT) {
       const rows = manifest.shards.slice(i, i + ROWS_PER_INSERT);
-      const placeholders = rows.map(() => "(?,?,?,?,?,?,?,?,?,?,?)").join(",");
+      const placeholders = rows.map(() => `(${Array(SHARD_COLUMNS).fill("?").join(",")})`).join(",");
       statements.push(
         this.#db
           .prepare(
-            `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot)
+            `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts)
              VALUES ${placeholders}`,
           )
           .bind(
@@ -83,6 +88,7 @@ export class D1ManifestStore implements ManifestStore {
               s.version,
               s.extKinds ?? 0,
               s.snapshot ?? null,
+              s.pageStarts ? s.pageStarts.join(",") : null,
             ]),
           ),
       );

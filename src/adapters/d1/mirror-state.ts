@@ -1,15 +1,29 @@
-/** Mirror state in D1 (migrations/0006_mirrors.sql). */
-import type { MirrorCounts, MirrorState, MirrorStateStore } from "../../mirror/store.ts";
+/** Mirror state in D1 (migrations/0006_mirrors.sql, 0007_mirror_validators.sql). */
+import {
+  type MirrorChild,
+  type MirrorCounts,
+  type MirrorState,
+  type MirrorStateStore,
+  type ReadPrefix,
+  type Validators,
+  noCounts,
+} from "../../mirror/store.ts";
 
 interface MirrorRow {
   url: string;
   etag: string | null;
   last_modified: string | null;
+  site: string | null;
   sync_id: string | null;
   pass_etag: string | null;
   pass_last_modified: string | null;
   child: number;
   records_done: number;
+  prefix: string | null;
+  check_child: number;
+  verifying: number;
+  top_read_at: number | null;
+  children_digest: string | null;
   counts: string;
   checked_at: number | null;
   ok_at: number | null;
@@ -34,12 +48,19 @@ export class D1MirrorStateStore implements MirrorStateStore {
       url: row.url,
       etag: row.etag,
       lastModified: row.last_modified,
+      site: row.site,
       syncId: row.sync_id,
       passEtag: row.pass_etag,
       passLastModified: row.pass_last_modified,
       child: row.child,
       recordsDone: row.records_done,
-      counts: JSON.parse(row.counts) as MirrorCounts,
+      prefix: row.prefix === null ? null : (JSON.parse(row.prefix) as ReadPrefix),
+      checkChild: row.check_child,
+      verifying: row.verifying === 1,
+      topReadAt: row.top_read_at,
+      childrenDigest: row.children_digest,
+      // Counts saved before a count existed read as 0.
+      counts: { ...noCounts(), ...(JSON.parse(row.counts) as Partial<MirrorCounts>) },
       checkedAt: row.checked_at,
       okAt: row.ok_at,
       error: row.error,
@@ -50,8 +71,8 @@ export class D1MirrorStateStore implements MirrorStateStore {
   async save(s: MirrorState): Promise<void> {
     await this.#db
       .prepare(
-        `INSERT OR REPLACE INTO mirrors (url, etag, last_modified, sync_id, pass_etag, pass_last_modified, child, records_done, counts, checked_at, ok_at, error, error_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)`,
+        `INSERT OR REPLACE INTO mirrors (url, etag, last_modified, sync_id, pass_etag, pass_last_modified, child, records_done, counts, checked_at, ok_at, error, error_at, site, prefix, check_child, verifying, top_read_at, children_digest)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)`,
       )
       .bind(
         s.url,
@@ -67,6 +88,12 @@ export class D1MirrorStateStore implements MirrorStateStore {
         s.okAt,
         s.error,
         s.errorAt,
+        s.site,
+        s.prefix === null ? null : JSON.stringify(s.prefix),
+        s.checkChild,
+        s.verifying ? 1 : 0,
+        s.topReadAt,
+        s.childrenDigest,
       )
       .run();
   }
@@ -85,9 +112,27 @@ export class D1MirrorStateStore implements MirrorStateStore {
     for (let i = 0; i < statements.length; i += 200) await this.#db.batch(statements.slice(i, i + 200));
   }
 
-  async child(url: string, n: number): Promise<string | null> {
-    const row = await this.#db.prepare("SELECT child FROM mirror_children WHERE url = ?1 AND n = ?2").bind(url, n).first<{ child: string }>();
-    return row?.child ?? null;
+  async child(url: string, n: number): Promise<MirrorChild | null> {
+    const row = await this.#db
+      .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE url = ?1 AND n = ?2")
+      .bind(url, n)
+      .first<{ child: string; etag: string | null; last_modified: string | null; digest: string | null; read_at: number | null }>();
+    if (row === null) return null;
+    return { url: row.child, validators: { etag: row.etag, lastModified: row.last_modified }, digest: row.digest, readAt: row.read_at };
+  }
+
+  async setChildRead(url: string, n: number, validators: Validators, digest: string, readAt: number): Promise<void> {
+    await this.#db
+      .prepare("UPDATE mirror_children SET etag = ?3, last_modified = ?4, digest = ?5, read_at = ?6 WHERE url = ?1 AND n = ?2")
+      .bind(url, n, validators.etag, validators.lastModified, digest, readAt)
+      .run();
+  }
+
+  async forgetChildReads(url: string): Promise<void> {
+    await this.#db
+      .prepare("UPDATE mirror_children SET etag = NULL, last_modified = NULL, digest = NULL, read_at = NULL WHERE url = ?1 AND digest IS NOT NULL")
+      .bind(url)
+      .run();
   }
 
   async childCount(url: string): Promise<number> {

@@ -2,26 +2,28 @@
  * The browser view's handlers (docs/browser-view.md): what a top-level browser navigation to the
  * index, a shard, a news sitemap or the feed gets instead of the XML. The dispatch
  * (src/http/dispatch.ts) decides when; these answer with HTML that is never cached by anyone
- * (src/http/document-headers.ts viewHeaders) and never touch the Cache API, so a crawler fetching
- * the same URL keeps getting the XML with its bytes and validators.
+ * (src/http/document-headers.ts viewHeaders), so a crawler fetching the same URL keeps getting the
+ * XML with its bytes and validators. What a shard's view reads is bounded by a per-version cache of
+ * its own (view-cache.ts, view-rows.ts), apart from the documents' entries.
  */
 
 import type { Context } from "hono";
 import { w3cSeconds } from "../../core/datetime-format.ts";
 import { MAX_NEWS_PER_SITEMAP } from "../../core/extensions/types.ts";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP } from "../../core/limits.ts";
-import { paged } from "../../core/source.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { viewHeaders } from "../../http/document-headers.ts";
 import { FEED_PATH, newsPath, shardPath, textPath } from "../../http/paths.ts";
-import { manifestFor, shardFor } from "../../http/request-context.ts";
+import { manifestFor, shardFor, waitUntilOf } from "../../http/request-context.ts";
 import { notFound, plainError } from "../../http/respond.ts";
 import { listedShards } from "../../manifest/manifest.ts";
 import { indexExtras } from "../../sitemaps.ts";
 import { newsWindow } from "../news.ts";
 import { type IndexViewRow, renderIndexView } from "./index-view.ts";
 import { fmt, h } from "./page.ts";
-import { type UrlsetView, type ViewQuery, renderUrlsetView } from "./urlset-view.ts";
+import { type UrlsetView, renderUrlsetView } from "./urlset-view.ts";
+import { viewCache } from "./view-cache.ts";
+import { type ViewQuery, scanRows, shardRows } from "./view-rows.ts";
 
 type Ctx = Context<AppEnv>;
 
@@ -89,9 +91,17 @@ export async function shardView(c: Ctx, section: string, n: number): Promise<Res
   if (found instanceof Response) return found;
   const { shard } = found;
   const range = { origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey };
+  const path = shardPath(shard.section, shard.n, "xml");
+  const source = {
+    reader: s.store.reader,
+    range,
+    pageStarts: shard.pageStarts ?? null,
+    cache: await viewCache(origin, path, shard.version, s.config.cache.edgeTtl),
+    waitUntil: waitUntilOf(c),
+  };
   return serveUrlset(c, {
     title: `Sitemap ${shard.section}-${shard.n}`,
-    path: shardPath(shard.section, shard.n, "xml"),
+    path,
     facts:
       `This sitemap lists <strong id="count">${fmt(shard.urlCount)}</strong> URLs (${share(shard.urlCount, MAX_URLS_PER_SITEMAP)} of ${fmt(MAX_URLS_PER_SITEMAP)}) ` +
       `in ${fmt(shard.byteCount)} bytes (${share(shard.byteCount, MAX_SITEMAP_BYTES)} of ${fmt(MAX_SITEMAP_BYTES)}); last modified ${h(w3cSeconds(shard.lastChange))}.`,
@@ -100,7 +110,7 @@ export async function shardView(c: Ctx, section: string, n: number): Promise<Res
       { label: "gzip file", href: shardPath(shard.section, shard.n, "xml.gz") },
     ],
     total: shard.urlCount,
-    records: paged(s.store.reader.recordPages(range)),
+    rows: (query) => shardRows(source, query),
     dateColumn: "lastmod",
   });
 }
@@ -117,7 +127,7 @@ export async function newsView(c: Ctx, n: number): Promise<Response> {
     facts: `This news sitemap lists <strong id="count">${fmt(records.length)}</strong> articles from the last 2 days (at most ${fmt(MAX_NEWS_PER_SITEMAP)} a file).`,
     forms: [{ label: "gzip file", href: newsPath(n, "xml.gz") }],
     total: records.length,
-    records,
+    rows: (query) => scanRows(records, query, "lastmod"),
     dateColumn: "lastmod",
   });
 }
@@ -133,7 +143,7 @@ export async function feedView(c: Ctx): Promise<Response> {
     facts: `The Atom feed at this address lists the <strong id="count">${fmt(records.length)}</strong> most recently changed URLs, newest first.`,
     forms: [],
     total: records.length,
-    records,
+    rows: (query) => scanRows(records, query, "updated"),
     dateColumn: "updated",
   });
 }

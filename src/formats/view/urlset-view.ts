@@ -1,32 +1,16 @@
 /**
  * The browser view of a urlset (a shard or a news sitemap) and of the feed: the records as a table,
  * 1,000 rows a page with real links to the previous and next pages, and a URL-substring filter as
- * a plain GET form (`?q=…&page=…`), so it all works without JavaScript. The page streams: its first
- * rows leave as soon as the store yields them, whatever the size of the shard.
- *
- * Cost is bounded: without a filter the records are read only up to one past the page (the page
- * count comes from the manifest's URL count); with one, the whole document is scanned once to count
- * the matches, holding no more than one page of rows.
+ * a plain GET form (`?q=…&page=…`), so it all works without JavaScript. The page streams: its head
+ * leaves at once and its rows as they are produced (view-rows.ts says from where, and what each
+ * way costs).
  */
 
-import { w3cSeconds } from "../../core/datetime-format.ts";
-import { type Source, eachItem } from "../../core/source.ts";
-import type { UrlRecord } from "../../core/types.ts";
+import { VIEW_PAGE_ROWS } from "../../core/limits.ts";
 import { INDEX_PATH } from "../../http/paths.ts";
 import { PAGE_END, fmt, h, htmlStream, pageStart } from "./page.ts";
-
-const VIEW_PAGE_ROWS = 1_000;
-
-/** What the visitor asked for in the query string. */
-export interface ViewQuery {
-  /** 1-based page. */
-  page: number;
-  /** URL substring to keep (case-insensitive); "" keeps all. */
-  q: string;
-}
-
-/** A record as the view shows it; `updatedAt` for the feed's "Changed" column. */
-type ViewRecord = UrlRecord & { updatedAt?: number };
+import type { DateColumn } from "./view-row.ts";
+import type { Rows, ViewQuery } from "./view-rows.ts";
 
 export interface UrlsetView {
   title: string;
@@ -38,9 +22,10 @@ export interface UrlsetView {
   forms: readonly { label: string; href: string }[];
   /** Entries in the document as its manifest counts them; null when the caller does not know. */
   total: number | null;
-  records: Source<ViewRecord>;
+  /** The table's rows for a query (view-rows.ts). */
+  rows: (query: ViewQuery) => Rows;
   /** The feed shows when each entry changed rather than its lastmod. */
-  dateColumn: "lastmod" | "updated";
+  dateColumn: DateColumn;
 }
 
 function pageHref(path: string, page: number, q: string): string {
@@ -49,19 +34,6 @@ function pageHref(path: string, page: number, q: string): string {
   if (page > 1) params.set("page", String(page));
   const search = params.toString();
   return h(search ? `${path}?${search}` : path);
-}
-
-function row(r: ViewRecord, n: number, dateColumn: UrlsetView["dateColumn"]): string {
-  const loc = h(r.loc);
-  let url = `<a href="${loc}">${loc}</a>`;
-  const news = r.ext?.news;
-  if (news) url += `<div class="news">${h(news.title)} (${h(news.publication.name)}, ${h(news.publication_date)})</div>`;
-  let ext = "";
-  if (r.ext?.images?.length) ext += `<span class="tag images">${r.ext.images.length} images</span>`;
-  if (r.ext?.videos?.length) ext += `<span class="tag videos">${r.ext.videos.length} videos</span>`;
-  for (const alt of r.ext?.alternates ?? []) ext += `<a class="tag hreflang" href="${h(alt.href)}" hreflang="${h(alt.hreflang)}">${h(alt.hreflang)}</a>`;
-  const date = dateColumn === "updated" && r.updatedAt !== undefined ? w3cSeconds(r.updatedAt) : (r.lastmod ?? "");
-  return `<tr><td class="n">${n}</td><td>${url}</td><td class="date">${h(date)}</td><td>${h(r.changefreq ?? "")}</td><td class="n">${r.priority ?? ""}</td><td class="ext">${ext}</td></tr>\n`;
 }
 
 /**
@@ -97,23 +69,7 @@ ${topNav(view, query)}<table id="urls">
 <thead><tr><th scope="col" class="n">#</th><th scope="col">URL</th><th scope="col">${view.dateColumn === "updated" ? "Changed" : "Last modified"}</th><th scope="col">Change frequency</th><th scope="col" class="n">Priority</th><th scope="col">Extensions</th></tr></thead>
 <tbody>
 `;
-  const skip = (page - 1) * VIEW_PAGE_ROWS;
-  let matched = 0;
-  let shown = 0;
-  let more = false;
-  for await (const r of eachItem(view.records)) {
-    if (needle && !r.loc.toLowerCase().includes(needle)) continue;
-    matched++;
-    if (matched <= skip) continue;
-    if (shown < VIEW_PAGE_ROWS) {
-      shown++;
-      yield row(r, matched, view.dateColumn);
-      continue;
-    }
-    more = true;
-    // Unfiltered, one record past the page is enough to know a next page exists.
-    if (!needle) break;
-  }
+  const { skip, shown, more, matched } = yield* view.rows(query);
   yield "</tbody>\n</table>\n";
   const total = needle ? matched : view.total;
   const pages = total === null ? null : Math.max(1, Math.ceil(total / VIEW_PAGE_ROWS));

@@ -1,0 +1,122 @@
+/**
+ * Search Console's sitemap status in D1 (migrations/0008_gsc_status.sql): per site, the last good
+ * `sitemaps.list` answer as rows, and the state of the reads.
+ */
+import type { GscStatusStore, ReadState, SitemapReport } from "../../gsc/store.ts";
+
+interface SitemapRow {
+  path: string;
+  last_submitted: number | null;
+  last_downloaded: number | null;
+  is_pending: number;
+  is_index: number;
+  errors: number;
+  warnings: number;
+  contents: string;
+}
+
+interface ReadRow {
+  origin: string;
+  read_at: number | null;
+  ok_at: number | null;
+  status: number | null;
+  error: string | null;
+  failures: number;
+  next_at: number;
+  dropped: number;
+}
+
+/** Columns per sitemap row: 9, so 11 rows per INSERT stay under D1's 100 bound parameters. */
+const ROWS_PER_INSERT = 11;
+const MAX_ERROR_CHARS = 1000;
+
+function contentsOf(text: string): SitemapReport["contents"] {
+  try {
+    const list = JSON.parse(text) as unknown;
+    return Array.isArray(list) ? (list as SitemapReport["contents"]) : [];
+  } catch {
+    return [];
+  }
+}
+
+export class D1GscStatusStore implements GscStatusStore {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  async state(origin: string): Promise<ReadState | null> {
+    const r = await this.#db.prepare("SELECT * FROM gsc_reads WHERE origin = ?1").bind(origin).first<ReadRow>();
+    return (
+      r && {
+        origin: r.origin,
+        readAt: r.read_at,
+        okAt: r.ok_at,
+        status: r.status,
+        error: r.error,
+        failures: r.failures,
+        nextAt: r.next_at,
+        dropped: r.dropped,
+      }
+    );
+  }
+
+  #stateStatement(s: ReadState): D1PreparedStatement {
+    return this.#db
+      .prepare(
+        `INSERT INTO gsc_reads (origin, read_at, ok_at, status, error, failures, next_at, dropped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (origin) DO UPDATE SET read_at = excluded.read_at, ok_at = excluded.ok_at, status = excluded.status,
+           error = excluded.error, failures = excluded.failures, next_at = excluded.next_at, dropped = excluded.dropped`,
+      )
+      .bind(s.origin, s.readAt, s.okAt, s.status, s.error === null ? null : s.error.slice(0, MAX_ERROR_CHARS), s.failures, s.nextAt, s.dropped);
+  }
+
+  async saveState(state: ReadState): Promise<void> {
+    await this.#stateStatement(state).run();
+  }
+
+  /** One batch (one transaction): the old rows go only if the new ones and the state are written. */
+  async saveRead(state: ReadState, sitemaps: readonly SitemapReport[]): Promise<void> {
+    const statements = [this.#db.prepare("DELETE FROM gsc_sitemaps WHERE origin = ?1").bind(state.origin)];
+    for (let i = 0; i < sitemaps.length; i += ROWS_PER_INSERT) {
+      const rows = sitemaps.slice(i, i + ROWS_PER_INSERT);
+      const values = rows.map((_, r) => `(${Array.from({ length: 9 }, (_, c) => `?${r * 9 + c + 1}`).join(", ")})`).join(", ");
+      const params = rows.flatMap((m) => [
+        state.origin,
+        m.path,
+        m.lastSubmitted,
+        m.lastDownloaded,
+        m.isPending ? 1 : 0,
+        m.isSitemapsIndex ? 1 : 0,
+        m.errors,
+        m.warnings,
+        JSON.stringify(m.contents),
+      ]);
+      statements.push(
+        this.#db
+          .prepare(
+            `INSERT INTO gsc_sitemaps (origin, path, last_submitted, last_downloaded, is_pending, is_index, errors, warnings, contents)
+             VALUES ${values} ON CONFLICT (origin, path) DO NOTHING`,
+          )
+          .bind(...params),
+      );
+    }
+    statements.push(this.#stateStatement(state));
+    await this.#db.batch(statements);
+  }
+
+  async sitemaps(origin: string): Promise<SitemapReport[]> {
+    const { results } = await this.#db.prepare("SELECT * FROM gsc_sitemaps WHERE origin = ?1 ORDER BY path").bind(origin).all<SitemapRow>();
+    return results.map((r) => ({
+      path: r.path,
+      lastSubmitted: r.last_submitted,
+      lastDownloaded: r.last_downloaded,
+      isPending: r.is_pending === 1,
+      isSitemapsIndex: r.is_index === 1,
+      errors: r.errors,
+      warnings: r.warnings,
+      contents: contentsOf(r.contents),
+    }));
+  }
+}

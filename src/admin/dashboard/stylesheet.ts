@@ -1,0 +1,45 @@
+/**
+ * The admin pages' stylesheet, served from its own route so the CSP can forbid inline styles
+ * (`style-src 'self'`). Readable on a phone: one column, tables scroll sideways, bars shrink.
+ */
+const CSS = `
+:root { color-scheme: light dark; --fg: #1b1f24; --muted: #5b6570; --line: #d5dae0; --bar: #2f6fde; --full: #c2410c; --bad: #b91c1c; --warn: #a16207; --bg: #fff; --card: #f6f8fa; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #9aa4ae; --line: #39414a; --bar: #5b9bff; --full: #fb923c; --bad: #f87171; --warn: #facc15; --bg: #111418; --card: #1a1f25; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+header, main { max-width: 70rem; margin: 0 auto; padding: 0.75rem 1rem; }
+header { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; justify-content: space-between; border-bottom: 1px solid var(--line); }
+h1 { font-size: 1.25rem; margin: 0; overflow-wrap: anywhere; }
+h2 { font-size: 1.1rem; margin: 1.75rem 0 0.5rem; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1rem; margin: 0 0 0.25rem; }
+.narrow { max-width: 24rem; margin-top: 10vh; }
+form { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
+label { width: 100%; }
+input { flex: 1 1 12rem; font: inherit; padding: 0.4rem; }
+button { font: inherit; padding: 0.4rem 0.9rem; cursor: pointer; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem; margin: 0.75rem 0; overflow-x: auto; }
+.figures { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; margin: 0.5rem 0; }
+.figure { display: inline-flex; flex-direction: column; }
+.figure .value { font-size: 1.35rem; font-weight: 600; font-variant-numeric: tabular-nums; }
+.figure .label, .note, figcaption { color: var(--muted); font-size: 0.85rem; }
+table { border-collapse: collapse; width: 100%; display: block; overflow-x: auto; }
+th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--line); vertical-align: middle; white-space: nowrap; }
+td.url { white-space: normal; overflow-wrap: anywhere; min-width: 12rem; }
+.num { font-variant-numeric: tabular-nums; }
+.bad { color: var(--bad); }
+.warn { color: var(--warn); }
+svg.bar { width: 8rem; max-width: 30vw; height: 0.6rem; vertical-align: middle; }
+.bar-bg { fill: var(--line); }
+.bar-fill { fill: var(--bar); }
+.bar-fill.full { fill: var(--full); }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); gap: 1rem; }
+figure { margin: 0; }
+svg.columns { width: 100%; height: 6rem; border-bottom: 1px solid var(--line); }
+.col { fill: var(--bar); }
+.col.bad { fill: var(--bad); }
+`;
+
+export const stylesheet = (): Response =>
+  new Response(CSS, {
+    headers: { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" },
+  });

@@ -1,0 +1,176 @@
+/**
+ * Reading one document of a mirror pass (docs/mirror.md "A pass that spans runs"): its records go
+ * to the pass's sync in batches, from where an earlier run of the pass stopped.
+ *
+ * An earlier run's position is a count, and a count means nothing over a document that changed:
+ * skipping the first 100 records of a sitemap that dropped its first URL would skip one nobody
+ * sent, and the commit would delete it. So the skipped part is read again and its locs digested;
+ * only if they are the locs that were sent is the rest read from there. Otherwise the document is
+ * read again from its start, within this pass. Every document of a pass is so read whole, as one
+ * version, before anything is deleted.
+ */
+import type { ValidRecord, ValidationContext } from "../core/validate.ts";
+import type { MirrorBudget, MirrorDeps } from "./deps.ts";
+import { SequenceDigest } from "./digest.ts";
+import { MirrorFailure, shownUrl } from "./failure.ts";
+import { type Fetched, fetchSitemap } from "./fetch.ts";
+import { entryText, locText, sitemapItems } from "./read.ts";
+import { mirroredRecord } from "./records.ts";
+import type { MirrorState, Validators } from "./store.ts";
+
+/** Records per sync batch. */
+const BATCH = 500;
+/** Sitemaps one index may list (sitemaps.org). */
+const MAX_CHILDREN = 50_000;
+
+export type DocumentRead =
+  /**
+   * Read whole: the validators and content digest of the version read; for the mirrored document,
+   * the sitemaps it lists and their digest (null: it lists none, not an index).
+   */
+  | { finished: true; validators: Validators; digest: string; children: string[]; childrenDigest: string | null }
+  /** The run's budget ran out first; the position is saved. */
+  | { finished: false };
+
+type Attempt = DocumentRead | { changed: true };
+
+/**
+ * Sends the document at `url` (the pass's current one, `state.child`) from the saved position.
+ * `fetched` is its answer when the caller already has one.
+ */
+export async function readDocument(
+  deps: MirrorDeps,
+  state: MirrorState,
+  url: string,
+  fetched: Fetched | null,
+  budget: MirrorBudget,
+): Promise<DocumentRead> {
+  const limits = { timeoutMs: deps.config.mirror.timeoutMs, maxBytes: deps.config.mirror.maxBytes };
+  let answer = fetched ?? (await fetchSitemap(url, null, limits, deps.fetch));
+  for (;;) {
+    if (answer.status !== 200) throw new MirrorFailure(`${shownUrl(url)} answered 304 to an unconditional request`);
+    const attempt = await sendFrom(deps, state, url, answer, budget);
+    if (!("changed" in attempt)) {
+      if (!attempt.finished) await answer.cancel();
+      return attempt;
+    }
+    // The part already sent is not what the document now starts with: read it all again. What
+    // was sent of the old version stays seen, so this pass deletes less, never more; the next
+    // pass (forced: no validators kept) deletes what only the old version listed.
+    await answer.cancel();
+    state.counts.restarts += 1;
+    state.recordsDone = 0;
+    state.prefix = null;
+    forceNextPass(state);
+    await deps.state.save(state);
+    answer = await fetchSitemap(url, null, limits, deps.fetch);
+  }
+}
+
+/**
+ * The pass may have seen URLs that a document it read no longer lists (it read an older version
+ * too): so the next conditional GET of the mirrored URL will not be answered 304, and the next run
+ * starts a whole new pass, which deletes them.
+ */
+export function forceNextPass(state: MirrorState): void {
+  state.passEtag = null;
+  state.passLastModified = null;
+}
+
+async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetched: Fetched & { status: 200 }, budget: MirrorBudget): Promise<Attempt> {
+  const { config } = deps;
+  const top = state.child < 0;
+  const ctx: ValidationContext = { sites: config.sites, defaultSection: config.defaultSection, sectionRules: config.sectionRules };
+  const skip = state.recordsDone;
+  const locs = new SequenceDigest();
+  const content = new SequenceDigest();
+  const listed = new SequenceDigest();
+  const children: string[] = [];
+  let batch = new Map<string, ValidRecord>();
+  let seen = 0;
+  const flush = async (upTo: number): Promise<void> => {
+    if (batch.size > 0) await deps.sync.upsert(state.syncId!, [...batch.values()]);
+    batch = new Map();
+    state.recordsDone = upTo;
+    state.prefix = upTo === 0 ? null : { locs: await locs.value(), content: await content.value() };
+    await deps.state.save(state);
+  };
+  for await (const item of sitemapItems(fetched.text, url)) {
+    if (item.kind === "sitemap") {
+      await content.add(entryText(item));
+      // Only the mirrored document may be an index.
+      const child = top ? listedChild(item.loc, state.url) : null;
+      if (child === null) {
+        state.counts.rejected += 1;
+        continue;
+      }
+      if (children.length >= MAX_CHILDREN) throw new MirrorFailure(`${shownUrl(url)} lists more than ${MAX_CHILDREN} sitemaps`);
+      children.push(child);
+      await listed.add(child);
+      continue;
+    }
+    const n = ++seen;
+    if (n <= skip) {
+      // Sent by an earlier run of this pass, if the document still starts the same way.
+      await locs.add(locText(item));
+      await content.add(entryText(item));
+      if (n === skip) {
+        if (state.prefix === null || (await locs.value()) !== state.prefix.locs) return { changed: true };
+        // Same URLs, other details (a lastmod): skipping loses no URL, but what was sent of them is
+        // older than the document; the next pass sends them again.
+        if ((await content.value()) !== state.prefix.content) forceNextPass(state);
+      }
+      continue;
+    }
+    if (budget.records <= 0) {
+      await flush(n - 1);
+      return { finished: false };
+    }
+    budget.records -= 1;
+    await locs.add(locText(item));
+    await content.add(entryText(item));
+    state.counts.records += 1;
+    const mirrored = item.error === undefined ? mirroredRecord(item.input, ctx) : { record: null, dropped: 0 };
+    state.counts.dropped += mirrored.dropped;
+    const record = mirrored.record;
+    if (record === null) state.counts.rejected += 1;
+    else {
+      state.site ??= record.origin;
+      if (record.origin === state.site) batch.set(record.loc, record);
+      else state.counts.foreign += 1;
+    }
+    if (batch.size >= BATCH) await flush(n);
+  }
+  // Shorter than the part already sent: it changed.
+  if (seen < skip) return { changed: true };
+  await flush(seen);
+  const childrenDigest = children.length === 0 ? null : await listed.value();
+  return { finished: true, validators: fetched.validators, digest: await content.value(), children, childrenDigest };
+}
+
+/** A `<sitemap>` loc of the mirrored index → the URL read, or null: it leads only to the index's own host, never from https to http. */
+function listedChild(loc: string, indexUrl: string): string | null {
+  const index = new URL(indexUrl);
+  let child: URL;
+  try {
+    child = new URL(loc, index);
+  } catch {
+    return null;
+  }
+  if (child.protocol !== "https:" && child.protocol !== "http:") return null;
+  if (child.host !== index.host || (index.protocol === "https:" && child.protocol !== "https:")) return null;
+  return child.href;
+}
+
+/** The digest of the sitemaps the mirrored index at `url` lists now (null: none), as a pass's read of it computes it. */
+export async function listedDigest(text: AsyncIterable<string>, url: string): Promise<string | null> {
+  const listed = new SequenceDigest();
+  let any = false;
+  for await (const item of sitemapItems(text, url)) {
+    const child = item.kind === "sitemap" ? listedChild(item.loc, url) : null;
+    if (child === null) continue;
+    any = true;
+    await listed.add(child);
+  }
+  return any ? listed.value() : null;
+}

@@ -1,0 +1,245 @@
+/**
+ * The dashboard in headless Chromium (Debian's `chromium`, driven by playwright-core) against the
+ * real Worker (wrangler's harness), on http://localhost so the `Secure` session cookie is tested
+ * where Chromium treats the origin as secure:
+ * - signed out, `/sitemap-admin/` shows the sign-in form and no site data;
+ * - signed in with the token (the form), and separately with a Cloudflare Access JWT, the page
+ *   shows the shard count and URL total status reports, SVG charts, and what the Search Console
+ *   stand-in reported after a cron run (errors: 2, the index's lastDownloaded);
+ * - the session cookie is HttpOnly, Secure, SameSite=Strict, scoped to /sitemap-admin/;
+ * - the CSP lets the stylesheet apply and stops an inline script.
+ * Google (token endpoint, Search Console API) and the Access JWKS are one HTTP server on 127.0.0.1.
+ */
+import { generateKeyPairSync, webcrypto } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { type IncomingHttpHeaders, type Server, createServer, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sign } from "hono/jwt";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoSection } from "../../src/demo/demo-data.ts";
+import { type RunningWorker, rawGet, startWorker } from "./support/worker.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+/** This suite's ports (the machine's other suites keep to theirs). */
+const FAKE_PORT = 18540;
+const PROXY_PORT = 18541;
+const SITE = `http://localhost:${PROXY_PORT}`;
+const FAKE = `http://127.0.0.1:${FAKE_PORT}`;
+const ADMIN_TOKEN = "dashboard-test-admin-token-0123456789abcdef";
+const AUD = "dashboardaud0123456789";
+const DOWNLOADED = "2026-03-01T08:00:00.000Z";
+
+let worker: RunningWorker;
+let fake: Server;
+let proxy: Server;
+let browser: Browser;
+let profile: string;
+let accessJwt: () => Promise<string>;
+const gscReads: string[] = [];
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+}
+const close = (server: Server | undefined): Promise<void> => new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
+
+/** Forwards every request unchanged (Host included) to the Worker, which sees the site's origin. */
+function startProxy(): Server {
+  return createServer((req, res) => {
+    const { hostname, port } = worker.url;
+    const upstream = request({ host: hostname, port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers as IncomingHttpHeaders);
+      up.pipe(res);
+    });
+    upstream.on("error", (error) => res.destroy(error));
+    req.pipe(upstream);
+  });
+}
+
+/** Google's token endpoint and Search Console API, and the Access team's JWKS. */
+function startFake(jwks: () => unknown): Server {
+  return createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const path = req.url ?? "";
+      const json = (body: unknown) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(body));
+      if (path === "/token") return json({ access_token: "ya29.dashboard-test", expires_in: 3599 });
+      if (path === "/cdn-cgi/access/certs") return json(jwks());
+      if (req.method === "GET" && path === `/webmasters/v3/sites/${encodeURIComponent(`${SITE}/`)}/sitemaps`) {
+        gscReads.push(path);
+        return json({
+          sitemap: [
+            {
+              path: `${SITE}/sitemap.xml`,
+              lastSubmitted: "2026-02-28T08:00:00.000Z",
+              lastDownloaded: DOWNLOADED,
+              isPending: false,
+              isSitemapsIndex: true,
+              errors: "2",
+              warnings: "0",
+              contents: [{ type: "web", submitted: "260" }],
+            },
+          ],
+        });
+      }
+      if (req.method === "PUT") return res.writeHead(204).end();
+      res.writeHead(404).end();
+    });
+  });
+}
+
+async function adminStatus(): Promise<{
+  manifest: { shards: number; urls: number };
+  searchConsole: { sitemaps: { errors: number; lastDownloaded: string }[] };
+}> {
+  const res = await rawGet(`http://127.0.0.1:${PROXY_PORT}/sitemap-admin/status`, { authorization: `Bearer ${ADMIN_TOKEN}` }, `localhost:${PROXY_PORT}`);
+  expect(res.status).toBe(200);
+  return JSON.parse(res.body.toString("utf8")) as never;
+}
+
+beforeAll(async () => {
+  // The Access team's signing key (the JWKS serves its public half) and a service account's key.
+  const pair = (await webcrypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  )) as CryptoKeyPair;
+  const priv = (await webcrypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
+  const pub = (await webcrypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey;
+  accessJwt = () => {
+    const now = Math.floor(Date.now() / 1000);
+    return sign(
+      { aud: [AUD], iss: FAKE, sub: "owner", email: "owner@example.com", iat: now, exp: now + 600 },
+      { ...priv, kid: "team-key", alg: "RS256" },
+      "RS256",
+    );
+  };
+  fake = startFake(() => ({ keys: [{ ...pub, kid: "team-key", alg: "RS256", use: "sig" }] }));
+  await listen(fake, FAKE_PORT);
+  proxy = startProxy();
+  await listen(proxy, PROXY_PORT);
+
+  const { privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
+  const serviceAccount = JSON.stringify({ type: "service_account", client_email: "sitemaps@test.iam.gserviceaccount.com", private_key: privateKey });
+  worker = await startWorker(
+    {
+      SITES: SITE,
+      ACCESS_TEAM_DOMAIN: FAKE,
+      ACCESS_AUD: AUD,
+      GSC_TOKEN_URL: `${FAKE}/token`,
+      GSC_API_BASE: FAKE,
+      NOTIFY_SETTLE_SECONDS: "0",
+      MAX_URLS_PER_SHARD: "100",
+    },
+    { secrets: { ADMIN_TOKEN, GSC_SERVICE_ACCOUNT: serviceAccount } },
+  );
+  await worker.seed([...demoSection(SITE, "pages", 120), ...demoSection(SITE, "products", 140)]);
+  // A cron run: regeneration publishes the shards, then Search Console is told and read.
+  const run = await worker.harness.getWorker().scheduled({ cron: "17 * * * *", scheduledTime: new Date() });
+  expect(run.outcome).toBe("ok");
+
+  profile = mkdtempSync(join(tmpdir(), "edge-sitemaps-dashboard-"));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      `--host-resolver-rules=MAP localhost 127.0.0.1`,
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.close();
+  await close(proxy);
+  await close(fake);
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+describe("the dashboard in Chromium", () => {
+  it("signed out: the sign-in form and no site data", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const res = await page.goto(`${SITE}/sitemap-admin/`);
+    expect(res?.status()).toBe(401);
+    expect(await page.locator("h1").textContent()).toBe("Sitemaps admin");
+    expect(await page.locator("#token").count()).toBe(1);
+    expect(await page.locator("[data-figure]").count()).toBe(0);
+    expect(await page.content()).not.toContain(SITE);
+    await context.close();
+  });
+
+  it("signed in with the token: status's numbers, SVG charts, Search Console's report, a strict cookie", async () => {
+    const status = await adminStatus();
+    expect(status.manifest.shards).toBe(4); // 120 + 140 URLs at 100 per shard
+    expect(status.manifest.urls).toBe(260);
+    expect(gscReads.length).toBe(1);
+    expect(status.searchConsole.sitemaps).toEqual([expect.objectContaining({ errors: 2, lastDownloaded: DOWNLOADED })]);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${SITE}/sitemap-admin/`);
+    await page.fill("#token", "a-wrong-token-0123456789abcdef-0123");
+    await page.click("button[type=submit]");
+    expect(await page.locator("[role=alert]").textContent()).toContain("not accepted");
+    expect(await context.cookies()).toEqual([]);
+
+    await page.fill("#token", ADMIN_TOKEN);
+    await Promise.all([page.waitForURL(`${SITE}/sitemap-admin/`), page.click("button[type=submit]")]);
+    expect(await page.locator('[data-figure="shards"]').textContent()).toBe(String(status.manifest.shards));
+    expect(await page.locator('[data-figure="urls"]').textContent()).toBe(status.manifest.urls.toLocaleString("en-US"));
+    expect(await page.locator("svg").count()).toBeGreaterThan(0);
+    expect(await page.locator("svg.columns").count()).toBeGreaterThan(0);
+    const gsc = page.locator(`tr[data-sitemap="${SITE}/sitemap.xml"]`);
+    expect(await gsc.locator('[data-figure="gsc-errors"]').textContent()).toBe("2");
+    expect(await gsc.locator('[data-figure="gsc-downloaded"]').textContent()).toBe("2026-03-01 08:00:00Z");
+    expect(await gsc.textContent()).toContain("has errors");
+
+    const [cookie, ...others] = await context.cookies();
+    expect(others).toEqual([]);
+    expect(cookie).toMatchObject({ name: "sitemap_admin_session", httpOnly: true, secure: true, sameSite: "Strict", path: "/sitemap-admin/" });
+    expect(cookie!.value).not.toContain(ADMIN_TOKEN);
+    // Scripts cannot read it.
+    expect(await page.evaluate(() => document.cookie)).toBe("");
+
+    // The CSP: the stylesheet route applies, an inline script does not run.
+    expect(await page.locator('[data-figure="shards"]').evaluate((el) => getComputedStyle(el).fontWeight)).toBe("600");
+    await page.evaluate(() => {
+      const script = document.createElement("script");
+      script.textContent = "document.body.dataset.ran = 'yes'";
+      document.head.append(script);
+    });
+    expect(await page.evaluate(() => document.body.dataset["ran"] ?? null)).toBeNull();
+
+    // Sign out: back to the form, the cookie gone.
+    await Promise.all([page.waitForURL(`${SITE}/sitemap-admin/`), page.click("header button[type=submit]")]);
+    expect(await page.locator("#token").count()).toBe(1);
+    expect(await context.cookies()).toEqual([]);
+    await context.close();
+  });
+
+  it("signed in by a Cloudflare Access JWT: the same numbers", async () => {
+    const status = await adminStatus();
+    const context = await browser.newContext({ extraHTTPHeaders: { "Cf-Access-Jwt-Assertion": await accessJwt() } });
+    const page = await context.newPage();
+    const res = await page.goto(`${SITE}/sitemap-admin/`);
+    expect(res?.status()).toBe(200);
+    expect(await page.locator('[data-figure="shards"]').textContent()).toBe(String(status.manifest.shards));
+    expect(await page.locator('[data-figure="urls"]').textContent()).toBe(status.manifest.urls.toLocaleString("en-US"));
+    expect(await page.locator('[data-figure="section-products-urls"]').textContent()).toBe("140");
+    await context.close();
+  });
+});

@@ -1,0 +1,272 @@
+/**
+ * What Google did with the sitemaps (src/gsc/): the cron reads Search Console's `sitemaps.list`
+ * with the service account's token, at most every GSC_STATUS_INTERVAL per site, stores each
+ * sitemap's report in D1 and shows it in /sitemap-admin/status, flagged when Google has not
+ * downloaded it since it changed or found errors. 403, 429 (Retry-After) and a 5 MB answer keep the
+ * last good state. Google is a fake at the fetch boundary; the key pair is generated here.
+ */
+import { describe, expect, it } from "vitest";
+import { parseSitemapsList } from "../../src/gsc/parse.ts";
+import { MAX_LIST_BYTES, readSearchConsoleStatus } from "../../src/gsc/scheduled.ts";
+import { services } from "../../src/services.ts";
+import { rebuildManifest } from "../../src/sitemaps.ts";
+import { type Call, FakeEngine, HOUR, MINUTE, MemoryLog, pages, siteEnv, upsert } from "./notify-support.ts";
+import { call, freshOrigin } from "./support.ts";
+
+const T0 = Date.UTC(2026, 2, 1, 12);
+const TOKEN_URL = "https://oauth.test/token";
+const API = "https://gsc.test";
+const ACCESS_TOKEN = "ya29.gsc-status-token";
+const ADMIN = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
+
+async function pemKey(): Promise<string> {
+  const pair = (await crypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  )) as CryptoKeyPair;
+  const der = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
+  const b64 = btoa(String.fromCharCode(...der));
+  return `-----BEGIN PRIVATE KEY-----\n${b64.match(/.{1,64}/g)!.join("\n")}\n-----END PRIVATE KEY-----\n`;
+}
+const PEM = await pemKey();
+
+function gscEnv(origin: string, vars: Record<string, string> = {}): Env {
+  const account = JSON.stringify({ type: "service_account", client_email: "sitemaps@p.iam.gserviceaccount.com", private_key: PEM });
+  return siteEnv(origin, { GSC_SERVICE_ACCOUNT: account, GSC_TOKEN_URL: TOKEN_URL, GSC_API_BASE: API, ...vars });
+}
+
+/** Google's answer for a site's index: the given errors and download time. */
+function listAnswer(origin: string, over: Record<string, unknown> = {}): Response {
+  return Response.json({
+    sitemap: [
+      {
+        path: `${origin}/sitemap.xml`,
+        lastSubmitted: "2026-02-27T10:00:00.000Z",
+        isPending: false,
+        isSitemapsIndex: true,
+        lastDownloaded: "2026-02-28T09:30:00.000Z",
+        warnings: "1",
+        errors: "2",
+        contents: [{ type: "web", submitted: "120", indexed: "0" }],
+        ...over,
+      },
+    ],
+  });
+}
+
+/** A fake Google: the token endpoint, and `list` for sitemaps.list. */
+function google(list: (call: Call) => Response | Promise<Response>): FakeEngine {
+  return new FakeEngine((c) => (c.url === TOKEN_URL ? Response.json({ access_token: ACCESS_TOKEN, expires_in: 3599 }) : list(c)));
+}
+
+const listCalls = (engine: FakeEngine): Call[] => engine.calls.filter((c) => c.url !== TOKEN_URL);
+
+interface GscSection {
+  enabled: boolean;
+  lastRead: string | null;
+  lastSuccess: string | null;
+  httpStatus: number | null;
+  lastError: string | null;
+  nextAttempt: string | null;
+  sitemaps: {
+    path: string;
+    lastDownloaded: string | null;
+    errors: number;
+    warnings: number;
+    submitted: number;
+    isPending: boolean;
+    changedAt: string | null;
+    notDownloadedSinceChange: boolean;
+    hasErrors: boolean;
+  }[];
+}
+
+async function statusOf(env: Env, origin: string): Promise<GscSection> {
+  const res = await call(env, `${origin}/sitemap-admin/status`, { headers: ADMIN });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { searchConsole: GscSection }).searchConsole;
+}
+
+/** A site with records changed at `changedAt` and its manifest built. */
+async function site(label: string, changedAt: number, vars: Record<string, string> = {}): Promise<{ origin: string; env: Env }> {
+  const origin = freshOrigin(label);
+  const env = gscEnv(origin, vars);
+  await upsert(env, pages(origin, 3), changedAt);
+  await rebuildManifest(services(env), origin);
+  return { origin, env };
+}
+
+describe("Search Console status", () => {
+  it("reads sitemaps.list with the token, stores it, and status shows errors and lastDownloaded with the flags", async () => {
+    // Records changed after Google's last download: flagged.
+    const { origin, env } = await site("gsc-status", Date.UTC(2026, 1, 28, 11));
+    const engine = google(() => listAnswer(origin));
+    const reports = await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
+    expect(reports).toEqual([{ origin, result: "read", status: 200 }]);
+    const [list] = listCalls(engine);
+    expect(list!.method).toBe("GET");
+    expect(list!.url).toBe(`${API}/webmasters/v3/sites/${encodeURIComponent(`${origin}/`)}/sitemaps`);
+    expect(list!.headers.get("Authorization")).toBe(`Bearer ${ACCESS_TOKEN}`);
+
+    const gsc = await statusOf(env, origin);
+    expect(gsc).toMatchObject({
+      enabled: true,
+      lastRead: new Date(T0).toISOString(),
+      lastSuccess: new Date(T0).toISOString(),
+      httpStatus: 200,
+      lastError: null,
+    });
+    expect(gsc.sitemaps).toEqual([
+      expect.objectContaining({
+        path: `${origin}/sitemap.xml`,
+        lastDownloaded: "2026-02-28T09:30:00.000Z",
+        errors: 2,
+        warnings: 1,
+        submitted: 120,
+        isPending: false,
+        changedAt: new Date(Date.UTC(2026, 1, 28, 11)).toISOString(),
+        notDownloadedSinceChange: true,
+        hasErrors: true,
+      }),
+    ]);
+  });
+
+  it("does not flag a sitemap Google downloaded after it changed, nor one without errors", async () => {
+    const { origin, env } = await site("gsc-fresh", Date.UTC(2026, 1, 27));
+    const engine = google(() => listAnswer(origin, { errors: "0" }));
+    await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
+    const [sitemap] = (await statusOf(env, origin)).sitemaps;
+    expect(sitemap).toMatchObject({ errors: 0, hasErrors: false, notDownloadedSinceChange: false });
+  });
+
+  it("reads a site at most every GSC_STATUS_INTERVAL", async () => {
+    const { origin, env } = await site("gsc-interval", T0 - HOUR, { GSC_STATUS_INTERVAL: "7200" });
+    const engine = google(() => listAnswer(origin));
+    const log = new MemoryLog();
+    await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log });
+    expect(await readSearchConsoleStatus(env, { now: T0 + HOUR, fetch: engine.fetch, log })).toEqual([{ origin, result: "skipped" }]);
+    expect(listCalls(engine)).toHaveLength(1);
+    await readSearchConsoleStatus(env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log });
+    expect(listCalls(engine)).toHaveLength(2);
+  });
+
+  it("403: a configuration error, logged without the token; the last good state stays and the read backs off", async () => {
+    const { origin, env } = await site("gsc-403", T0 - HOUR);
+    const good = google(() => listAnswer(origin));
+    await readSearchConsoleStatus(env, { now: T0, fetch: good.fetch, log: new MemoryLog() });
+    const later = T0 + 7 * HOUR;
+    const refused = google(() =>
+      Response.json({ error: { code: 403, message: `User does not have sufficient permission; Bearer ${ACCESS_TOKEN}` } }, { status: 403 }),
+    );
+    const log = new MemoryLog();
+    expect(await readSearchConsoleStatus(env, { now: later, fetch: refused.fetch, log })).toEqual([{ origin, result: "config", status: 403 }]);
+    const gsc = await statusOf(env, origin);
+    expect(gsc.httpStatus).toBe(403);
+    expect(gsc.lastError).toContain("sufficient permission");
+    expect(gsc.lastSuccess).toBe(new Date(T0).toISOString());
+    expect(gsc.sitemaps.map((s) => s.errors)).toEqual([2]);
+    expect(Date.parse(gsc.nextAttempt!)).toBe(later + HOUR);
+    for (const text of [...log.lines, JSON.stringify(gsc)]) expect(text).not.toContain(ACCESS_TOKEN);
+    expect(log.lines.some((l) => l.startsWith("error configuration error: Search Console status"))).toBe(true);
+    // Backing off: no request before the next attempt.
+    await readSearchConsoleStatus(env, { now: later + 30 * MINUTE, fetch: refused.fetch, log });
+    expect(listCalls(refused)).toHaveLength(1);
+  });
+
+  it("429 with Retry-After: retried no sooner than the server asked", async () => {
+    const { origin, env } = await site("gsc-429", T0 - HOUR);
+    const engine = google(() => new Response("quota", { status: 429, headers: { "Retry-After": "7200" } }));
+    const log = new MemoryLog();
+    expect(await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log })).toEqual([{ origin, result: "retry", status: 429 }]);
+    expect(Date.parse((await statusOf(env, origin)).nextAttempt!)).toBe(T0 + 2 * HOUR);
+    await readSearchConsoleStatus(env, { now: T0 + HOUR, fetch: engine.fetch, log });
+    expect(listCalls(engine)).toHaveLength(1);
+    engine.respond = (c) => (c.url === TOKEN_URL ? Response.json({ access_token: ACCESS_TOKEN }) : listAnswer(origin));
+    expect(await readSearchConsoleStatus(env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log })).toEqual([{ origin, result: "read", status: 200 }]);
+    const gsc = await statusOf(env, origin);
+    expect(gsc).toMatchObject({ httpStatus: 200, lastError: null, nextAttempt: null });
+  });
+
+  it("a 5 MB answer is refused at the cap, read no further, and the last good state stays", async () => {
+    const { origin, env } = await site("gsc-huge", T0 - HOUR);
+    await readSearchConsoleStatus(env, { now: T0, fetch: google(() => listAnswer(origin)).fetch, log: new MemoryLog() });
+    let pulled = 0;
+    const CHUNK = 64 * 1024;
+    const huge = (): Response => {
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled >= 5 * 1024 * 1024) return controller.close();
+          pulled += CHUNK;
+          controller.enqueue(new TextEncoder().encode(`{"sitemap":[${" ".repeat(CHUNK - 13)}`.slice(0, CHUNK)));
+        },
+      });
+      return new Response(body, { headers: { "Content-Type": "application/json" } });
+    };
+    const log = new MemoryLog();
+    const later = T0 + 7 * HOUR;
+    expect(await readSearchConsoleStatus(env, { now: later, fetch: google(huge).fetch, log })).toEqual([{ origin, result: "retry", status: 200 }]);
+    expect(pulled).toBeLessThanOrEqual(MAX_LIST_BYTES + 4 * CHUNK);
+    const gsc = await statusOf(env, origin);
+    expect(gsc.lastError).toBe(`answer over ${MAX_LIST_BYTES} bytes: not read`);
+    expect(gsc.lastSuccess).toBe(new Date(T0).toISOString());
+    expect(gsc.sitemaps.map((s) => s.path)).toEqual([`${origin}/sitemap.xml`]);
+  });
+
+  it("a token endpoint that refuses is a failed read; nothing is read without GSC_SERVICE_ACCOUNT or with a bad interval", async () => {
+    const { origin, env } = await site("gsc-token", T0 - HOUR);
+    const engine = new FakeEngine(() => Response.json({ error: "invalid_grant" }, { status: 400 }));
+    expect(await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log: new MemoryLog() })).toEqual([
+      { origin, result: "config", status: 400 },
+    ]);
+    expect((await statusOf(env, origin)).lastError).toMatch(/^access token: HTTP 400/);
+
+    const off = new FakeEngine();
+    expect(await readSearchConsoleStatus(siteEnv(freshOrigin("gsc-off")), { now: T0, fetch: off.fetch })).toEqual([]);
+    const log = new MemoryLog();
+    expect(await readSearchConsoleStatus({ ...env, GSC_STATUS_INTERVAL: "soon" } as Env, { now: T0 + 9 * HOUR, fetch: off.fetch, log })).toEqual([]);
+    expect(off.calls).toHaveLength(0);
+    expect(log.lines.join("\n")).toMatch(/GSC_STATUS_INTERVAL must be a whole number/);
+    const statusOff = await statusOf(siteEnv(origin), origin);
+    expect(statusOff.enabled).toBe(false);
+  });
+});
+
+describe("sitemaps.list answers", () => {
+  it("takes the API's int64 strings and RFC 3339 times, skips entries that are not sitemaps, and reads an empty answer as none", () => {
+    const parsed = parseSitemapsList(
+      JSON.stringify({
+        sitemap: [
+          {
+            path: "https://a.example/sitemap.xml",
+            errors: "3",
+            warnings: 4,
+            lastDownloaded: "not a date",
+            contents: [{ type: "web", submitted: "7" }, "x"],
+          },
+          { errors: "1" },
+          "nonsense",
+        ],
+      }),
+    );
+    expect(parsed).toEqual({
+      sitemaps: [
+        {
+          path: "https://a.example/sitemap.xml",
+          lastSubmitted: null,
+          lastDownloaded: null,
+          isPending: false,
+          isSitemapsIndex: false,
+          errors: 3,
+          warnings: 4,
+          contents: [{ type: "web", submitted: 7 }],
+        },
+      ],
+      dropped: 2,
+    });
+    expect(parseSitemapsList("{}")).toEqual({ sitemaps: [], dropped: 0 });
+    expect(parseSitemapsList("[1]")).toBeNull();
+    expect(parseSitemapsList('{"sitemap": 3}')).toBeNull();
+    expect(parseSitemapsList("<html>")).toBeNull();
+  });
+});
