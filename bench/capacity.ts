@@ -1,8 +1,8 @@
 /**
  * Capacity, measured: bytes per record of the `urls` table and its indexes in the D1 database file
  * (SQLite's `dbstat`, read from the file local D1 wrote after the bench seed), and bytes per record
- * of the KV layout (blocks and the loc index, built by src/adapters/kv/layout.ts from the same demo
- * records). docs/capacity.md turns these into URLs per database and a plan table.
+ * of the KV layout (blocks and overflow values, built by src/adapters/kv/bulk.ts from the same demo
+ * records; the loc index lives in each site's writer object, not in KV). docs/capacity.md turns these into URLs per database and a plan table.
  */
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -44,18 +44,16 @@ function d1Bytes(dir: string): { file: number; byName: Map<string, number> } {
   }
 }
 
-/** KV value bytes per record: blocks (with their overflow values) and loc-index buckets, as bench/kv-layout.ts builds them. */
-function kvBytes(total: number): { block: number; index: number; blocks: number } {
+/** KV value bytes per record: blocks (with their overflow values), as bench/kv-layout.ts builds them. */
+function kvBytes(total: number): { block: number; blocks: number } {
   let block = 0;
-  let index = 0;
   let blocks = 0;
   const now = Date.now();
   for (const { kind, value } of kvLayout(BENCH_ORIGIN, [{ section: "products", count: total }], () => now)) {
     if (kind === "block") blocks++;
-    if (kind === "block" || kind === "overflow") block += Buffer.byteLength(value);
-    else if (kind === "index") index += Buffer.byteLength(value);
+    block += Buffer.byteLength(value);
   }
-  return { block: block / total, index: index / total, blocks };
+  return { block: block / total, blocks };
 }
 
 export async function capacityBench(options: BenchOptions): Promise<Section> {
@@ -87,8 +85,8 @@ export async function capacityBench(options: BenchOptions): Promise<Section> {
   const kv = kvBytes(kvSample);
   rows.push({
     name: `KV (URL_SOURCE=kv), ${int(kvSample)} demo records: value bytes per record`,
-    value: `${int(kv.block + kv.index)} B`,
-    detail: `blocks ${int(kv.block)} B (${kv.blocks} blocks of ${int(BLOCK_SPAN)}), loc index ${int(kv.index)} B`,
+    value: `${int(kv.block)} B`,
+    detail: `blocks and overflow values (${kv.blocks} blocks of ${int(BLOCK_SPAN)}); the loc index is in the site's writer object`,
   });
   return {
     title: "Capacity: bytes per record",

@@ -13,7 +13,7 @@
 import { KvSnapshotStore } from "../src/adapters/kv/snapshot-store.ts";
 import { renderUrlset } from "../src/core/render.ts";
 import type { UrlRecord } from "../src/core/types.ts";
-import { stageDocument } from "../src/snapshots/store.ts";
+import { stageDocument } from "../src/snapshots/stage-document.ts";
 
 const XML_TARGET = 50 * 1024 * 1024 - 4096;
 const LOC_LENGTH = 2000;
@@ -52,7 +52,8 @@ const timer = setInterval(sample, 2);
 const flag = process.argv.indexOf("--part-bytes");
 const store = new KvSnapshotStore(kv, flag > 0 ? { partBytes: Number(process.argv[flag + 1]) } : {});
 const { staged, xmlBytes } = await stageDocument(store, renderUrlset(records()), async () => undefined);
-await store.commit("s1/https://example.com/t/1/v+0", staged, { version: "v", xmlBytes, gzBytes: staged.gzBytes, storedAt: 0 });
+const document = { kind: "shard", origin: "https://example.com", section: "t", n: 1, version: "v" } as const;
+await store.commit(document, staged, { version: "v", xmlBytes, gzBytes: staged.gzBytes, storedAt: 0 }, async () => undefined);
 clearInterval(timer);
 sample();
 const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;

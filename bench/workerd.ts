@@ -219,7 +219,7 @@ export async function untilQuiet(h: Harness): Promise<Quiet> {
 /** Millisecond-scale rows are cheap: more runs, so their medians shrug off a busy moment. */
 const cheapRuns = (options: BenchOptions): number => (options.quick ? options.runs : Math.max(15, options.runs * 3));
 
-/** Snapshot, cache, 304 and regeneration rows (src/regen, src/cache): after the live-render rows. */
+/** Snapshot, cache, 304 and regeneration rows (src/regen, src/http/cache): after the live-render rows. */
 async function cachingRows(h: Harness, total: number, options: BenchOptions, result: ScaleResult): Promise<void> {
   const runs = cheapRuns(options);
   if (total >= LARGE) {

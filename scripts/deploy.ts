@@ -20,7 +20,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { unstable_readConfig } from "wrangler";
-import { VARIABLES } from "../src/config/variables.ts";
+import { VARIABLES } from "../src/config/variables/index.ts";
 import { parseConfig } from "../src/config.ts";
 import { configProblems } from "./local-config.ts";
 
@@ -56,10 +56,10 @@ export function deployPlan(d1: readonly D1Binding[], extra: readonly string[]): 
   ];
 }
 
-/** Declared secrets missing from `wrangler secret list`'s answer, with what each one enables. */
-export function unsetSecrets(listed: readonly string[]): { name: string; doc: string }[] {
+/** Declared secrets missing from `wrangler secret list`'s answer, with what their absence turns off. */
+export function unsetSecrets(listed: readonly string[]): { name: string; unset: string }[] {
   const have = new Set(listed);
-  return VARIABLES.filter((v) => v.secret && !have.has(v.name)).map((v) => ({ name: v.name, doc: v.doc }));
+  return VARIABLES.filter((v) => v.secret && !have.has(v.name)).map((v) => ({ name: v.name, unset: v.unset ?? "—" }));
 }
 
 /** The names in `wrangler secret list --format json` output; null when it is not that. */
@@ -213,7 +213,7 @@ function deploy(project: Project, extra: readonly string[]): void {
   }
   const missing = unsetSecrets(names);
   console.log(missing.length === 0 ? "\nsecrets: all set" : "\nsecrets still unset (each is optional; set with `npx wrangler secret put NAME`):");
-  for (const s of missing) console.log(`  ${s.name.padEnd(20)} ${s.doc}`);
+  for (const s of missing) console.log(`  ${s.name.padEnd(20)} ${s.unset}`);
 }
 
 function main(argv: readonly string[]): void {

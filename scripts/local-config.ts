@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { unstable_readConfig } from "wrangler";
-import { VARIABLES } from "../src/config/variables.ts";
+import { VARIABLES } from "../src/config/variables/index.ts";
 import { type ConfigError, checkConfig } from "../src/config.ts";
 
 export interface ConfigSources {

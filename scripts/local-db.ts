@@ -21,7 +21,8 @@ import { urlElementBytes } from "../src/core/writers.ts";
 import { type DemoInput, demoRecords } from "../src/demo/demo-data.ts";
 import { demoStamps } from "../src/demo/stamps.ts";
 import { listedShards } from "../src/manifest/manifest.ts";
-import { type Services, services } from "../src/services.ts";
+import { services } from "../src/services.ts";
+import type { Services } from "../src/services-type.ts";
 import { rebuildManifest } from "../src/sitemaps.ts";
 
 /** Rows per INSERT: ~300 × ~180 bytes stays far below D1's 100 KB statement limit. */
@@ -177,8 +178,9 @@ function writeD1(records: readonly ValidRecord[], stampOf: (i: number) => number
 /**
  * URL_SOURCE=kv: the records into the local KV namespace URLS, in the layout of docs/kv.md:
  * kvBulkEntries (the entries a `wrangler kv bulk put` file holds) written through the platform
- * proxy's binding, which saves a second wrangler start-up. The layout packs 1,000 records per key:
- * 126,000 records are ~130 blocks plus 256 loc-index buckets.
+ * proxy's binding, which saves a second wrangler start-up. The layout packs 1,000 records per key
+ * (126,000 records are ~130 blocks). The site's writer object adopts them on its first call
+ * (docs/kv.md "Adoption"): Durable Objects are not reachable through the platform proxy.
  */
 async function writeKv(env: Env, records: readonly ValidRecord[], stampOf: (i: number) => number): Promise<void> {
   const entries = await kvBulkEntries(records, { stampOf });

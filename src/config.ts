@@ -1,6 +1,6 @@
 /**
  * Typed configuration, validated once per `env` object. Every variable is declared once in
- * src/config/variables.ts; a bad core variable becomes a ConfigError that names the variable and its
+ * src/config/variables/; a bad core variable becomes a ConfigError that names the variable and its
  * rule (never the value), a bad feature variable turns that feature off (src/config/features.ts).
  */
 import { parseConfig } from "./config/parse.ts";

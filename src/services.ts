@@ -7,39 +7,14 @@ import { d1RecordStore } from "./adapters/d1/record-store.ts";
 import { D1RegenStore } from "./adapters/d1/regen-store.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
 import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
+import type { SiteWriters } from "./adapters/kv/object-protocol.ts";
 import { kvRecordStore } from "./adapters/kv/record-store.ts";
 import { KvRobotsLastGoodStore } from "./adapters/kv/robots-last-good.ts";
-import type { SiteWriters } from "./adapters/kv/site-protocol.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
-import { InvalidatingManifestStore } from "./cache/manifest-cache.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
-import type { GscStatusStore } from "./gsc/store.ts";
+import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
-import type { MirrorStateStore } from "./mirror/store.ts";
-import type { NotifyStateStore } from "./notify/store.ts";
-import type { RegenStore } from "./regen/store.ts";
-import type { RobotsLastGoodStore } from "./robots/last-good-store.ts";
-import type { SnapshotStore } from "./snapshots/store.ts";
-import type { RecordStore } from "./store/port.ts";
-
-export interface Services {
-  config: Config;
-  /** The URL records (URL_SOURCE: D1 or KV). */
-  store: RecordStore;
-  manifests: ManifestStore;
-  /** Pre-rendered documents (KV namespace SNAPSHOTS); null without that binding (always live). */
-  snapshots: SnapshotStore | null;
-  /** Regeneration state, lease and run log (D1); null without a DB binding (no regeneration). */
-  regen: RegenStore | null;
-  /** Notification state (D1); null without a DB binding (nothing is sent). */
-  notify: NotifyStateStore | null;
-  /** Mirror state (D1); null without a DB binding (no mirrors run). */
-  mirrors: MirrorStateStore | null;
-  /** What Search Console reported per sitemap (D1); null without a DB binding (not read). */
-  gsc: GscStatusStore | null;
-  /** The last good copy of each site's robots.txt (KV namespace SNAPSHOTS); null without it (an unreachable origin answers 503). */
-  robotsLastGood: RobotsLastGoodStore | null;
-}
+import type { Services } from "./services-type.ts";
 
 /** A binding the configuration needs, or a ConfigError naming it. */
 function binding<T>(env: Env, name: "DB" | "URLS" | "KV_WRITERS", why: string): T {
@@ -126,7 +101,7 @@ function wire(env: Env, config: Config): Services {
   return {
     config,
     store,
-    // Saving a manifest also drops the location's cached copy of it (src/cache/manifest-cache.ts).
+    // Saving a manifest also drops the location's cached copy of it (src/manifest/location-cache.ts).
     manifests: new InvalidatingManifestStore(manifests),
     snapshots: snapshotKv ? new KvSnapshotStore(snapshotKv) : null,
     regen: db ? new D1RegenStore(db) : null,

@@ -3,14 +3,14 @@
  */
 import type { Config } from "./config.ts";
 import { w3cSeconds } from "./core/datetime-format.ts";
-import { EXT_NEWS } from "./core/extensions/types.ts";
+import { EXT_NEWS } from "./core/extensions/kinds.ts";
 import { Fingerprint } from "./core/fingerprint.ts";
 import { renderSitemapIndex, renderUrlset } from "./core/render.ts";
 import { type Source, paged } from "./core/source.ts";
 import type { SitemapRef, UrlRecord } from "./core/types.ts";
 import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
+import { FEED_PATH, newsPath, shardPath } from "./documents/paths.ts";
 import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
-import { FEED_PATH, newsPath, shardPath } from "./http/paths.ts";
 import { type BuildOptions, buildManifest } from "./manifest/build.ts";
 import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
 import type { RecordStore } from "./store/port.ts";

@@ -1,7 +1,7 @@
 /**
- * The structure of one record's JSON text, measured before JSON.parse builds it. JSON.parse turns
- * 10 MiB of `[[[[…` or `[{},{},…` into millions of objects (workerd: +430 MiB and +150 MiB, measured
- * in test/e2e/abuse.e2e.test.ts); a real record is a few levels deep and, at the protocol's
+ * The structure of one record's JSON text, bounded before JSON.parse builds it. JSON.parse turns
+ * 10 MiB of `[[[[…` or `[{},{},…` into millions of objects, hundreds of MiB in workerd (measured
+ * in test/e2e/abuse.e2e.test.ts; figures in docs/ingest.md#limits); a real record is a few levels deep and, at the protocol's
  * maximum (1,000 images, 100 videos, 1,000 hreflang links), about 20,000 values. Text past these
  * bounds is refused unparsed.
  *

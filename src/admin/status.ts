@@ -8,7 +8,8 @@ import type { AppEnv } from "../http/app-env.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../services-type.ts";
+import type { ProjectionState } from "../store/port.ts";
 import { jsonResponse } from "./json.ts";
 import type { getStatus } from "./routes.ts";
 import { syncStatus } from "./syncs.ts";
@@ -80,6 +81,8 @@ export async function siteStatus(s: Services, origin: string) {
     runs: runs.map((run) => ({ id: run.id, ok: run.ok, ...(run.summary as object) })),
     // Search-engine notification per target: last attempt / success, HTTP status, pending (docs/notify.md).
     notifications: await notificationStatus(s, origin),
+    // The record store, and how far its request-path copy trails committed writes (KV: blocks still to project, docs/kv.md).
+    records: { store: s.store.kind, projection: s.store.projection ? projectionStatus(await s.store.projection.status(origin)) : null },
     // Syncs under way for this site (docs/sync.md).
     syncs: await syncStatus(s.store.sync, origin),
     // Mirrored sitemaps (docs/mirror.md): where each pass is, when it last worked, why it fails.
@@ -87,6 +90,12 @@ export async function siteStatus(s: Services, origin: string) {
     // What Google did with each sitemap (Search Console sitemaps.list, read by the cron; src/gsc/).
     searchConsole: await searchConsoleStatus(s.gsc, s.config.notify.searchConsole !== null, origin, manifest),
   };
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+function projectionStatus(p: ProjectionState) {
+  return { ...p, oldestSince: iso(p.oldestSince), nextRetryAt: iso(p.nextRetryAt) };
 }
 
 export const status: RouteHandler<typeof getStatus, AppEnv> = async (c) => jsonResponse(await siteStatus(c.var.services, c.var.origin), 200, true);

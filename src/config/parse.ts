@@ -1,5 +1,5 @@
 /**
- * From env to the typed Config: every declared variable read once (src/config/variables.ts), then
+ * From env to the typed Config: every declared variable read once (src/config/variables/), then
  * the checks that span several variables.
  *
  * Serving sitemaps and robots.txt reads only the core variables: a bad one throws the first
@@ -8,13 +8,13 @@
  * `Config.disabled`, so a typo in a notification secret never takes the sitemaps down.
  * `checkConfig` lists every problem, for `npm start` and `npm run check-config`.
  */
-import { GSC_TOKEN_URL_DEFAULT, type NotifyConfig, ROBOTS_ORIGIN_URL_DEFAULT } from "../notify/config.ts";
+
 import { ConfigError } from "./error.ts";
 import { type DisabledFeature, featureOrOff } from "./features.ts";
+import { GSC_TOKEN_URL_DEFAULT, type NotifyConfig, ROBOTS_ORIGIN_URL_DEFAULT } from "./notify.ts";
 import type { Config, MirrorConfig, RegenConfig } from "./types.ts";
 import { type Presence, type Variable, isHttpUrl, readVariable } from "./variable.ts";
-import * as v from "./variables.ts";
-import { ACCESS_AUD, ACCESS_TEAM_DOMAIN, GSC_STATUS_INTERVAL } from "./variables-operator.ts";
+import * as v from "./variables/index.ts";
 
 type RawEnv = Readonly<Record<string, unknown>>;
 
@@ -171,8 +171,8 @@ export function parseConfig(env: RawEnv): Config {
   // Read where they are used (the admin API's auth, the cron's Search Console read), each turning
   // only its own feature off when bad; checked here too so that the status and check-config name them.
   featureOrOff(disabled, "admin", () => read(v.ADMIN_TOKEN), null);
-  featureOrOff(disabled, "access-sign-in", () => [read(ACCESS_TEAM_DOMAIN), read(ACCESS_AUD)], null);
-  featureOrOff(disabled, "search-console-status", () => read(GSC_STATUS_INTERVAL), null);
+  featureOrOff(disabled, "access-sign-in", () => [read(v.ACCESS_TEAM_DOMAIN), read(v.ACCESS_AUD)], null);
+  featureOrOff(disabled, "search-console-status", () => read(v.GSC_STATUS_INTERVAL), null);
   return { ...config, disabled };
 }
 

@@ -1,13 +1,13 @@
 /**
  * The typed configuration the Worker reads: built from the declared variables
- * (src/config/variables.ts) by src/config/parse.ts, which type-checks every field against the
+ * (src/config/variables/) by src/config/parse.ts, which type-checks every field against the
  * value its declaration parses to. Word choices come from the declarations themselves.
  */
 import type { SectionRule } from "../core/section-rules.ts";
-import type { NotifyConfig } from "../notify/config.ts";
 import type { DisabledFeature } from "./features.ts";
+import type { NotifyConfig } from "./notify.ts";
 import type { Variable } from "./variable.ts";
-import type { INDEX_LINK_FORM, MANIFEST_STORE, URL_SOURCE } from "./variables.ts";
+import type { INDEX_LINK_FORM, MANIFEST_STORE, URL_SOURCE } from "./variables/sites.ts";
 
 /** The value a declared variable parses to. */
 type ValueOf<V> = V extends Variable<infer T> ? T : never;
@@ -41,7 +41,7 @@ export interface Config {
   syncTtlMs: number;
   /** Mirrors (MIRROR_*): what the cron fetches and syncs, and its bounds. */
   mirror: MirrorConfig;
-  /** IndexNow, ping endpoints, Search Console, robots.txt (types in src/notify/config.ts). */
+  /** IndexNow, ping endpoints, Search Console, robots.txt (types in src/config/notify.ts). */
   notify: NotifyConfig;
   /** Where URL records are read from (URL_SOURCE): D1 table `urls`, or the KV namespace URLS (docs/kv.md). */
   urlSource: ValueOf<typeof URL_SOURCE>;

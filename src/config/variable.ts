@@ -1,6 +1,7 @@
 /**
  * The shape of one environment variable's declaration, the rule builders shared by the
- * declarations (src/config/variables.ts), and the one reader of a variable's value.
+ * declarations (src/config/variables/), and the one reader of a variable's value. What a variable
+ * does is written once, in the README's configuration tables.
  *
  * A value is trimmed first; empty or whitespace-only means unset. A rejected value becomes a
  * ConfigError with the variable's `rule`, or, when a check of its own adds a `custom` issue, that
@@ -23,8 +24,6 @@ export interface Variable<T = unknown, P extends Presence = Presence> {
   readonly unset?: string;
   /** What the value must be: "must …", completing "configuration error: NAME …". */
   readonly rule: string;
-  /** What the variable does (the README's meaning column). */
-  readonly doc: string;
   /** A secret (`wrangler secret put`), not one of wrangler.jsonc's vars. */
   readonly secret: boolean;
 }
@@ -62,7 +61,6 @@ export function variable<T, P extends Presence>(declaration: Declaration<T, P>):
 interface Described<D> {
   name: string;
   default: D;
-  doc: string;
 }
 
 /** A whole number in [min, max] (digits only: no sign, exponent or fraction). */
@@ -73,7 +71,6 @@ export function wholeNumber(d: Described<number> & { min: number; max: number })
     schema: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().min(d.min).max(d.max)),
     default: String(d.default),
     rule: `must be a whole number from ${d.min} to ${d.max}`,
-    doc: d.doc,
   });
 }
 
@@ -85,7 +82,6 @@ export function oneOf<const A extends readonly [string, ...string[]]>(d: Describ
     schema: z.enum(d.allowed),
     default: d.default,
     rule: `must be one of ${d.allowed.map((a) => `"${a}"`).join(", ")}`,
-    doc: d.doc,
   });
 }
 

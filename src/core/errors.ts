@@ -16,7 +16,7 @@ export type ValidationRule =
   | "section-name"
   | "duplicate-loc"
   | "unknown-field"
-  // protocol extensions (src/core/record/extensions/)
+  // protocol extensions (src/core/extensions/)
   | "max-count"
   | "range"
   | "enum"

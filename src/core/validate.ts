@@ -88,13 +88,17 @@ function withWhere(issue: ValidationIssue, index: number | undefined, loc: strin
   return out;
 }
 
-/** The normalised extensions, or undefined when none is present and non-empty. */
-function extensionsOf(data: { images?: unknown[]; videos?: unknown[]; news?: unknown; alternates?: unknown[] }): RecordExtensions | undefined {
+/**
+ * The normalised extensions, or undefined when none is present and non-empty. The entry types are
+ * the schemas' outputs (extensions/types.ts), so no cast joins them.
+ */
+function extensionsOf(data: Pick<RecordInput, keyof RecordExtensions>): RecordExtensions | undefined {
   let ext: RecordExtensions | undefined;
-  if (data.images !== undefined && data.images.length > 0) (ext ??= {}).images = data.images as RecordExtensions["images"];
-  if (data.videos !== undefined && data.videos.length > 0) (ext ??= {}).videos = data.videos as RecordExtensions["videos"];
-  if (data.news !== undefined) (ext ??= {}).news = data.news as RecordExtensions["news"];
-  if (data.alternates !== undefined && data.alternates.length > 0) (ext ??= {}).alternates = data.alternates as RecordExtensions["alternates"];
+  if (data.images !== undefined && data.images.length > 0) (ext ??= {}).images = data.images;
+  if (data.videos !== undefined && data.videos.length > 0) (ext ??= {}).videos = data.videos;
+  // A news entry without a publication never gets here: NewsSchema's check rejects it.
+  if (data.news?.publication !== undefined) (ext ??= {}).news = { ...data.news, publication: data.news.publication };
+  if (data.alternates !== undefined && data.alternates.length > 0) (ext ??= {}).alternates = data.alternates;
   return ext;
 }
 

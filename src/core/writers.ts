@@ -3,7 +3,7 @@
  * nowhere else, so no caller can forget it.
  */
 import { escapeXml, utf8Length } from "./escape.ts";
-import { EXT_ALL, EXT_IMAGE, EXT_VIDEO, EXT_XHTML } from "./extensions/types.ts";
+import { EXT_ALL, EXT_IMAGE, EXT_VIDEO, EXT_XHTML } from "./extensions/kinds.ts";
 import { extensionElements, namespaceDeclarations } from "./extensions/writers.ts";
 import type { SitemapRef, UrlRecord } from "./types.ts";
 

@@ -4,7 +4,7 @@
  * request time (the window moves with the clock), listed in the index only while non-empty, and an
  * empty one is 404, never an empty urlset.
  */
-import { MAX_NEWS_PER_SITEMAP, NEWS_MAX_AGE_MS } from "../core/extensions/types.ts";
+import { MAX_NEWS_PER_SITEMAP, NEWS_MAX_AGE_MS } from "../core/extensions/limits.ts";
 import { Fingerprint } from "../core/fingerprint.ts";
 import type { StoredRecord } from "../core/types.ts";
 import type { NewsStats } from "../store/port.ts";

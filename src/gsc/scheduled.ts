@@ -6,13 +6,14 @@
  * (429, Retry-After honoured) or oversized answer keeps the last good state and backs off like the
  * notifier. Never throws.
  */
+
+import { type SearchConsoleConfig, fillTemplate } from "../config/notify.ts";
 import { readVariable } from "../config/variable.ts";
-import { GSC_STATUS_INTERVAL } from "../config/variables-operator.ts";
-import { type SearchConsoleConfig, fillTemplate } from "../notify/config.ts";
+import { GSC_STATUS_INTERVAL } from "../config/variables/notify.ts";
 import { type Logger, type RunContext, consoleLogger } from "../notify/context.ts";
 import { type Attempt, type Fetcher, attempt, classify, nextAttemptAt } from "../notify/http.ts";
 import { TokenCache } from "../notify/search-console.ts";
-import { type Services, databaseServices } from "../services.ts";
+import type { Services } from "../services-type.ts";
 import { parseSitemapsList } from "./parse.ts";
 import { type GscStatusStore, type ReadState, newReadState } from "./store.ts";
 
@@ -132,14 +133,15 @@ async function readDatabase(s: Services, intervalMs: number, options: GscReadOpt
   return reports;
 }
 
-/** The cron entry, after the notifier. Never throws. */
-export async function readSearchConsoleStatus(env: Env, options: GscReadOptions = {}): Promise<GscReadReport[]> {
+/**
+ * The cron entry, after the notifier, over every D1 database's services. GSC_STATUS_INTERVAL is read
+ * from `env` here, where it is used: a bad value turns only this feature off. Never throws.
+ */
+export async function readSearchConsoleStatus(databases: readonly Services[], env: Env, options: GscReadOptions = {}): Promise<GscReadReport[]> {
   const log = options.log ?? consoleLogger;
   let intervalMs: number;
-  let databases: Services[];
   try {
     intervalMs = readVariable(env, GSC_STATUS_INTERVAL) * 1000;
-    databases = databaseServices(env);
   } catch (error) {
     log.error(`Search Console status is off: ${error instanceof Error ? error.message : String(error)}`);
     return [];

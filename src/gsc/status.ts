@@ -2,7 +2,7 @@
  * The Search Console section of the admin status and the dashboard: per sitemap what Google last
  * reported, flagged when Google has not downloaded it since it changed, or found errors in it.
  */
-import { INDEX_PATH } from "../http/paths.ts";
+import { INDEX_PATH } from "../documents/paths.ts";
 import { type ShardManifest, listedShards } from "../manifest/manifest.ts";
 import type { GscStatusStore, SitemapReport } from "./store.ts";
 

@@ -3,7 +3,7 @@
  * own module so that routers (src/admin, the document routes) import it without importing the app.
  */
 import { createFactory } from "hono/factory";
-import type { Services } from "../services.ts";
+import type { Services } from "../services-type.ts";
 
 export type AppEnv = {
   Bindings: Env;

@@ -5,13 +5,13 @@
  * docs/browser-view.md) instead; every other request gets the document, byte for byte.
  */
 
-import { feedFile, newsFile, textFile, xslFile } from "../formats/routes.ts";
-import { feedView, indexView, newsView, shardView } from "../formats/view/routes.ts";
 import { keyFileResponse } from "../notify/indexnow.ts";
 import { factory } from "./app-env.ts";
 import { parseDocumentPath } from "./document-path.ts";
+import { feedFile, newsFile, textFile, xslFile } from "./formats.ts";
 import { notFound } from "./respond.ts";
 import { indexDocument, shardDocument } from "./sitemap-documents.ts";
+import { feedView, indexView, newsView, shardView } from "./view.ts";
 
 /** Every path under `/sitemap` the parser may accept (the rest, e.g. `/sitemap-admin/…`, is parsed to null). */
 export const DOCUMENT_ROUTE = "/:document{sitemap.+}";

@@ -7,8 +7,8 @@
 import type { CacheConfig } from "../config.ts";
 import { httpDate } from "../core/datetime-format.ts";
 import { Fingerprint } from "../core/fingerprint.ts";
+import type { ShardFile } from "../documents/paths.ts";
 import type { Representation } from "./encoding.ts";
-import type { ShardFile } from "./paths.ts";
 
 /** What the headers of a document derive from. */
 export interface DocumentHeaderFields {
@@ -79,7 +79,7 @@ export function documentHeaders(doc: DocumentHeaderFields, representation: Repre
 }
 
 /**
- * Headers of a live render whose rows moved past the document's version (src/cache/serve.ts): the
+ * Headers of a live render whose rows moved past the document's version (src/http/cache/serve.ts): the
  * same body headers, but no ETag or Last-Modified (they would name the version's bytes, not these)
  * and `no-store`, so no cache keeps them; the next regeneration gives the document a new version.
  */

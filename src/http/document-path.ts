@@ -1,11 +1,11 @@
 /**
  * The one parser of document paths: every `/sitemap…` path the Worker serves a document at, as one
  * union, so that one dispatch (src/http/dispatch.ts) switches on it instead of routes falling
- * through to each other in registration order. The inverse builders are in src/http/paths.ts.
+ * through to each other in registration order. The inverse builders are in src/documents/paths.ts.
  */
 import { SECTION_PATTERN } from "../core/limits.ts";
+import { FEED_PATH, INDEX_PATH, type ShardFile, XSL_PATH } from "../documents/paths.ts";
 import { keyFilePath } from "../notify/indexnow.ts";
-import { FEED_PATH, INDEX_PATH, type ShardFile, XSL_PATH } from "./paths.ts";
 
 export type DocumentPath =
   | { kind: "index" }

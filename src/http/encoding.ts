@@ -1,5 +1,5 @@
 /** Content negotiation for gzip: which of a document's three representations a request gets. */
-import type { ShardFile } from "./paths.ts";
+import type { ShardFile } from "../documents/paths.ts";
 
 /** `xml` identity, `xml` gzip-encoded, or the `.xml.gz` file: three representations, three ETags. */
 export type Representation = "identity" | "gzip" | "file";

@@ -1,9 +1,9 @@
 /** What document handlers take from a request's Hono context: after-work, serving context, manifest. */
 import type { Context } from "hono";
-import { requestManifest } from "../cache/manifest-cache.ts";
-import type { ServeContext } from "../cache/serve.ts";
+import { requestManifest } from "../manifest/location-cache.ts";
 import { type ShardEntry, type ShardManifest, findShard } from "../manifest/manifest.ts";
 import type { AppEnv } from "./app-env.ts";
+import type { ServeContext } from "./cache/serve.ts";
 import { notFound } from "./respond.ts";
 
 export function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => void {
@@ -15,7 +15,7 @@ export function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => 
   }
 }
 
-/** How sitemap documents are served (src/cache/serve.ts): this request, config, snapshots, after-work. */
+/** How sitemap documents are served (src/http/cache/serve.ts): this request, config, snapshots, after-work. */
 export function serveContext(c: Context<AppEnv>): ServeContext {
   return { request: c.req.raw, config: c.var.services.config, snapshots: c.var.services.snapshots, waitUntil: waitUntilOf(c) };
 }

@@ -1,13 +1,12 @@
 /** The sitemap index and its shards, as served by the document dispatch (src/http/dispatch.ts). */
 import type { Context } from "hono";
-import { indexCacheTags, shardCacheTags } from "../cache/headers.ts";
-import { serveDocument } from "../cache/serve.ts";
+import { indexCacheTags, shardCacheTags } from "../documents/cache-tags.ts";
+import { INDEX_PATH, type ShardFile, shardPath } from "../documents/paths.ts";
 import { type ShardEntry, type ShardManifest, listedShards } from "../manifest/manifest.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../services-type.ts";
 import { indexExtras, indexMeta, renderIndex, renderShard } from "../sitemaps.ts";
-import { indexSnapshotKey } from "../snapshots/store.ts";
 import type { AppEnv } from "./app-env.ts";
-import { INDEX_PATH, type ShardFile, shardPath } from "./paths.ts";
+import { serveDocument } from "./cache/serve.ts";
 import { manifestFor, serveContext, shardFor } from "./request-context.ts";
 import { notFound } from "./respond.ts";
 
@@ -20,8 +19,9 @@ export async function indexDocument(c: Context<AppEnv>): Promise<Response> {
   // News sitemaps (listed only while non-empty) and the feed: docs/extensions.md.
   const extras = await indexExtras(s, manifest);
   const meta = indexMeta(manifest, extras);
-  // The cron's index snapshot is keyed by the index version; it serves only while that still holds.
-  const snapshot = manifest.snapshot === indexSnapshotKey(origin, meta.version) ? manifest.snapshot : null;
+  // The cron's index snapshot holds one index version; it serves only while that is still this index's.
+  const held = manifest.snapshot && s.snapshots?.holds(manifest.snapshot, { kind: "index", origin, version: meta.version });
+  const snapshot = held ? manifest.snapshot : null;
   return serveDocument(serveContext(c), {
     origin,
     path: INDEX_PATH,

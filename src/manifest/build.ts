@@ -1,5 +1,5 @@
 /** Builds (or updates) a site's manifest with one keyset walk over its records. */
-import { EXT_ALL } from "../core/extensions/types.ts";
+import { EXT_ALL } from "../core/extensions/kinds.ts";
 import { urlsetOverheadBytes } from "../core/writers.ts";
 import type { RecordReader } from "../store/port.ts";
 import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest, manifestVersion } from "./manifest.ts";

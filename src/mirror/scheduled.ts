@@ -1,5 +1,5 @@
 /** The cron entry of mirrors: every MIRROR_SITEMAPS URL, within one record budget per run. Never throws. */
-import { type Services, databaseServices } from "../services.ts";
+import type { Services } from "../services-type.ts";
 import { shownUrl } from "./failure.ts";
 import { type MirrorOutcome, runMirror } from "./run.ts";
 import { newMirrorState } from "./store.ts";
@@ -14,15 +14,9 @@ function ownerOf(url: string, databases: readonly Services[]): Services | undefi
   return databases.find((s) => s.config.sites.has(origin)) ?? databases[0];
 }
 
-export async function mirrorAll(env: Env, now = Date.now()): Promise<Map<string, MirrorOutcome>> {
+/** Mirrors every MIRROR_SITEMAPS URL into the database of its site (one services object per D1 database). */
+export async function mirrorAll(databases: readonly Services[], now = Date.now()): Promise<Map<string, MirrorOutcome>> {
   const outcomes = new Map<string, MirrorOutcome>();
-  let databases: Services[];
-  try {
-    databases = databaseServices(env);
-  } catch (err) {
-    console.error("mirrors skipped:", err instanceof Error ? err.message : err);
-    return outcomes;
-  }
   const urls = databases[0]?.config.mirror.urls ?? [];
   const budget = { records: databases[0]?.config.mirror.maxRecordsPerRun ?? 0 };
   for (const url of urls) {

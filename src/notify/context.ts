@@ -1,7 +1,7 @@
 /** What one notification run shares between its targets. */
 
+import type { NotifyConfig } from "../config/notify.ts";
 import type { ChangeFeed } from "../store/port.ts";
-import type { NotifyConfig } from "./config.ts";
 import type { Fetcher, OutcomeKind } from "./http.ts";
 import type { NotifyStateStore } from "./store.ts";
 

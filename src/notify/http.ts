@@ -3,7 +3,7 @@
  * the redaction of secrets, the classification of answers and the backoff. `fetch` is injected so
  * tests (and the e2e harness) replace only the network.
  */
-import { readCapped } from "../http/read-capped.ts";
+import { readCapped } from "../outbound/read-capped.ts";
 
 export type Fetcher = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 

@@ -4,7 +4,7 @@
  * request. The engine fetches the key file from `keyLocation` to verify the key; the file sits
  * in the root directory (under the Worker's `/sitemap*` route), so it covers the whole host.
  */
-import type { IndexNowConfig } from "./config.ts";
+import type { IndexNowConfig } from "../config/notify.ts";
 import type { RunContext, TargetReport } from "./context.ts";
 import { attempt, classify, nextAttemptAt } from "./http.ts";
 import { CURSOR_END_OF_STAMP, type TargetState, due, failed, newState, succeeded } from "./store.ts";

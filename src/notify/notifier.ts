@@ -6,7 +6,6 @@
  * A target's trouble never stops the others, and the notifier never throws.
  */
 import type { Config } from "../config.ts";
-import { databaseServices } from "../services.ts";
 import type { ChangeFeed } from "../store/port.ts";
 import { type Logger, type RunContext, type TargetReport, consoleLogger } from "./context.ts";
 import type { Fetcher } from "./http.ts";
@@ -47,15 +46,8 @@ const anythingConfigured = (config: Config): boolean =>
  * regeneration; it reads the change feed and makes outbound requests. With nothing configured it
  * does nothing at all. Never throws.
  */
-export async function notifyAfterRegeneration(env: Env, options: NotifyOptions = {}): Promise<NotifyReport> {
-  let databases: NotifyServices[];
-  try {
-    databases = databaseServices(env); // one per D1 database (SITE_DATABASES), each with its own sites
-  } catch (error) {
-    const log = options.log ?? consoleLogger;
-    log.error(String(error instanceof Error ? error.message : error));
-    return { ranAt: options.now ?? Date.now(), targets: [] };
-  }
+export async function notifyAfterRegeneration(databases: readonly NotifyServices[], options: NotifyOptions = {}): Promise<NotifyReport> {
+  // `databases`: one services object per D1 database (SITE_DATABASES), each with its own sites.
   const report: NotifyReport = { ranAt: options.now ?? Date.now(), targets: [] };
   for (const s of databases) report.targets.push(...(await notifySites(s, { ...options, now: report.ranAt })).targets);
   return report;

@@ -7,7 +7,7 @@
  * logged and retried with backoff like pings.
  */
 import { sign } from "hono/jwt";
-import { GSC_SCOPE, type SearchConsoleConfig, fillTemplate } from "./config.ts";
+import { GSC_SCOPE, type SearchConsoleConfig, fillTemplate } from "../config/notify.ts";
 import type { RunContext, TargetReport } from "./context.ts";
 import { type Attempt, attempt, classify, nextAttemptAt, redact } from "./http.ts";
 import { indexUrls } from "./index-urls.ts";

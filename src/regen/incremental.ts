@@ -28,7 +28,7 @@ export async function incremental(
   const { config } = run.deps;
   const horizon = run.now - config.regen.settleSeconds * 1000;
 
-  if (!run.stored || state.cursor === null || state.fingerprint !== fingerprint || full) {
+  if (!run.published || state.cursor === null || state.fingerprint !== fingerprint || full) {
     // A site pass: every shard re-planned and rendered from one read of every row. The change
     // cursor starts at the head as of now (settled), so changes during the pass are seen later.
     const head = (await feed.changes(run.origin, null, 0)).cursor;
@@ -47,7 +47,7 @@ export async function incremental(
     let block = 0;
     for (;;) {
       const page = await feed.changes(run.origin, cursor, CHANGE_PAGE);
-      run.changesRead += page.rows.length;
+      run.counters.changesRead += page.rows.length;
       let stamp = Number.NaN;
       block++;
       for (const row of page.rows) {
@@ -55,12 +55,12 @@ export async function incremental(
         stamp = row.updatedAt;
         if (run.recent.has(row.section, row.key, row.updatedAt)) continue;
         run.recent.add(row.section, row.key, row.updatedAt, -block);
-        const shard = run.working.containing(row.section, row.key);
+        const shard = run.draft.containing(row.section, row.key);
         const key = shard ? shard.entry.firstKey : 0;
         touched.set(`${row.section}\u0000${key}`, [row.section, key]);
       }
       cursor = page.cursor;
-      if (page.done || run.changesRead >= config.regen.maxRows) break;
+      if (page.done || run.counters.changesRead >= config.regen.maxRows) break;
     }
     // The cursor stays a settle window behind: a write stamped before `horizon` may still commit,
     // so changes newer than that are read again next run, and skipped if handled (`recent`).
@@ -80,7 +80,7 @@ export async function incremental(
   const units = new Map<string, [string, number]>();
   for (const [section, key] of state.pending) units.set(`${section}\u0000${key}`, [section, key]);
   if (!state.pass) {
-    for (const s of run.working.all()) {
+    for (const s of run.draft.all()) {
       if (s.urlCount > 0 && !s.snapshot && !waiting(state.failed, `${s.section}-${s.n}`, run.now)) {
         units.set(`${s.section}\u0000${s.firstKey}`, [s.section, s.firstKey]);
       }
@@ -94,9 +94,9 @@ export async function incremental(
       left.push([section, key]);
       continue;
     }
-    const shard = run.working.containing(section, key);
+    const shard = run.draft.containing(section, key);
     const lo = shard ? shard.entry.firstKey : 0;
-    const hi = shard ? shard.end : run.working.entries(section)[0] ? run.working.entries(section)[0]!.firstKey - 1 : undefined;
+    const hi = shard ? shard.end : run.draft.entries(section)[0] ? run.draft.entries(section)[0]!.firstKey - 1 : undefined;
     const id = `${section}\u0000${lo}`;
     if (done.has(id)) continue;
     done.add(id);

@@ -5,14 +5,13 @@
 import type { BuildOptions } from "../manifest/build.ts";
 import { type ShardEntry, type ShardManifest, listedShards, manifestVersion } from "../manifest/manifest.ts";
 import { indexExtras, indexMeta, renderIndex } from "../sitemaps.ts";
-import { indexSnapshotKey } from "../snapshots/store.ts";
 import { describeError } from "./failures.ts";
 import type { Run } from "./run.ts";
 import type { RunSummary } from "./summary.ts";
 
 interface Published {
   manifest: ShardManifest;
-  /** The manifest was saved (anything differs from the stored one). */
+  /** The manifest was saved (anything differs from the one published before). */
   switched: boolean;
 }
 
@@ -30,29 +29,29 @@ function sameShards(a: readonly ShardEntry[], b: readonly ShardEntry[]): boolean
  * changed. An index that could not be stored is published without a snapshot (served live).
  */
 export async function publish(run: Run, build: BuildOptions, summary: RunSummary): Promise<Published> {
-  const { deps, origin, now, stored } = run;
-  const shards = run.working.all();
+  const { deps, origin, now, published } = run;
+  const shards = run.draft.all();
   const version = manifestVersion(shards, build.indexFingerprint);
   const manifest: ShardManifest = { origin, version, builtAt: now, snapshot: null, shards };
-  let indexKey: string | null = null;
+  let indexHandle: string | null = null;
   if (listedShards(manifest).length > 0) {
     const extras = await indexExtras(deps, manifest, now);
     const meta = indexMeta(manifest, extras);
-    const documentKey = indexSnapshotKey(origin, meta.version);
-    // The stored index is this version when its key is this document key (with or without parts).
-    if (stored?.snapshot && (stored.snapshot === documentKey || stored.snapshot.startsWith(`${documentKey}+`))) {
-      indexKey = stored.snapshot;
+    const document = { kind: "index", origin, version: meta.version } as const;
+    // The published index snapshot is kept when it holds this version.
+    if (published?.snapshot && run.snapshots.holds(published.snapshot, document)) {
+      indexHandle = published.snapshot;
     } else {
       try {
-        indexKey = await run.commit(documentKey, meta.version, await run.stage(renderIndex(deps.config, manifest, extras)));
+        indexHandle = await run.snapshots.commit(document, await run.snapshots.stage(renderIndex(deps.config, manifest, extras)));
         summary.indexRendered = true;
       } catch (err) {
         run.failures.push({ document: "index", section: null, key: 0, error: describeError(err) });
       }
     }
   }
-  manifest.snapshot = indexKey;
-  const switched = !stored || stored.version !== version || stored.snapshot !== indexKey || !sameShards(stored.shards, shards);
+  manifest.snapshot = indexHandle;
+  const switched = !published || published.version !== version || published.snapshot !== indexHandle || !sameShards(published.shards, shards);
   if (switched) {
     await deps.manifests.save(manifest);
     summary.published = true;

@@ -3,7 +3,7 @@
  * by Cache-Tag when it is on (`ctx.cache`, docs/caching.md); the per-location Cache API needs
  * nothing, its keys carry the version.
  */
-import { indexCacheTag, shardCacheTag } from "../cache/headers.ts";
+import { indexCacheTag, shardCacheTag } from "../documents/cache-tags.ts";
 import type { ShardManifest } from "../manifest/manifest.ts";
 import type { RunSummary } from "./summary.ts";
 

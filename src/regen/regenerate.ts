@@ -24,6 +24,7 @@ import type { RegenDeps } from "./deps.ts";
 import { nextFailures, waiting } from "./failures.ts";
 import { incremental } from "./incremental.ts";
 import { acquireLease } from "./lease.ts";
+import { ManifestDraft } from "./manifest-draft.ts";
 import { changedShards, publish } from "./publish.ts";
 import { type OnPublished, announcePublished } from "./purge.ts";
 import { Run } from "./run.ts";
@@ -31,7 +32,6 @@ import { collectSnapshots } from "./snapshot-gc.ts";
 import type { Lease } from "./store.ts";
 import { type RunSummary, countInto, logSummary, newSummary } from "./summary.ts";
 import { walk } from "./walk.ts";
-import { Working } from "./working.ts";
 
 interface RegenOptions {
   /** What started the run (logged): "cron", "admin", … */
@@ -59,7 +59,7 @@ export async function regenerateSite(deps: RegenDeps, origin: string, options: R
     return summary;
   } catch (err) {
     summary.error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    if (progress.run) countInto(summary, progress.run);
+    if (progress.run) countInto(summary, progress.run.counters);
     summary.durationMs = clock() - startedAt;
     logSummary(summary);
     await deps.state.recordRun(origin, startedAt, false, summary).catch(() => undefined);
@@ -84,22 +84,22 @@ async function runOnce(
 ): Promise<void> {
   const { store } = deps;
   const state = await deps.state.load(origin);
-  const stored = await deps.manifests.load(origin);
-  summary.previousVersion = stored?.version ?? null;
+  const published = await deps.manifests.load(origin);
+  summary.previousVersion = published?.version ?? null;
   const build = manifestBuildOptions(deps.config, origin);
   const fingerprint = planFingerprint(build);
 
   let run: Run;
   if (store.changes.indexed && store.scan !== null) {
-    run = new Run(deps, origin, now, stored, new Working(stored?.shards ?? []));
+    run = new Run(deps, origin, now, published, new ManifestDraft(published?.shards ?? []));
     progress.run = run;
     await incremental(run, store.changes, store.scan, state, fingerprint, options.full ?? false, summary);
   } else {
     // A change feed that walks the site (KV) or no range scan: re-plan by walking the key rows
     // (one index pass), then render the shards whose version has no snapshot yet.
     summary.mode = "walk";
-    const planned = await buildManifest(store.reader, origin, stored, { ...build, now });
-    run = new Run(deps, origin, now, stored, new Working(planned.shards));
+    const planned = await buildManifest(store.reader, origin, published, { ...build, now });
+    run = new Run(deps, origin, now, published, new ManifestDraft(planned.shards));
     progress.run = run;
     await walk(run, (entry) => waiting(state.failed, `${entry.section}-${entry.n}`, now));
     state.fingerprint = fingerprint;
@@ -110,11 +110,11 @@ async function runOnce(
   if (!(await deps.state.save(origin, lease, { ...state, fingerprint: state.fingerprint }, now))) {
     throw new Error("lost the regeneration lease before saving progress (the run took longer than the lease)");
   }
-  summary.changed = changedShards(stored, manifest);
+  summary.changed = changedShards(published, manifest);
   summary.snapshotsDeleted = await collectSnapshots(run, manifest, switched);
-  if (switched) await announcePublished(options.onPublished, summary, stored, manifest);
+  if (switched) await announcePublished(options.onPublished, summary, published, manifest);
 
-  countInto(summary, run);
+  countInto(summary, run.counters);
   summary.pendingShards = state.pending.length;
   summary.passPending = state.pass !== null;
   summary.failed = run.failures.map(({ document, error }) => ({ document, error }));

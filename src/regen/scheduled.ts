@@ -1,5 +1,5 @@
 /** The cron entry of the regeneration: every configured site, one after the other. */
-import { type Services, databaseServices } from "../services.ts";
+import type { Services } from "../services-type.ts";
 import type { RegenDeps } from "./deps.ts";
 import { RegenBusyError } from "./lease.ts";
 import { purgeChanged } from "./purge.ts";
@@ -12,15 +12,11 @@ export function regenDeps(s: Services): RegenDeps | null {
   return { config: s.config, store: s.store, manifests: s.manifests, snapshots: s.snapshots, state: s.regen };
 }
 
-/** Regenerates every site; a failing site is logged and the others still run. Never throws. */
-export async function regenerateAll(env: Env, ctx?: unknown, trigger = "cron"): Promise<RunSummary[]> {
-  let databases: Services[];
-  try {
-    databases = databaseServices(env); // one per D1 database (SITE_DATABASES), each with its own sites
-  } catch (err) {
-    console.error("regeneration skipped:", err instanceof Error ? err.message : err);
-    return [];
-  }
+/**
+ * Regenerates every site of `databases` (one services object per D1 database, SITE_DATABASES, each
+ * with its own sites); a failing site is logged and the others still run. Never throws.
+ */
+export async function regenerateAll(databases: readonly Services[], ctx?: unknown, trigger = "cron"): Promise<RunSummary[]> {
   const summaries: RunSummary[] = [];
   for (const s of databases) {
     const deps = regenDeps(s);

@@ -1,5 +1,5 @@
 /** The structured summary of one run: built as the run goes, logged, kept for GET /sitemap-admin/status. */
-import type { Run } from "./run.ts";
+import type { RunCounters } from "./counters.ts";
 
 /** Structured summary of one run (logged, kept for GET /sitemap-admin/status). */
 export interface RunSummary {
@@ -76,7 +76,7 @@ export function logSummary(summary: RunSummary): void {
 }
 
 /** Copies a run's counters into its summary. */
-export function countInto(summary: RunSummary, run: Run): void {
+export function countInto(summary: RunSummary, run: RunCounters): void {
   summary.shardsChecked = run.shardsChecked;
   summary.shardsRendered = run.shardsRendered;
   summary.shardsUnchanged = run.shardsUnchanged;

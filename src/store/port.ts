@@ -127,10 +127,10 @@ export interface ChangePage {
  */
 export interface ChangeFeed {
   /**
-   * true (D1): a read costs the changes it returns (an index on change stamps) and section moves
-   * appear as `moved` rows, so regeneration plans from the feed alone. false (KV): every read walks
-   * the whole site and a record that changed section leaves no row in the section it left, so
-   * regeneration re-plans by walking key rows instead (docs/kv.md).
+   * true: a read costs the changes it returns (an index on change stamps) and section moves appear
+   * as `moved` rows, so regeneration plans from the feed alone (D1; KV, whose writer objects keep
+   * the index, docs/kv.md). false: every read walks the whole site, so regeneration re-plans by
+   * walking key rows instead.
    */
   readonly indexed: boolean;
   /** Up to `limit` changes after `after`; `after = null` returns no rows and the cursor of the current head. */
@@ -259,6 +259,29 @@ export interface RecordSync {
   sweep(now: number, keepMs: number): Promise<number>;
 }
 
+/**
+ * Where a store's request-path copy trails its committed writes (KV: each site's writer object
+ * commits a batch in its SQLite, then projects it to KV; docs/kv.md "Projection").
+ */
+export interface ProjectionState {
+  /** Blocks and values whose request-path copy is behind the committed records. */
+  pending: number;
+  /** Since when (ms) the oldest of them has been waiting; null when none. */
+  oldestSince: number | null;
+  /** Items whose last write failed (retried with backoff). */
+  failing: number;
+  /** The last failure's message; null when none failed. */
+  lastError: string | null;
+  /** When the next retry is due (ms); null when none failed. */
+  nextRetryAt: number | null;
+  /** The store is still taking over records written before it kept its own copy (writes answer busy meanwhile). */
+  adopting: boolean;
+}
+
+interface Projection {
+  status(origin: string): Promise<ProjectionState>;
+}
+
 /** The port. */
 export interface RecordStore {
   /** "d1" or "kv": for status and logs. */
@@ -272,8 +295,10 @@ export interface RecordStore {
   readonly recent: RecentIndex | null;
   /** One-pass regeneration; null: regeneration reads key rows, then records per shard. */
   readonly scan: RangeScan | null;
-  /** Checked before a live render; null: not checked (KV: its change stamps have no index, see docs/kv.md). */
+  /** Checked before a live render; null: not checked (KV: it would cost a call to the site's writer object per live render, docs/kv.md). */
   readonly freshness: RangeFreshness | null;
   /** Full sync (admin syncs, mirrors); null: the store cannot (KV: docs/sync.md says why). */
   readonly sync: RecordSync | null;
+  /** How far the request-path copy trails committed writes (status); null: it never does (D1 reads what it writes). */
+  readonly projection: Projection | null;
 }

@@ -7,9 +7,9 @@
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { edgeKey } from "../../src/cache/edge.ts";
 import type { StoredRecord } from "../../src/core/types.ts";
 import { VIEW_CACHE_NAME, viewEntryKey } from "../../src/formats/view/view-cache.ts";
+import { edgeKey } from "../../src/http/cache/edge.ts";
 import worker from "../../src/index.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";

@@ -5,8 +5,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { serveDocument } from "../../src/cache/serve.ts";
 import { loadConfig } from "../../src/config.ts";
+import { serveDocument } from "../../src/http/cache/serve.ts";
 import { d1Fixture } from "./fixtures/sources.ts";
 import { call, range, seedSite } from "./support.ts";
 

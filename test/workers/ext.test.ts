@@ -6,7 +6,7 @@
 import { XMLValidator } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
 import { RecordValidationError } from "../../src/core/errors.ts";
-import { EXT_IMAGE, EXT_NEWS, EXT_VIDEO, EXT_XHTML } from "../../src/core/extensions/types.ts";
+import { EXT_IMAGE, EXT_NEWS, EXT_VIDEO, EXT_XHTML } from "../../src/core/extensions/kinds.ts";
 import { services } from "../../src/services.ts";
 import { currentManifest, rebuildManifest } from "../../src/sitemaps.ts";
 import { d1Fixture, sourceFixtures } from "./fixtures/sources.ts";

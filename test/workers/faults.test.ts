@@ -1,7 +1,7 @@
 import { env as baseEnv } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { RENDER_RETRY_AFTER_SECONDS, serveDocument } from "../../src/cache/serve.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
+import { RENDER_RETRY_AFTER_SECONDS, serveDocument } from "../../src/http/cache/serve.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { kvFixture } from "./fixtures/kv.ts";

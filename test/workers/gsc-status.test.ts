@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { parseSitemapsList } from "../../src/gsc/parse.ts";
 import { MAX_LIST_BYTES, readSearchConsoleStatus } from "../../src/gsc/scheduled.ts";
-import { services } from "../../src/services.ts";
+import { databaseServices, services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { type Call, FakeEngine, HOUR, MINUTE, MemoryLog, pages, siteEnv, upsert } from "./notify-support.ts";
 import { call, freshOrigin } from "./support.ts";
@@ -102,7 +102,7 @@ describe("Search Console status", () => {
     // Records changed after Google's last download: flagged.
     const { origin, env } = await site("gsc-status", Date.UTC(2026, 1, 28, 11));
     const engine = google(() => listAnswer(origin));
-    const reports = await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
+    const reports = await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
     expect(reports).toEqual([{ origin, result: "read", status: 200 }]);
     const [list] = listCalls(engine);
     expect(list!.method).toBe("GET");
@@ -135,7 +135,7 @@ describe("Search Console status", () => {
   it("does not flag a sitemap Google downloaded after it changed, nor one without errors", async () => {
     const { origin, env } = await site("gsc-fresh", Date.UTC(2026, 1, 27));
     const engine = google(() => listAnswer(origin, { errors: "0" }));
-    await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
     const [sitemap] = (await statusOf(env, origin)).sitemaps;
     expect(sitemap).toMatchObject({ errors: 0, hasErrors: false, notDownloadedSinceChange: false });
   });
@@ -144,23 +144,27 @@ describe("Search Console status", () => {
     const { origin, env } = await site("gsc-interval", T0 - HOUR, { GSC_STATUS_INTERVAL: "7200" });
     const engine = google(() => listAnswer(origin));
     const log = new MemoryLog();
-    await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log });
-    expect(await readSearchConsoleStatus(env, { now: T0 + HOUR, fetch: engine.fetch, log })).toEqual([{ origin, result: "skipped" }]);
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log });
+    expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + HOUR, fetch: engine.fetch, log })).toEqual([
+      { origin, result: "skipped" },
+    ]);
     expect(listCalls(engine)).toHaveLength(1);
-    await readSearchConsoleStatus(env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log });
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log });
     expect(listCalls(engine)).toHaveLength(2);
   });
 
   it("403: a configuration error, logged without the token; the last good state stays and the read backs off", async () => {
     const { origin, env } = await site("gsc-403", T0 - HOUR);
     const good = google(() => listAnswer(origin));
-    await readSearchConsoleStatus(env, { now: T0, fetch: good.fetch, log: new MemoryLog() });
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: good.fetch, log: new MemoryLog() });
     const later = T0 + 7 * HOUR;
     const refused = google(() =>
       Response.json({ error: { code: 403, message: `User does not have sufficient permission; Bearer ${ACCESS_TOKEN}` } }, { status: 403 }),
     );
     const log = new MemoryLog();
-    expect(await readSearchConsoleStatus(env, { now: later, fetch: refused.fetch, log })).toEqual([{ origin, result: "config", status: 403 }]);
+    expect(await readSearchConsoleStatus(databaseServices(env), env, { now: later, fetch: refused.fetch, log })).toEqual([
+      { origin, result: "config", status: 403 },
+    ]);
     const gsc = await statusOf(env, origin);
     expect(gsc.httpStatus).toBe(403);
     expect(gsc.lastError).toContain("sufficient permission");
@@ -170,7 +174,7 @@ describe("Search Console status", () => {
     for (const text of [...log.lines, JSON.stringify(gsc)]) expect(text).not.toContain(ACCESS_TOKEN);
     expect(log.lines.some((l) => l.startsWith("error configuration error: Search Console status"))).toBe(true);
     // Backing off: no request before the next attempt.
-    await readSearchConsoleStatus(env, { now: later + 30 * MINUTE, fetch: refused.fetch, log });
+    await readSearchConsoleStatus(databaseServices(env), env, { now: later + 30 * MINUTE, fetch: refused.fetch, log });
     expect(listCalls(refused)).toHaveLength(1);
   });
 
@@ -178,19 +182,23 @@ describe("Search Console status", () => {
     const { origin, env } = await site("gsc-429", T0 - HOUR);
     const engine = google(() => new Response("quota", { status: 429, headers: { "Retry-After": "7200" } }));
     const log = new MemoryLog();
-    expect(await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log })).toEqual([{ origin, result: "retry", status: 429 }]);
+    expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log })).toEqual([
+      { origin, result: "retry", status: 429 },
+    ]);
     expect(Date.parse((await statusOf(env, origin)).nextAttempt!)).toBe(T0 + 2 * HOUR);
-    await readSearchConsoleStatus(env, { now: T0 + HOUR, fetch: engine.fetch, log });
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + HOUR, fetch: engine.fetch, log });
     expect(listCalls(engine)).toHaveLength(1);
     engine.respond = (c) => (c.url === TOKEN_URL ? Response.json({ access_token: ACCESS_TOKEN }) : listAnswer(origin));
-    expect(await readSearchConsoleStatus(env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log })).toEqual([{ origin, result: "read", status: 200 }]);
+    expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log })).toEqual([
+      { origin, result: "read", status: 200 },
+    ]);
     const gsc = await statusOf(env, origin);
     expect(gsc).toMatchObject({ httpStatus: 200, lastError: null, nextAttempt: null });
   });
 
   it("a 5 MB answer is refused at the cap, read no further, and the last good state stays", async () => {
     const { origin, env } = await site("gsc-huge", T0 - HOUR);
-    await readSearchConsoleStatus(env, { now: T0, fetch: google(() => listAnswer(origin)).fetch, log: new MemoryLog() });
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: google(() => listAnswer(origin)).fetch, log: new MemoryLog() });
     let pulled = 0;
     const CHUNK = 64 * 1024;
     const huge = (): Response => {
@@ -205,7 +213,9 @@ describe("Search Console status", () => {
     };
     const log = new MemoryLog();
     const later = T0 + 7 * HOUR;
-    expect(await readSearchConsoleStatus(env, { now: later, fetch: google(huge).fetch, log })).toEqual([{ origin, result: "retry", status: 200 }]);
+    expect(await readSearchConsoleStatus(databaseServices(env), env, { now: later, fetch: google(huge).fetch, log })).toEqual([
+      { origin, result: "retry", status: 200 },
+    ]);
     expect(pulled).toBeLessThanOrEqual(MAX_LIST_BYTES + 4 * CHUNK);
     const gsc = await statusOf(env, origin);
     expect(gsc.lastError).toBe(`answer over ${MAX_LIST_BYTES} bytes: not read`);
@@ -216,15 +226,23 @@ describe("Search Console status", () => {
   it("a token endpoint that refuses is a failed read; nothing is read without GSC_SERVICE_ACCOUNT or with a bad interval", async () => {
     const { origin, env } = await site("gsc-token", T0 - HOUR);
     const engine = new FakeEngine(() => Response.json({ error: "invalid_grant" }, { status: 400 }));
-    expect(await readSearchConsoleStatus(env, { now: T0, fetch: engine.fetch, log: new MemoryLog() })).toEqual([
+    expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() })).toEqual([
       { origin, result: "config", status: 400 },
     ]);
     expect((await statusOf(env, origin)).lastError).toMatch(/^access token: HTTP 400/);
 
     const off = new FakeEngine();
-    expect(await readSearchConsoleStatus(siteEnv(freshOrigin("gsc-off")), { now: T0, fetch: off.fetch })).toEqual([]);
+    expect(
+      await readSearchConsoleStatus(databaseServices(siteEnv(freshOrigin("gsc-off"))), siteEnv(freshOrigin("gsc-off")), { now: T0, fetch: off.fetch }),
+    ).toEqual([]);
     const log = new MemoryLog();
-    expect(await readSearchConsoleStatus({ ...env, GSC_STATUS_INTERVAL: "soon" } as Env, { now: T0 + 9 * HOUR, fetch: off.fetch, log })).toEqual([]);
+    expect(
+      await readSearchConsoleStatus(databaseServices({ ...env, GSC_STATUS_INTERVAL: "soon" } as Env), { ...env, GSC_STATUS_INTERVAL: "soon" } as Env, {
+        now: T0 + 9 * HOUR,
+        fetch: off.fetch,
+        log,
+      }),
+    ).toEqual([]);
     expect(off.calls).toHaveLength(0);
     expect(log.lines.join("\n")).toMatch(/GSC_STATUS_INTERVAL must be a whole number/);
     const statusOff = await statusOf(siteEnv(origin), origin);

@@ -3,8 +3,8 @@
  * and weak comparison, taking precedence over If-Modified-Since; 304 with validators and no body.
  */
 import { describe, expect, it } from "vitest";
-import { ifNoneMatchMatches, isNotModified, parseEntityTags, parseHttpDate } from "../../src/cache/conditional.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
+import { ifNoneMatchMatches, isNotModified, parseEntityTags, parseHttpDate } from "../../src/http/cache/conditional.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { newSite, write } from "./regen-support.ts";

@@ -1,29 +1,21 @@
 /**
- * KV as the record source: the writer's contract (stable keys, change stamps, tombstones, moves,
- * overflow, interrupted batches), the layout's reads (sparse ranges, bad data), the manifest in KV,
- * config, and KV operation counts per request (counted through a proxy on the real binding).
+ * KV as the record source: the writer's contract through each site's writer object (stable keys,
+ * change stamps, tombstones, moves, overflow), its projection to KV (only changed blocks written,
+ * an interrupted projection finished), adoption of a bulk-loaded namespace, the layout's reads
+ * (sparse ranges, bad data), the change feed and news/feed indexes of the object, the manifest in
+ * KV, config, and KV operation counts per request (counted through a proxy on the real binding).
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
 import { kvBulkEntries } from "../../src/adapters/kv/bulk.ts";
-import { KvChangeFeed } from "../../src/adapters/kv/change-feed.ts";
-import {
-  type BlockEntry,
-  blockName,
-  bucketOfHash,
-  counterName,
-  idOfHash,
-  indexName,
-  listBlockNames,
-  locHash,
-  overflowName,
-  sitePrefix,
-} from "../../src/adapters/kv/layout.ts";
+import { type BlockEntry, blockName, counterName, listBlockNames, manifestName, overflowName, sitePrefix } from "../../src/adapters/kv/layout.ts";
 import { KvManifestStore } from "../../src/adapters/kv/manifest-store.ts";
+import { KvObjectChangeFeed } from "../../src/adapters/kv/object-feed.ts";
 import { KvRecordReader } from "../../src/adapters/kv/reader.ts";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
-import { KvRecordWriter } from "../../src/adapters/kv/writer.ts";
+import { KvWriterClient } from "../../src/adapters/kv/writer-client.ts";
+import type { ValidRecord } from "../../src/core/validate.ts";
 import { urlElement } from "../../src/core/writers.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
@@ -31,6 +23,7 @@ import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import type { FoundRecord, KeyRow } from "../../src/store/port.ts";
 import { countingKv, failingKv, totalOps } from "./fixtures/kv-ops.ts";
+import { kvWriters, objectStatus, objectUsesKv, settled } from "./support/kv-objects.ts";
 import { call, freshOrigin, locsOf, range, validRecords } from "./support.ts";
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -54,34 +47,54 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-/** A loc's stored record, read back through the loc index. */
+const reader = (kv: KVNamespace = env.URLS): KvRecordReader => new KvRecordReader(kv, kvWriters());
+
+/** A loc's stored record, asked of its site's writer object. */
 function find(loc: string): Promise<FoundRecord | null> {
-  return new KvRecordReader(env.URLS).find(loc);
+  return reader().find(loc);
 }
 
 async function keyRows(origin: string): Promise<KeyRow[]> {
-  return all(new KvRecordReader(env.URLS).keyRows(origin));
+  return all(reader().keyRows(origin));
 }
 
 async function liveLocs(origin: string, section: string, firstKey = 0, lastKey = 1e12 - 1): Promise<string[]> {
-  return (await allRecords(new KvRecordReader(env.URLS).recordPages({ origin, section, firstKey, lastKey }))).map((r) => r.loc);
+  return (await allRecords(reader().recordPages({ origin, section, firstKey, lastKey }))).map((r) => r.loc);
 }
 
-describe("KvRecordWriter", () => {
+/** The Worker's writer (each site's object), waiting after each batch until its projection has reached KV. */
+function kvWriter() {
+  const client = new KvWriterClient(kvWriters());
+  const origins = (locs: readonly string[]) => new Set(locs.map((loc) => new URL(loc).origin));
+  return {
+    async upsert(records: readonly ValidRecord[], now?: number) {
+      const result = await client.upsert(records, now);
+      for (const origin of origins(records.map((r) => r.loc))) await settled(origin);
+      return result;
+    },
+    async delete(locs: readonly string[], now?: number) {
+      const result = await client.delete(locs, now);
+      for (const origin of origins(locs.filter((l) => URL.canParse(l)))) await settled(origin);
+      return result;
+    },
+  };
+}
+
+describe("the KV writer objects", () => {
   it("assigns keys once per loc, in input order, and moves change stamps only on real change", async () => {
     const origin = freshOrigin("kvw");
     const e = kvEnv(origin);
-    const writer = new KvRecordWriter(env.URLS);
+    const writer = kvWriter();
     const records = validRecords(
       e,
       range(5).map((i) => ({ loc: `${origin}/p/${i}`, lastmod: "2025-01-01" })),
     );
-    expect(await writer.upsert(records, T0)).toMatchObject({ inserted: 5, updated: 0, unchanged: 0, atomic: false });
+    expect(await writer.upsert(records, T0)).toMatchObject({ inserted: 5, updated: 0, unchanged: 0, atomic: true });
     expect((await keyRows(origin)).map((r) => [r.key, r.updatedAt])).toEqual(range(5, 1).map((k) => [k, T0]));
 
     // Same batch again: nothing written, nothing stamped.
     const again = await writer.upsert(records, T1);
-    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 5, atomic: false, writes: 0 });
+    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 5, atomic: true, writes: 0 });
 
     // One real change: only its stamp moves; its key stays.
     const changed = validRecords(e, [
@@ -95,38 +108,56 @@ describe("KvRecordWriter", () => {
     // New locs get larger keys than every existing one.
     await writer.upsert(validRecords(e, [{ loc: `${origin}/new` }]), T1);
     expect((await find(`${origin}/new`))?.key).toBe(6);
-    expect(await env.URLS.get(counterName(origin))).toBe("7");
+    // The loc index and the counter live in the object: KV holds only what readers read (blocks).
+    const siteKeys = (await env.URLS.list()).keys.map((k) => k.name).filter((name) => name.includes(origin));
+    expect(siteKeys.length).toBeGreaterThan(0);
+    expect(siteKeys.every((name) => name.startsWith(sitePrefix(origin)))).toBe(true);
   });
 
-  it("stays within the per-invocation operation budget for a batch, counting its own operations", async () => {
+  it("projects only the blocks a batch changed, and never reads KV to decide a write", async () => {
     const origin = freshOrigin("kvops");
     const e = kvEnv(origin);
     const counted = countingKv(env.URLS);
-    const writer = new KvRecordWriter(counted.kv);
-    const first = await writer.upsert(validRecords(e, demoSection(origin, "pages", 1_000)), T0);
-    expect(first.operations).toBe(totalOps(counted.counts));
-    expect(first.operations).toBeLessThanOrEqual(280);
-    counted.reset();
-    const changed = demoSection(origin, "pages", 10, 500).map((r) => ({ ...r, lastmod: "2026-01-01" }));
-    const second = await writer.upsert(validRecords(e, changed), T1);
-    expect(second).toMatchObject({ updated: 10 });
-    expect(second.operations).toBe(totalOps(counted.counts));
-    expect(second.operations).toBeLessThanOrEqual(16);
+    const restore = await objectUsesKv(origin, counted.kv);
+    try {
+      const writer = kvWriter();
+      await writer.upsert(validRecords(e, demoSection(origin, "pages", 1_000)), T0);
+      // Adopting the empty site: one list, one read of an earlier version's counter; then keys
+      // 1–1,000 are blocks 0 and 1: two puts.
+      expect(counted.counts).toEqual({ list: 1, get: 1, put: 2, getWithMetadata: 0, delete: 0 });
+      counted.reset();
+      // 10 changes, keys 991–1,000, in blocks 0 and 1: two puts, no read.
+      const changed = demoSection(origin, "pages", 10, 990).map((r) => ({ ...r, lastmod: "2026-01-01" }));
+      expect(await writer.upsert(validRecords(e, changed), T1)).toMatchObject({ updated: 10, writes: 10 });
+      expect(counted.counts).toEqual({ get: 0, getWithMetadata: 0, list: 0, put: 2, delete: 0 });
+      counted.reset();
+      // A batch that changes nothing writes nothing.
+      expect(await writer.upsert(validRecords(e, changed), T2)).toMatchObject({ unchanged: 10, writes: 0 });
+      expect(totalOps(counted.counts)).toBe(0);
+    } finally {
+      await restore();
+    }
+  });
 
-    // A batch that would pass the budget is refused before its first write.
-    const other = freshOrigin("kvbudget");
-    const tooBig = validRecords(kvEnv(other), demoSection(other, "pages", 1_000));
-    await expect(new KvRecordWriter(env.URLS, { maxOperations: 100 }).upsert(tooBig, T0)).rejects.toThrow(
-      /^this batch needs \d+ KV operations, more than the 100 one Worker invocation may use; nothing was written/,
+  it("accepts a batch that touches more blocks than one invocation may write, and projects it over several passes", async () => {
+    const origin = freshOrigin("kvwide");
+    const e = kvEnv(origin);
+    // One section per record: 800 blocks, more KV writes than one pass makes (400).
+    const records = validRecords(
+      e,
+      range(800).map((i) => ({ loc: `${origin}/s/${i}`, section: `s${i}` })),
     );
-    expect((await env.URLS.list({ prefix: sitePrefix(other) })).keys).toEqual([]);
-    expect(await env.URLS.get(counterName(other))).toBeNull();
+    const result = await new KvWriterClient(kvWriters()).upsert(records, T0);
+    expect(result).toMatchObject({ inserted: 800, atomic: true });
+    await settled(origin, 30_000);
+    expect((await env.URLS.list({ prefix: sitePrefix(origin) })).keys).toHaveLength(800);
+    expect(await liveLocs(origin, "s799")).toEqual([`${origin}/s/799`]);
   });
 
   it("tombstones deletions, counts them like D1, and brings a loc back under its old key", async () => {
     const origin = freshOrigin("kvd");
     const e = kvEnv(origin);
-    const writer = new KvRecordWriter(env.URLS);
+    const writer = kvWriter();
     await writer.upsert(
       validRecords(
         e,
@@ -136,8 +167,8 @@ describe("KvRecordWriter", () => {
     );
 
     const del = await writer.delete([`${origin}/p/1`, `${origin}/p/1`, `${origin}/nope`, "not a url"], T1);
-    expect(del).toMatchObject({ deleted: 1, alreadyDeleted: 0, notFound: 2, atomic: false });
-    expect(await writer.delete([`${origin}/p/1`], T2)).toMatchObject({ deleted: 0, alreadyDeleted: 1, atomic: false, writes: 0 });
+    expect(del).toMatchObject({ deleted: 1, alreadyDeleted: 0, notFound: 2, atomic: true });
+    expect(await writer.delete([`${origin}/p/1`], T2)).toMatchObject({ deleted: 0, alreadyDeleted: 1, atomic: true, writes: 0 });
 
     expect(await liveLocs(origin, "pages")).toEqual([0, 2, 3].map((i) => `${origin}/p/${i}`));
     // The walk still sees the tombstone, with the deletion time (a removal changes its shard).
@@ -151,7 +182,7 @@ describe("KvRecordWriter", () => {
   it("moves a record to another section under the same key, never listing it twice", async () => {
     const origin = freshOrigin("kvm");
     const e = kvEnv(origin);
-    const writer = new KvRecordWriter(env.URLS);
+    const writer = kvWriter();
     await writer.upsert(
       validRecords(
         e,
@@ -173,7 +204,7 @@ describe("KvRecordWriter", () => {
     const e = kvEnv(origin);
     const images = range(40).map((i) => ({ loc: `https://cdn.example/${"img".repeat(30)}/${i}.jpg` }));
     const records = validRecords(e, [{ loc: `${origin}/gallery`, images }, { loc: `${origin}/plain` }]);
-    await new KvRecordWriter(env.URLS).upsert(records, T0);
+    await kvWriter().upsert(records, T0);
 
     const block = JSON.parse((await env.URLS.get(blockName(origin, "pages", 0)))!) as BlockEntry[];
     expect(block[0]).toMatchObject({ k: 1, v: 1, x: 1, loc: `${origin}/gallery` });
@@ -189,18 +220,18 @@ describe("KvRecordWriter", () => {
     expect(locsOf(xml).filter((l) => l.startsWith(origin))).toEqual([`${origin}/gallery`, `${origin}/plain`]);
 
     // Shrinking it back inline removes the overflow key.
-    await new KvRecordWriter(env.URLS).upsert(validRecords(e, [{ loc: `${origin}/gallery` }]), T1);
+    await kvWriter().upsert(validRecords(e, [{ loc: `${origin}/gallery` }]), T1);
     expect(await env.URLS.get(overflowName(origin, "pages", 1))).toBeNull();
     expect((JSON.parse((await env.URLS.get(blockName(origin, "pages", 0)))!) as BlockEntry[])[0]).not.toHaveProperty("v");
   });
 
-  it("converges to the same state when a batch is interrupted after any number of writes and retried", async () => {
+  it("converges to the same state when the projection of a batch fails after any number of KV writes", async () => {
     const seed = async (origin: string): Promise<void> => {
       const records = validRecords(
         kvEnv(origin),
         range(6).map((i) => ({ loc: `${origin}/p/${i}`, section: i < 3 ? "blog" : "pages" })),
       );
-      await new KvRecordWriter(env.URLS).upsert(records, T0);
+      await kvWriter().upsert(records, T0);
     };
     // The batch: 2 moves, 1 change, 2 new locs. Count its writes once on a clean run.
     const batch = (origin: string) =>
@@ -213,12 +244,12 @@ describe("KvRecordWriter", () => {
       ]);
     const clean = freshOrigin("kvc");
     await seed(clean);
-    const { writes } = await new KvRecordWriter(env.URLS).upsert(batch(clean), T1);
+    await kvWriter().upsert(batch(clean), T1);
     /** Every live record as loc → key, section, stamp; new locs' keys only checked to be new. */
     const state = async (origin: string) => {
       const records = [
-        ...(await allRecords(new KvRecordReader(env.URLS).recordPages({ origin, section: "blog", firstKey: 0, lastKey: 1e6 }))),
-        ...(await allRecords(new KvRecordReader(env.URLS).recordPages({ origin, section: "pages", firstKey: 0, lastKey: 1e6 }))),
+        ...(await allRecords(reader().recordPages({ origin, section: "blog", firstKey: 0, lastKey: 1e6 }))),
+        ...(await allRecords(reader().recordPages({ origin, section: "pages", firstKey: 0, lastKey: 1e6 }))),
       ];
       expect(records.filter((r) => r.loc.includes("/n/")).every((r) => r.key > 6)).toBe(true);
       expect(await keyRows(origin)).toHaveLength(8);
@@ -228,52 +259,47 @@ describe("KvRecordWriter", () => {
     };
     const expected = await state(clean);
     expect(expected.map((r) => r.loc)).toEqual(["/n/1", "/n/2", "/p/0", "/p/1", "/p/2", "/p/3", "/p/4", "/p/5"]);
-    expect(writes).toBeGreaterThan(4);
 
-    for (let allowed = 0; allowed < writes; allowed++) {
+    for (let allowed = 0; allowed < 4; allowed++) {
       const origin = freshOrigin("kvi");
       await seed(origin);
-      await expect(new KvRecordWriter(failingKv(env.URLS, allowed), { concurrency: 1 }).upsert(batch(origin), T1)).rejects.toThrow(/injected/);
-      await new KvRecordWriter(env.URLS).upsert(batch(origin), T1);
-      // Every loc live exactly once, with the keys, sections and stamps of the uninterrupted run
-      // (a new loc whose reserved key was lost before its index entry gets the next key: a gap).
-      expect(await state(origin), `interrupted after ${allowed} writes`).toEqual(expected);
+      // The projection of the batch fails after `allowed` KV writes; the batch itself is committed.
+      const restore = await objectUsesKv(origin, failingKv(env.URLS, allowed));
+      expect(await new KvWriterClient(kvWriters()).upsert(batch(origin), T1)).toMatchObject({ inserted: 2, updated: 3 });
+      const stuck = await objectStatus(origin);
+      await restore();
+      // Whatever the failed pass left, the retried projection ends in the state of the uninterrupted run.
+      await settled(origin);
+      expect(await state(origin), `projection interrupted after ${allowed} writes (status then: ${JSON.stringify(stuck)})`).toEqual(expected);
     }
   });
 
-  it("derives the counter from the blocks when it is missing, and survives a 64-bit hash-id collision", async () => {
+  it("adopts a site written by an earlier version: keys continue past its blocks and its counter", async () => {
     const origin = freshOrigin("kvx");
     const e = kvEnv(origin);
-    const writer = new KvRecordWriter(env.URLS);
-    await writer.upsert(
+    // What an earlier version left: blocks, a counter ahead of them (a reserved key never used).
+    for (const entry of kvBulkEntries(
       validRecords(
         e,
         range(3).map((i) => ({ loc: `${origin}/p/${i}` })),
       ),
-      T0,
-    );
-    await env.URLS.delete(counterName(origin));
-    await writer.upsert(validRecords(e, [{ loc: `${origin}/after` }]), T0);
-    expect((await find(`${origin}/after`))?.key).toBe(4);
-
-    // Point another loc's index entry at key 1 (as if its hash id equalled /p/0's).
-    const other = `${origin}/collides`;
-    const hash = locHash(other);
-    const name = indexName(origin, bucketOfHash(hash));
-    const bucket = JSON.parse((await env.URLS.get(name)) ?? "{}") as Record<string, unknown[]>;
-    bucket[idOfHash(hash)] = [1, "pages"];
-    await env.URLS.put(name, JSON.stringify(bucket));
-    expect(await writer.upsert(validRecords(e, [{ loc: other }]), T1)).toMatchObject({ inserted: 1 });
-    expect((await find(other))?.key).toBe(5);
-    expect(await find(`${origin}/p/0`)).toMatchObject({ key: 1, updatedAt: T0 });
-    expect(JSON.parse((await env.URLS.get(name))!)[idOfHash(hash)]).toEqual([5, "pages", 1, "pages"]);
+      { stampOf: () => T0 },
+    )) {
+      await env.URLS.put(entry.key, entry.value, entry.metadata ? { metadata: entry.metadata } : {});
+    }
+    await env.URLS.put(counterName(origin), "9");
+    const writer = kvWriter();
+    expect(await writer.upsert(validRecords(e, [{ loc: `${origin}/p/1` }, { loc: `${origin}/after` }]), T1)).toMatchObject({ unchanged: 1, inserted: 1 });
+    expect((await find(`${origin}/after`))?.key).toBe(9);
+    expect(await find(`${origin}/p/1`)).toMatchObject({ key: 2, updatedAt: T0 });
+    expect((await keyRows(origin)).map((r) => r.key)).toEqual([1, 2, 3, 9]);
   });
 
-  it("kvBulkEntries builds exactly what the writer writes, so `wrangler kv bulk put` data stays writable", async () => {
+  it("kvBulkEntries builds exactly what the projection writes, and the writer object adopts it: `wrangler kv bulk put` data stays writable", async () => {
     const origin = freshOrigin("kvb");
     const e = kvEnv(origin);
     const records = validRecords(e, [...demoSection(origin, "pages", 1_500), ...demoSection(origin, "blog", 700)]);
-    const entries = await kvBulkEntries(records, { stampOf: (i) => T0 + i });
+    const entries = kvBulkEntries(records, { stampOf: (i) => T0 + i });
     for (const entry of entries) await env.URLS.put(entry.key, entry.value, entry.metadata ? { metadata: entry.metadata } : {});
     // Keys 1–1,500 (pages) and 1,501–2,200 (blog): pages blocks 0 and 1, blog blocks 1 and 2.
     expect(entries.filter((x) => x.key.startsWith(sitePrefix(origin))).map((x) => x.key.slice(sitePrefix(origin).length))).toEqual([
@@ -283,10 +309,20 @@ describe("KvRecordWriter", () => {
       "blog#000000002",
     ]);
 
-    const writer = new KvRecordWriter(env.URLS);
+    const writer = kvWriter();
     const again = await writer.upsert(records, T1);
     expect(again).toMatchObject({ unchanged: 2_200, inserted: 0, updated: 0, writes: 0 });
     expect(await find(records[1_600]!.loc)).toMatchObject({ key: 1_601, section: "blog", updatedAt: T0 + 1_600 });
+
+    // The same records through a writer object, on another site: its projection writes the bulk file's bytes.
+    const other = freshOrigin("kvb2");
+    const same = validRecords(kvEnv(other), [...demoSection(other, "pages", 1_500), ...demoSection(other, "blog", 700)]);
+    await writer.upsert(same, T0);
+    for (const entry of kvBulkEntries(same, { stampOf: () => T0 })) {
+      const stored = await env.URLS.getWithMetadata(entry.key, "text");
+      expect(stored.value, entry.key).toBe(entry.value);
+      expect(stored.metadata ?? undefined, entry.key).toEqual(entry.metadata);
+    }
   });
 });
 
@@ -308,7 +344,7 @@ describe("KvRecordReader", () => {
 
     // Through the source, a range of 7,000,000 blocks (7 billion keys): listed, then fetched.
     counted.reset();
-    const source = new KvRecordReader(counted.kv);
+    const source = reader(counted.kv);
     const locs = (await allRecords(source.recordPages({ origin, section: "pages", firstKey: 3_008, lastKey: 7_000_000_006 }))).map((r) => r.loc);
     expect(locs).toEqual([120, 4_567, 99_999, 100_000, 1_234_567].map((b) => `${origin}/b/${b}`));
     expect(totalOps(counted.counts)).toBeLessThan(100);
@@ -316,7 +352,7 @@ describe("KvRecordReader", () => {
 
   it("rejects hand-made data that breaks the layout, naming the KV key", async () => {
     const origin = freshOrigin("kvl");
-    const source = new KvRecordReader(env.URLS);
+    const source = reader();
     const range0 = { origin, section: "pages", firstKey: 1, lastKey: 999 };
     const name = blockName(origin, "pages", 0);
     await env.URLS.put(name, "not json");
@@ -337,7 +373,7 @@ describe("KvRecordReader", () => {
 
   it("escapes every value of a hand-made entry when rendering: markup in numbers and enumerations is never injected", async () => {
     const origin = freshOrigin("kvx");
-    const source = new KvRecordReader(env.URLS);
+    const source = reader();
     const name = blockName(origin, "pages", 0);
     const evil = '"><evil attr="1"/><x';
     const video = {
@@ -363,7 +399,7 @@ describe("KvRecordReader", () => {
   it("renders a full 50,000-URL shard in a handful of KV operations (counted on the binding)", async () => {
     const origin = freshOrigin("kvn");
     const base = kvEnv(origin);
-    await new KvRecordWriter(env.URLS).upsert(validRecords(base, demoSection(origin, "products", 50_000)), T0);
+    await kvWriter().upsert(validRecords(base, demoSection(origin, "products", 50_000)), T0);
 
     const counted = countingKv(env.URLS);
     // Per-location caches off: every request below reads KV (the worst case).
@@ -398,11 +434,11 @@ describe("KvRecordReader", () => {
   });
 });
 
-describe("KvChangeFeed", () => {
+describe("the KV change feed, news and recent changes (from the writer objects)", () => {
   it("pages the changes past a cursor in (stamp, key) order, tombstones included, up to `until`", async () => {
     const origin = freshOrigin("kvfeed");
     const e = kvEnv(origin);
-    const writer = new KvRecordWriter(env.URLS);
+    const writer = kvWriter();
     await writer.upsert(
       validRecords(
         e,
@@ -418,8 +454,8 @@ describe("KvChangeFeed", () => {
       T1,
     );
     await writer.delete([`${origin}/p/3`], T2);
-    const feed = new KvChangeFeed(env.URLS);
-    expect(feed.indexed).toBe(false);
+    const feed = new KvObjectChangeFeed(kvWriters());
+    expect(feed.indexed).toBe(true);
     expect(await feed.changes(origin, null, 0)).toEqual({ rows: [], cursor: { stamp: T2, key: Number.MAX_SAFE_INTEGER, moveSeq: 0 }, done: true });
 
     const start = { stamp: T0, key: 28, moveSeq: 0 };
@@ -450,7 +486,7 @@ describe("regeneration over KV records", () => {
     const origin = freshOrigin("kvregen");
     const vars = { MAX_URLS_PER_SHARD: "100", EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" };
     const e = kvEnv(origin, vars);
-    const writer = new KvRecordWriter(env.URLS);
+    const writer = kvWriter();
     await writer.upsert(validRecords(e, demoSection(origin, "products", 500)), T0);
     const s = services(e);
     const deps = {
@@ -491,21 +527,27 @@ describe("KV configuration and manifests", () => {
   it("validates URL_SOURCE and MANIFEST_STORE and names a missing binding in the log, never in the answer", async () => {
     const origin = freshOrigin("kvcfg");
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const refused = async (e: Env, message: RegExp): Promise<void> => {
-      logged.mockClear();
-      const res = await call(e, `${origin}/sitemap.xml`);
-      expect(res.status).toBe(503);
-      expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
-      expect(await res.text()).not.toMatch(/URL_SOURCE|MANIFEST_STORE|URLS/);
-      expect(logged.mock.calls.flat().join(" ")).toMatch(message);
-    };
-    await refused({ ...env, SITES: origin, URL_SOURCE: "sqlite" } as Env, /URL_SOURCE must be one of "d1", "kv"/);
-    await refused({ ...env, SITES: origin, MANIFEST_STORE: "r2" } as Env, /MANIFEST_STORE must be one of "d1", "kv"/);
-    await refused({ ...env, SITES: origin, URL_SOURCE: "kv", URLS: undefined } as unknown as Env, /URLS binding is missing: URL_SOURCE=kv reads records/);
-    logged.mockRestore();
+    try {
+      const refused = async (e: Env, message: RegExp): Promise<void> => {
+        logged.mockClear();
+        const res = await call(e, `${origin}/sitemap.xml`);
+        expect(res.status).toBe(503);
+        expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+        expect(await res.text()).not.toMatch(/URL_SOURCE|MANIFEST_STORE|URLS/);
+        expect(logged.mock.calls.flat().join(" ")).toMatch(message);
+      };
+      await refused({ ...env, SITES: origin, URL_SOURCE: "sqlite" } as Env, /URL_SOURCE must be one of "d1", "kv"/);
+      await refused({ ...env, SITES: origin, MANIFEST_STORE: "r2" } as Env, /MANIFEST_STORE must be one of "d1", "kv"/);
+      await refused(
+        { ...env, SITES: origin, URL_SOURCE: "kv", URLS: undefined } as unknown as Env,
+        /URLS binding is missing: URL_SOURCE=kv reads records/,
+      );
+    } finally {
+      logged.mockRestore();
+    }
     // Without D1 at all: records and manifests in KV.
     const noD1 = { ...kvEnv(origin), DB: undefined } as unknown as Env;
-    await new KvRecordWriter(env.URLS).upsert(validRecords(noD1, [{ loc: `${origin}/only-kv` }]), T0);
+    await kvWriter().upsert(validRecords(noD1, [{ loc: `${origin}/only-kv` }]), T0);
     const res = await call(noD1, `${origin}/sitemap-pages-1.xml`);
     expect(res.status).toBe(200);
     expect(locsOf(await res.text())).toContain(`${origin}/only-kv`);
@@ -514,7 +556,7 @@ describe("KV configuration and manifests", () => {
   it("stores the manifest as one KV value and ignores a value it cannot read", async () => {
     const origin = freshOrigin("kvman");
     const e = kvEnv(origin);
-    await new KvRecordWriter(env.URLS).upsert(
+    await kvWriter().upsert(
       validRecords(
         e,
         range(30).map((i) => ({ loc: `${origin}/p/${i}` })),
@@ -531,7 +573,7 @@ describe("KV configuration and manifests", () => {
         [3, 21, 30],
       ].map(([n, f, l]) => [n, f, l, 10]),
     );
-    await env.URLS.put(`m#${origin}`, JSON.stringify({ format: 99 }));
+    await env.URLS.put(manifestName(origin), JSON.stringify({ format: 99 }));
     expect(await store.load(origin)).toBeNull();
   });
 });

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import type { Logger } from "../../src/notify/context.ts";
 import { type NotifyReport, notifyAfterRegeneration } from "../../src/notify/notifier.ts";
+import { databaseServices } from "../../src/services.ts";
 import { validRecords } from "./support.ts";
 
 export interface Call {
@@ -66,7 +67,7 @@ export async function remove(e: Env, locs: readonly string[], now: number): Prom
 }
 
 export function run(e: Env, engine: FakeEngine, now: number, log: Logger = new MemoryLog()): Promise<NotifyReport> {
-  return notifyAfterRegeneration(e, { now, fetch: engine.fetch, log });
+  return notifyAfterRegeneration(databaseServices(e), { now, fetch: engine.fetch, log });
 }
 
 export const pages = (origin: string, n: number, from = 0): { loc: string }[] =>

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
-import { type SnapshotStore, partsOf } from "../../src/snapshots/store.ts";
+import type { SnapshotStore } from "../../src/snapshots/store.ts";
 import { fetchPath, listed, manifestOf, newSite, observedDeps, shardName, write } from "./regen-support.ts";
 import { bytesOf, call, gunzip, text } from "./support.ts";
 
@@ -46,7 +46,8 @@ describe("snapshots larger than a KV value", () => {
     const site = newSite("regen-parts", { EDGE_CACHE_TTL: "0", SNAPSHOT_GRACE_SECONDS: "0", MANIFEST_CACHE_TTL: "0" });
     await write(site, randomUrls(site.origin, "tokens", 120), PAST);
     const limited = limitedKv(site.env.SNAPSHOTS);
-    const o = observedDeps(site, { snapshots: new KvSnapshotStore(limited.kv, { partBytes: PART_BYTES }) });
+    const store = new KvSnapshotStore(limited.kv, { partBytes: PART_BYTES });
+    const o = observedDeps(site, { snapshots: store });
     // Without parts, the same store fails the shard (the 413 of the issue).
     const whole = observedDeps(site, { snapshots: new KvSnapshotStore(limited.kv, { partBytes: 1 << 30 }) });
     const refused = await regenerateSite(whole.deps, site.origin);
@@ -57,8 +58,9 @@ describe("snapshots larger than a KV value", () => {
     const manifest = await manifestOf(site);
     const [shard] = listed(manifest);
     const key = shard!.snapshot!;
-    const prefix = partsOf(key);
-    expect(prefix).not.toBeNull();
+    // The head owns one more key: the prefix of its parts.
+    const [, prefix] = store.ownedKeys(key);
+    expect(prefix).toBeDefined();
     expect(summary.bytesStored).toBeGreaterThan(2 * VALUE_LIMIT);
     const parts = (await site.env.SNAPSHOTS.list({ prefix: prefix! })).keys.map((k) => k.name);
     expect(parts.length).toBe(Math.ceil((await gzLength(site, key)) / PART_BYTES));
@@ -106,14 +108,16 @@ describe("a shard whose store keeps failing", () => {
     const failing = observedDeps(site, {
       snapshots: {
         stage: (gzip, before) => healthy.deps.snapshots.stage(gzip, before),
-        commit: async (key, staged, meta) => {
-          if (key.includes("/big/")) {
+        commit: async (document, staged, meta, before) => {
+          if (document.kind === "shard" && document.section === "big") {
             attempts++;
             throw new Error("KV PUT failed: 500 internal");
           }
-          await healthy.deps.snapshots.commit(key, staged, meta);
+          return healthy.deps.snapshots.commit(document, staged, meta, before);
         },
-        get: (key) => healthy.deps.snapshots.get(key),
+        get: (handle) => healthy.deps.snapshots.get(handle),
+        ownedKeys: (handle) => healthy.deps.snapshots.ownedKeys(handle),
+        holds: (handle, document) => healthy.deps.snapshots.holds(handle, document),
         delete: (key) => healthy.deps.snapshots.delete(key),
         storedBytes: (origin, keys) => healthy.deps.snapshots.storedBytes(origin, keys),
       },
@@ -225,8 +229,10 @@ describe("a shard whose render breaks off", () => {
 function bindStore(store: SnapshotStore): SnapshotStore {
   return {
     stage: (gzip, before) => store.stage(gzip, before),
-    commit: (key, staged, meta) => store.commit(key, staged, meta),
-    get: (key) => store.get(key),
+    commit: (document, staged, meta, before) => store.commit(document, staged, meta, before),
+    get: (handle) => store.get(handle),
+    ownedKeys: (handle) => store.ownedKeys(handle),
+    holds: (handle, document) => store.holds(handle, document),
     delete: (key) => store.delete(key),
     storedBytes: (origin, keys) => store.storedBytes(origin, keys),
   };

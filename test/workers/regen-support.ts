@@ -4,11 +4,11 @@ import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
 import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
 import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
+import { concatBytes } from "../../src/core/bytes.ts";
 import type { ShardEntry, ShardManifest } from "../../src/manifest/manifest.ts";
 import type { RegenDeps } from "../../src/regen/deps.ts";
 import { services } from "../../src/services.ts";
 import { renderShard } from "../../src/sitemaps.ts";
-import { readAll } from "../../src/snapshots/store.ts";
 import { call, freshOrigin, gunzip, validRecords } from "./support.ts";
 
 export interface Site {
@@ -81,6 +81,17 @@ export async function snapshotXml(site: Site, key: string): Promise<Uint8Array> 
   const gz = await site.env.SNAPSHOTS.get(key, "arrayBuffer");
   if (!gz) throw new Error(`no snapshot ${key}`);
   return gunzip(new Uint8Array(gz));
+}
+
+/** Concatenates a stream's chunks. Rejects with the stream's error. */
+export async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    chunks.push(chunk);
+    total += chunk.byteLength;
+  }
+  return concatBytes(chunks, total);
 }
 
 /** A shard rendered live from the records (identity bytes). */

@@ -11,9 +11,8 @@ import { buildManifest } from "../../src/manifest/build.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { services } from "../../src/services.ts";
 import { manifestBuildOptions, rebuildManifest, renderShard } from "../../src/sitemaps.ts";
-import { readAll } from "../../src/snapshots/store.ts";
 import type { RecordStore } from "../../src/store/port.ts";
-import { fetchPath, listed, liveXml, manifestOf, newSite, observedDeps, shardName, snapshotXml, write } from "./regen-support.ts";
+import { fetchPath, listed, liveXml, manifestOf, newSite, observedDeps, readAll, shardName, snapshotXml, write } from "./regen-support.ts";
 import { call, gunzip, locsOf, text, validRecords } from "./support.ts";
 
 const PAST = Date.UTC(2026, 0, 1);

@@ -101,6 +101,13 @@ describe("GET /robots.txt: the origin has a file", () => {
     fakeOrigin(() => new Response("not found", { status: 404 }));
     const body = await (await call(notifySiteEnv(origin), `${origin}/robots.txt`)).text();
     expect(body).toBe(minimalRobots([`${origin}/sitemap.xml`, `${origin}/sitemap-feed.atom`]));
+    // The KV source keeps recent changes too (its writer object's stamp index): the same lines.
+    const kvOrigin = freshOrigin("robots-kv");
+    const kvBody = await (await call(notifySiteEnv(kvOrigin, { URL_SOURCE: "kv" }), `${kvOrigin}/robots.txt`)).text();
+    expect(kvBody).toBe(minimalRobots([`${kvOrigin}/sitemap.xml`, `${kvOrigin}/sitemap-feed.atom`]));
+    // FEED_SIZE=0: no feed, no line.
+    const off = await (await call(notifySiteEnv(origin, { FEED_SIZE: "0" }), `${origin}/robots.txt`)).text();
+    expect(off).toBe(minimalRobots([`${origin}/sitemap.xml`]));
   });
 
   it("keeps the origin's file unchanged and appends the missing Sitemap: line, no Host: line", async () => {

@@ -46,7 +46,7 @@ describe("SITE_DATABASES", () => {
     expect(databaseServices(env).map((s) => [...s.config.sites])).toEqual([[a], [b]]);
 
     // The cron visits both sites, each against its own database.
-    const summaries = await regenerateAll(env);
+    const summaries = await regenerateAll(databaseServices(env));
     expect(summaries.map((s) => s.origin).sort()).toEqual([a, b].sort());
     expect([await count(baseEnv.DB, "regen_runs", b), await count(baseEnv.SITE_B_DB, "regen_runs", b)]).toEqual([0, 1]);
     expect([await count(baseEnv.DB, "regen_runs", a), await count(baseEnv.SITE_B_DB, "regen_runs", a)]).toEqual([1, 0]);

@@ -29,6 +29,7 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
     recent: new D1RecentIndex(db, observe),
     scan: new D1RangeScan(db, observe),
     freshness: new D1RangeFreshness(db, observe),
+    projection: null,
     sync: new D1RecordSync(db, writer),
   };
 }

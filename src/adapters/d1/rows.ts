@@ -12,7 +12,7 @@ export interface RecordRow {
   lastmod: string | null;
   changefreq: Changefreq | null;
   priority: number | null;
-  /** Extension JSON as validated at write time (src/core/extensions/validate.ts). */
+  /** Extension JSON as validated at write time (src/core/extensions/). */
   ext: string | null;
   updated_at: number;
 }

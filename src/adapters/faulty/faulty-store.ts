@@ -61,6 +61,7 @@ export function faultyRecordStore(inner: RecordStore, afterRecords: number): Rec
     recent: null,
     scan: null,
     freshness: inner.freshness,
+    projection: inner.projection,
     sync: inner.sync,
   };
 }

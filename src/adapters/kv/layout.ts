@@ -18,12 +18,9 @@
  *   v#{origin}#{section}#{key}     OVERFLOW: one record whose entry JSON is over 4,096 bytes (big
  *                                  extension data), key zero-padded to 12 digits; its block holds a
  *                                  stub with `"v": 1`. Keeps every block ≤ ~4 MB (KV values ≤ 25 MiB).
- *   l#{origin}#{hh}                LOC INDEX bucket hh = first 2 hex digits of the loc's id, the
- *                                  FNV-1a 64-bit hash of its UTF-8 bytes as 16 hex digits; a JSON
- *                                  object { id: [key, section, …] }.
- *                                  Used only by writers, to keep a loc's key stable.
- *   c#{origin}                     COUNTER: the next unused key of the site (decimal). Keys are never
- *                                  reused, so new records always sort after existing ones.
+ *   c#{origin}                     COUNTER of earlier versions (whose writers kept the loc index,
+ *                                  `l#{origin}#{hh}`, and the counter in KV): read once when the
+ *                                  site's writer object adopts the site (adopt.ts), never written.
  *   m#{origin}                     MANIFEST (only with MANIFEST_STORE=kv): the ShardManifest as JSON.
  *
  * A block entry: {"k": key, "u": change stamp (ms), "s"?: UTF-8 bytes of the <url> element (computed
@@ -36,13 +33,15 @@
  * index; ~5 minutes against local KV, more than the Free plan's 1,000 writes a day), a 50,000-URL
  * shard of 50+ list() calls (plus bulk gets for records too big for metadata), and a manifest
  * walk that hits the operation limit at ~1,000,000 records. Blocks load the demo set in ~390
- * writes, serve a full shard in ~14 reads and walk 10,000,000 records within the limit; the price
- * is read-modify-write of a block per changed record, i.e. one writer at a time (docs/kv.md).
+ * writes, serve a full shard in ~14 reads and walk 10,000,000 records within the limit. The loc
+ * index, the counter and the change feed live in each site's writer object (site-db.ts), which
+ * projects blocks from its rows (projection.ts); readers need only what is here.
  */
 
 import { z } from "zod";
 import { utf8Length } from "../../core/escape.ts";
-import { type RecordExtensions, extKindsOf } from "../../core/extensions/types.ts";
+import { extKindsOf } from "../../core/extensions/kinds.ts";
+import type { RecordExtensions } from "../../core/extensions/types.ts";
 import { SECTION_PATTERN } from "../../core/limits.ts";
 import { StoredContentSchema } from "../../core/record/stored.ts";
 import type { Changefreq, StoredRecord } from "../../core/types.ts";
@@ -56,9 +55,6 @@ export const BLOCK_SPAN = 1000;
 const BLOCK_DIGITS = KEY_DIGITS - 3;
 /** Entries whose JSON is larger than this move to an overflow key (keeps blocks ≤ ~4 MB). */
 const MAX_INLINE_ENTRY_BYTES = 4096;
-/** Loc-index buckets per site: the first two hex digits of the loc's id (256 buckets). */
-const INDEX_BUCKET_HEX = 2;
-export const INDEX_BUCKETS = 16 ** INDEX_BUCKET_HEX;
 /** Separator: absent from origins and section names, and below "-", "0"–"9", "_" and "a"–"z". */
 const SEP = "#";
 
@@ -94,7 +90,7 @@ export function namedBlock(name: string, metadata: Partial<BlockMeta> | null | u
 }
 
 /** A record or key in KV that does not follow this layout. Names the KV key. */
-export class KvLayoutError extends Error {
+class KvLayoutError extends Error {
   override readonly name = "KvLayoutError";
   readonly kvKey: string;
   constructor(kvKey: string, message: string) {
@@ -109,9 +105,7 @@ export const sitePrefix = (origin: string): string => `r${SEP}${origin}${SEP}`;
 const sectionPrefix = (origin: string, section: string): string => `${sitePrefix(origin)}${section}${SEP}`;
 export const blockOf = (key: number): number => Math.floor(key / BLOCK_SPAN);
 export const blockName = (origin: string, section: string, block: number): string => sectionPrefix(origin, section) + pad(block, BLOCK_DIGITS);
-export const blockNameOfKey = (origin: string, section: string, key: number): string => blockName(origin, section, blockOf(key));
 export const overflowName = (origin: string, section: string, key: number): string => `v${SEP}${origin}${SEP}${section}${SEP}${pad(key, KEY_DIGITS)}`;
-export const indexName = (origin: string, bucket: string): string => `l${SEP}${origin}${SEP}${bucket}`;
 export const counterName = (origin: string): string => `c${SEP}${origin}`;
 export const manifestName = (origin: string): string => `m${SEP}${origin}`;
 
@@ -127,42 +121,6 @@ export function parseBlockName(name: string, origin: string): { section: string;
   }
   return { section, block: Number(digits) };
 }
-
-const encoder = new TextEncoder();
-
-const hex4 = (n: number): string => n.toString(16).padStart(4, "0");
-
-/**
- * A loc's id in the loc index: FNV-1a 64-bit of its UTF-8 bytes, 16 lowercase hex digits
- * (Python: `h = 0xcbf29ce484222325; for b in loc.encode(): h = ((h ^ b) * 0x100000001b3) % 2**64`).
- * Not cryptographic and need not be: writers are authenticated, and a collision only costs a
- * second pair in the bucket (entries are verified against the loc stored in the block).
- * ~50× faster than SHA-256 through crypto.subtle for the 100,000s of locs of a full load.
- */
-export function locHash(loc: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII test, controls included on purpose
-  const bytes = /^[\x00-\x7f]*$/.test(loc) ? null : encoder.encode(loc);
-  const length = bytes ? bytes.length : loc.length;
-  // 64-bit state as four 16-bit limbs; prime 0x100000001b3 = 2^40 + 0x1b3.
-  let h0 = 0x2325;
-  let h1 = 0x8422;
-  let h2 = 0x9ce4;
-  let h3 = 0xcbf2;
-  for (let i = 0; i < length; i++) {
-    h0 ^= bytes ? bytes[i]! : loc.charCodeAt(i);
-    const t0 = h0 * 0x1b3;
-    const t1 = h1 * 0x1b3 + (t0 >>> 16);
-    const t2 = h2 * 0x1b3 + h0 * 0x100 + (t1 >>> 16);
-    const t3 = h3 * 0x1b3 + h1 * 0x100 + (t2 >>> 16);
-    h0 = t0 & 0xffff;
-    h1 = t1 & 0xffff;
-    h2 = t2 & 0xffff;
-    h3 = t3 & 0xffff;
-  }
-  return hex4(h3) + hex4(h2) + hex4(h1) + hex4(h0);
-}
-export const bucketOfHash = (hash: string): string => hash.slice(0, INDEX_BUCKET_HEX);
-export const idOfHash = (hash: string): string => hash;
 
 /** One message per field, whatever the issue: the first one names the entry's problem. */
 const says = (message: string) => ({ error: () => message });
@@ -291,20 +249,6 @@ export function storedRecord(entry: BlockEntry, section: string): StoredRecord {
     updatedAt: entry.u,
   };
   return record;
-}
-
-/** Binary search of an ascending entry list. */
-export function findEntry(entries: readonly BlockEntry[], key: number): number {
-  let lo = 0;
-  let hi = entries.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const k = entries[mid]!.k;
-    if (k === key) return mid;
-    if (k < key) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -(lo + 1);
 }
 
 /**

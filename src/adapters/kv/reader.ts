@@ -1,22 +1,25 @@
 /**
- * The KV record reader (URL_SOURCE=kv), in the block layout of layout.ts. A shard's key range maps
- * straight onto block names, so a 50,000-URL shard costs about 15 KV operations (bulk gets of a few
- * blocks each), far below the 1,000 per invocation.
+ * The KV record reader (URL_SOURCE=kv), in the block layout of layout.ts: what the request path
+ * reads. A shard's key range maps straight onto block names, so a 50,000-URL shard costs about 15
+ * KV operations (bulk gets of a few blocks each), far below the 1,000 per invocation. The manifest
+ * walk (`keyRows`) lists and reads the site's blocks too; a record by loc is asked of the site's
+ * writer object, which holds the loc index.
  */
 import type { StoredRecord } from "../../core/types.ts";
 import type { FoundRecord, KeyRow, RecordReader, ShardRange } from "../../store/port.ts";
 import { allBlockNames, chunked, directNames, fetchAhead, listedNames, withOverflow } from "./blocks.ts";
-import { findRecord } from "./find.ts";
+import { originOf } from "./by-origin.ts";
 import { type BlockEntry, MAX_KV_KEY, type NamedBlock, blockOf, entryKinds, entrySize, parseBlock, parseBlockName, storedRecord } from "./layout.ts";
+import { type SiteWriters, writerOf } from "./object-protocol.ts";
 
 /** Blocks per bulk get when their sizes are unknown (a block of 1,000 long URLs is ~2.5 MB). */
-export const BLOCKS_PER_GET = 4;
+const BLOCKS_PER_GET = 4;
 /** Ranges of at most this many blocks are fetched by name; wider (sparse) ranges are listed first. */
 const DIRECT_FETCH_MAX_BLOCKS = 64;
 /** Bytes per bulk get on the request path (memory stays flat). */
 const RECORDS_BYTES_PER_GET = 2 * 1024 * 1024;
 /** Bytes per bulk get of a walk over a whole site (key rows, scan, change feed). */
-export const WALK_BYTES_PER_GET = 8 * 1024 * 1024;
+const WALK_BYTES_PER_GET = 8 * 1024 * 1024;
 
 export interface KvReadOptions {
   blocksPerGet?: number;
@@ -25,11 +28,13 @@ export interface KvReadOptions {
 
 export class KvRecordReader implements RecordReader {
   readonly #kv: KVNamespace;
+  readonly #writers: SiteWriters;
   readonly #blocksPerGet: number;
   readonly #directMax: number;
 
-  constructor(kv: KVNamespace, options: KvReadOptions = {}) {
+  constructor(kv: KVNamespace, writers: SiteWriters, options: KvReadOptions = {}) {
     this.#kv = kv;
+    this.#writers = writers;
     this.#blocksPerGet = options.blocksPerGet ?? BLOCKS_PER_GET;
     this.#directMax = options.directFetchMaxBlocks ?? DIRECT_FETCH_MAX_BLOCKS;
   }
@@ -74,8 +79,9 @@ export class KvRecordReader implements RecordReader {
     }
   }
 
-  /** Through the loc index, as the writer finds a loc (one bucket read, one block read). */
-  find(loc: string): Promise<FoundRecord | null> {
-    return findRecord(this.#kv, loc);
+  /** From the site's writer object: its loc index, as committed. */
+  async find(loc: string): Promise<FoundRecord | null> {
+    const origin = originOf(loc);
+    return origin === null ? null : writerOf(this.#writers, origin).find(origin, loc);
   }
 }

@@ -1,25 +1,29 @@
 /**
- * The KV record store (URL_SOURCE=kv): reader, writer, change feed and scan over the block layout
- * of layout.ts. No news index and no feed of recent changes (news sitemaps and the Atom feed 404).
- * Writes go through each site's single writer, the Durable Object bound as KV_WRITERS.
+ * The KV record store (URL_SOURCE=kv). Writes, and every read that must be exact (the change feed,
+ * the regeneration's scan, news and recent-change indexes, a record by loc), go to each site's
+ * writer object (writer-object.ts, the Durable Object bound as KV_WRITERS), whose SQLite is the
+ * source of truth; the request path reads the blocks it projects to KV (reader.ts).
  */
 import type { RecordStore } from "../../store/port.ts";
-import { KvChangeFeed } from "./change-feed.ts";
+import { KvObjectChangeFeed } from "./object-feed.ts";
+import { KvObjectNewsIndex, KvObjectRecentIndex } from "./object-indexes.ts";
+import type { SiteWriters } from "./object-protocol.ts";
+import { writerOf } from "./object-protocol.ts";
+import { KvObjectScan } from "./object-scan.ts";
 import { type KvReadOptions, KvRecordReader } from "./reader.ts";
-import { KvRangeScan } from "./scan.ts";
-import { SerialisedKvWriter } from "./serialised-writer.ts";
-import type { SiteWriters } from "./site-protocol.ts";
+import { KvWriterClient } from "./writer-client.ts";
 
 export function kvRecordStore(kv: KVNamespace, writers: SiteWriters, options: KvReadOptions = {}): RecordStore {
   return {
     kind: "kv",
-    reader: new KvRecordReader(kv, options),
-    writer: new SerialisedKvWriter(writers),
-    changes: new KvChangeFeed(kv, options.blocksPerGet),
-    news: null,
-    recent: null,
-    scan: new KvRangeScan(kv, options.blocksPerGet),
+    reader: new KvRecordReader(kv, writers, options),
+    writer: new KvWriterClient(writers),
+    changes: new KvObjectChangeFeed(writers),
+    news: new KvObjectNewsIndex(writers),
+    recent: new KvObjectRecentIndex(writers),
+    scan: new KvObjectScan(writers),
     freshness: null,
     sync: null,
+    projection: { status: (origin) => writerOf(writers, origin).status(origin) },
   };
 }

@@ -1,13 +1,6 @@
 import { concatBytes } from "../../core/bytes.ts";
-import {
-  type SnapshotMeta,
-  type SnapshotStore,
-  type StagedSnapshot,
-  newPartsId,
-  partsOf,
-  partsPrefix,
-  siteSnapshotPrefix,
-} from "../../snapshots/store.ts";
+import type { BeforeWrite, SnapshotDocument, SnapshotHandle, SnapshotMeta, SnapshotStore, StagedSnapshot } from "../../snapshots/store.ts";
+import { headKey, isHeadOf, isPartsPrefix, newPartsId, partsOf, partsPrefix, siteHeadPrefix } from "./snapshot-layout.ts";
 
 /**
  * Bytes per part: KV takes at most 25 MiB (26,214,400 bytes) per value; 10 MiB leaves a wide
@@ -22,7 +15,10 @@ interface KvSnapshotOptions {
   partBytes?: number;
 }
 
-/** Snapshots in the SNAPSHOTS KV namespace, in parts of `partBytes` when larger (src/snapshots/store.ts). */
+/**
+ * Snapshots in the SNAPSHOTS KV namespace, in parts of `partBytes` when larger (src/snapshots/store.ts);
+ * a handle is the head's key (snapshot-layout.ts).
+ */
 export class KvSnapshotStore implements SnapshotStore {
   readonly #kv: KVNamespace;
   readonly #partBytes: number;
@@ -32,7 +28,7 @@ export class KvSnapshotStore implements SnapshotStore {
     this.#partBytes = options.partBytes ?? PART_BYTES;
   }
 
-  async stage(gzip: ReadableStream<Uint8Array>, beforeParts: (prefix: string) => Promise<void>): Promise<StagedSnapshot> {
+  async stage(gzip: ReadableStream<Uint8Array>, beforeWrite: BeforeWrite): Promise<StagedSnapshot> {
     const size = this.#partBytes;
     let chunks: Uint8Array[] = [];
     let held = 0;
@@ -57,7 +53,7 @@ export class KvSnapshotStore implements SnapshotStore {
         try {
           if (partsId === null) {
             partsId = newPartsId();
-            await beforeParts(partsPrefix(partsId));
+            await beforeWrite(partsPrefix(partsId));
           }
           await this.#kv.put(`${partsPrefix(partsId)}${parts}`, all.subarray(0, size));
           parts++;
@@ -71,15 +67,27 @@ export class KvSnapshotStore implements SnapshotStore {
     return { partsId, parts, tail: concatBytes(chunks, held), gzBytes };
   }
 
-  async commit(key: string, staged: StagedSnapshot, meta: SnapshotMeta): Promise<void> {
+  async commit(document: SnapshotDocument, staged: StagedSnapshot, meta: SnapshotMeta, beforeWrite: BeforeWrite): Promise<SnapshotHandle> {
+    const key = headKey(document, staged.partsId);
+    await beforeWrite(key);
     if (staged.partsId === null) {
       await this.#kv.put(key, staged.tail, { metadata: meta });
-      return;
+      return key;
     }
     // The tail is the last part; then the head, which holds no bytes, only their count.
     let parts = staged.parts;
     if (staged.tail.byteLength > 0) await this.#kv.put(`${partsPrefix(staged.partsId)}${parts++}`, staged.tail);
     await this.#kv.put(key, new Uint8Array(0), { metadata: { ...meta, parts } });
+    return key;
+  }
+
+  ownedKeys(handle: SnapshotHandle): string[] {
+    const parts = partsOf(handle);
+    return parts ? [handle, parts] : [handle];
+  }
+
+  holds(handle: SnapshotHandle, document: SnapshotDocument): boolean {
+    return isHeadOf(handle, document);
   }
 
   async get(key: string): Promise<ReadableStream<Uint8Array> | null> {
@@ -108,7 +116,7 @@ export class KvSnapshotStore implements SnapshotStore {
   }
 
   async delete(key: string): Promise<void> {
-    const prefix = key.endsWith("/") ? key : partsOf(key);
+    const prefix = isPartsPrefix(key) ? key : partsOf(key);
     if (key !== prefix) await this.#kv.delete(key);
     if (prefix === null) return;
     let cursor: string | undefined;
@@ -119,13 +127,13 @@ export class KvSnapshotStore implements SnapshotStore {
     } while (cursor);
   }
 
-  async storedBytes(origin: string, keys: readonly string[]): Promise<Map<string, number>> {
+  async storedBytes(origin: string, keys: readonly SnapshotHandle[]): Promise<Map<string, number>> {
     // One listing of the site's heads (metadata included) instead of one read per document.
     const wanted = new Set(keys);
     const out = new Map<string, number>();
     let cursor: string | undefined;
     for (let page = 0; page < STATUS_PAGES && out.size < wanted.size; page++) {
-      const listed = await this.#kv.list<SnapshotMeta>({ prefix: siteSnapshotPrefix(origin), ...(cursor ? { cursor } : {}) });
+      const listed = await this.#kv.list<SnapshotMeta>({ prefix: siteHeadPrefix(origin), ...(cursor ? { cursor } : {}) });
       for (const k of listed.keys) if (wanted.has(k.name) && k.metadata) out.set(k.name, k.metadata.gzBytes);
       if (listed.list_complete) break;
       cursor = listed.cursor;

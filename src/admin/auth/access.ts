@@ -10,10 +10,10 @@
  * than one outbound request per gap. The answer is read up to MAX_JWKS_BYTES.
  */
 import { decode, verify } from "hono/jwt";
-import { readCapped } from "../../http/read-capped.ts";
+import { readCapped } from "../../outbound/read-capped.ts";
 
 export interface AccessConfig {
-  /** The team's issuer, e.g. https://myteam.cloudflareaccess.com (src/config/variables-operator.ts). */
+  /** The team's issuer, e.g. https://myteam.cloudflareaccess.com (src/config/variables/access.ts). */
   issuer: string;
   aud: string;
 }

@@ -4,7 +4,7 @@ import { renderUrlset } from "../render.ts";
 import type { UrlRecord } from "../types.ts";
 import { type ValidationContext, validateRecord } from "../validate.ts";
 import { urlElement, urlElementBytes, urlsetOpen, urlsetOverheadBytes } from "../writers.ts";
-import { EXT_ALL, EXT_IMAGE, EXT_NEWS, EXT_VIDEO, EXT_XHTML, NAMESPACES, extKindsOf } from "./types.ts";
+import { EXT_ALL, EXT_IMAGE, EXT_NEWS, EXT_VIDEO, EXT_XHTML, NAMESPACES, extKindsOf } from "./kinds.ts";
 import { videoElement } from "./writers.ts";
 
 const SITE = "https://example.com";

@@ -10,18 +10,8 @@
  * stays well-formed and valid either way.
  */
 import { escapeXml } from "../escape.ts";
-import {
-  type AlternateLink,
-  EXT_IMAGE,
-  EXT_NEWS,
-  EXT_VIDEO,
-  EXT_XHTML,
-  type ImageEntry,
-  NAMESPACES,
-  type NewsEntry,
-  type RecordExtensions,
-  type VideoEntry,
-} from "./types.ts";
+import { EXT_IMAGE, EXT_NEWS, EXT_VIDEO, EXT_XHTML, NAMESPACES } from "./kinds.ts";
+import type { AlternateLink, ImageEntry, NewsEntry, RecordExtensions, VideoEntry } from "./types.ts";
 
 const NS_ATTR: Record<number, string> = Object.fromEntries(NAMESPACES.map((n) => [n.bit, ` xmlns:${n.prefix}="${n.uri}"`]));
 

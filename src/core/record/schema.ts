@@ -4,11 +4,11 @@
  * columns (columns.ts) and the stored-content check (stored.ts) all derive from it.
  */
 import type { z } from "zod";
+import { AlternatesSchema } from "../extensions/alternates.ts";
+import { ImagesSchema } from "../extensions/images.ts";
+import { NewsSchema } from "../extensions/news.ts";
+import { VideosSchema } from "../extensions/videos.ts";
 import { isPlainObject } from "./echo.ts";
-import { AlternatesSchema } from "./extensions/alternates.ts";
-import { ImagesSchema } from "./extensions/images.ts";
-import { NewsSchema } from "./extensions/news.ts";
-import { VideosSchema } from "./extensions/videos.ts";
 import { always, object, optional } from "./fields.ts";
 import { fail } from "./issues.ts";
 import { declarationRank } from "./order.ts";

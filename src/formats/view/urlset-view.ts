@@ -7,7 +7,7 @@
  */
 
 import { VIEW_PAGE_ROWS } from "../../core/limits.ts";
-import { INDEX_PATH } from "../../http/paths.ts";
+import { INDEX_PATH } from "../../documents/paths.ts";
 import { PAGE_END, fmt, h, htmlStream, pageStart } from "./page.ts";
 import type { DateColumn } from "./view-row.ts";
 import type { Rows, ViewQuery } from "./view-rows.ts";

@@ -13,7 +13,7 @@
  * Keys are the shard's URL plus the content version (and this format's number), so a new version
  * is a new key and stale entries simply expire. The entries live in a cache of their own
  * (`caches.open`), apart from `caches.default` where only the documents' bytes are kept
- * (src/cache/edge.ts): nothing here is ever sent to a client as is, and the HTML page itself stays
+ * (src/http/cache/edge.ts): nothing here is ever sent to a client as is, and the HTML page itself stays
  * `private, no-store`. The digest is written only after every other entry was, so a digest found
  * means a complete set was written; a filter notices an entry evicted since before it shows any
  * row (and reads the shard again), a page falls back to its keyset read.

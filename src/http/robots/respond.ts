@@ -12,13 +12,14 @@
  * Cache API; "no file" and the last good copy for 60 s at most, so a recovered origin is seen
  * soon; a 503 never.
  */
+
+import { fillTemplate } from "../../config/notify.ts";
 import type { Config } from "../../config.ts";
 import { Fingerprint } from "../../core/fingerprint.ts";
-import { fillTemplate } from "../../notify/config.ts";
+import { FEED_PATH } from "../../documents/paths.ts";
 import type { Fetcher } from "../../notify/http.ts";
 import { indexUrls } from "../../notify/index-urls.ts";
 import type { RobotsLastGoodStore } from "../../robots/last-good-store.ts";
-import { FEED_PATH } from "../paths.ts";
 import { type OriginRobots, fetchOriginRobots } from "./fetch-origin.ts";
 import { rememberGood } from "./last-good.ts";
 import { ROBOTS_READ_LIMIT, mergeRobots, minimalRobots } from "./text.ts";
@@ -32,6 +33,8 @@ export interface RobotsDeps {
   fetcher: Fetcher;
   /** Where the last good copy is kept; null: nowhere (an unreachable origin then answers 503). */
   lastGood: RobotsLastGoodStore | null;
+  /** Whether the record store keeps recent changes, so the Atom feed exists (`store.recent`). */
+  hasFeed: boolean;
   waitUntil: (promise: Promise<unknown>) => void;
 }
 
@@ -48,9 +51,8 @@ function defaultCache(): Cache | null {
 }
 
 /** The sitemaps robots.txt lists: the index, and the Atom feed of recent changes (engines take feeds as sitemaps). */
-function sitemapsOf(config: Config, origin: string): string[] {
-  // The D1 source is the one that can list recent changes.
-  return config.feedSize > 0 && config.urlSource === "d1" ? [...indexUrls(origin), origin + FEED_PATH] : indexUrls(origin);
+function sitemapsOf(config: Config, origin: string, hasFeed: boolean): string[] {
+  return config.feedSize > 0 && hasFeed ? [...indexUrls(origin), origin + FEED_PATH] : indexUrls(origin);
 }
 
 interface Answer {
@@ -99,7 +101,7 @@ async function answerFor(deps: RobotsDeps, fetched: OriginRobots, sitemaps: stri
 
 export async function robotsResponse(deps: RobotsDeps): Promise<Response> {
   const { config, origin } = deps;
-  const sitemaps = sitemapsOf(config, origin);
+  const sitemaps = sitemapsOf(config, origin, deps.hasFeed);
   const cache = defaultCache();
   const key = cacheKey(config, origin, sitemaps);
   if (cache) {

@@ -7,7 +7,7 @@
  * choice, and must not change what crawlers read there.
  */
 import type { Context } from "hono";
-import { fillTemplate } from "../../notify/config.ts";
+import { fillTemplate } from "../../config/notify.ts";
 import type { Fetcher } from "../../notify/http.ts";
 import { servicesFor } from "../../services.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -35,7 +35,14 @@ export async function robotsRoute(c: Context<AppEnv>): Promise<Response> {
     if (robots.originUrl !== null) originUrl = fillTemplate(robots.originUrl, origin);
     timeoutMs = robots.timeoutMs;
     if (!services.config.sites.has(origin)) return await passThrough(originUrl, timeoutMs, fetchOrigin);
-    return await robotsResponse({ config: services.config, origin, fetcher: fetchOrigin, lastGood: services.robotsLastGood, waitUntil: waitUntilOf(c) });
+    return await robotsResponse({
+      config: services.config,
+      origin,
+      fetcher: fetchOrigin,
+      lastGood: services.robotsLastGood,
+      hasFeed: services.store.recent !== null,
+      waitUntil: waitUntilOf(c),
+    });
   } catch (error) {
     console.error(
       `robots.txt: an internal error, the origin's answer is passed through: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`,

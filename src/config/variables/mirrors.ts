@@ -1,0 +1,44 @@
+/** Mirrored sitemaps (docs/mirror.md). */
+import { z } from "zod";
+import { isHttpUrl, listVar, variable, wholeNumber } from "../variable.ts";
+
+const MIRROR_RULE = "must list http(s) URLs of sitemaps or sitemap indexes";
+export const MIRROR_SITEMAPS = variable({
+  name: "MIRROR_SITEMAPS",
+  presence: "default",
+  schema: z.string().transform((text, ctx) => {
+    const urls = listVar(text);
+    const bad = urls.findIndex((url) => !isHttpUrl(url));
+    if (bad >= 0) {
+      ctx.addIssue({ code: "custom", message: `${MIRROR_RULE} (entry ${bad + 1} is not one)` });
+      return z.NEVER;
+    }
+    return [...new Set(urls.map((url) => new URL(url).href))] as readonly string[];
+  }),
+  default: "",
+  rule: MIRROR_RULE,
+});
+export const MIRROR_MAX_RECORDS_PER_RUN = wholeNumber({
+  name: "MIRROR_MAX_RECORDS_PER_RUN",
+  default: 50_000,
+  min: 100,
+  max: 1_000_000,
+});
+export const MIRROR_MAX_BYTES = wholeNumber({
+  name: "MIRROR_MAX_BYTES",
+  default: 64 * 1024 * 1024,
+  min: 1024,
+  max: 256 * 1024 * 1024,
+});
+export const MIRROR_TIMEOUT_MS = wholeNumber({
+  name: "MIRROR_TIMEOUT_MS",
+  default: 30_000,
+  min: 100,
+  max: 600_000,
+});
+export const MIRROR_MAX_DELETE = wholeNumber({
+  name: "MIRROR_MAX_DELETE",
+  default: 50,
+  min: 0,
+  max: 100,
+});

@@ -1,0 +1,78 @@
+/**
+ * The request path's copy of a site's manifest in the per-location Cache API, so that a cache hit
+ * costs no D1 query at all. A location trusts its copy for MANIFEST_CACHE_TTL seconds; a manifest
+ * saved through the services' store removes the copy here at once (other locations catch up within
+ * the TTL). Superseded snapshots outlive the TTL by far (SNAPSHOT_GRACE_SECONDS), so an older
+ * manifest never points at deleted bytes.
+ *
+ * It lives beside the ManifestStore port, not in src/http/: the wiring (src/services.ts) wraps every
+ * store in `InvalidatingManifestStore`, and the read and the invalidation must share one key. It
+ * uses the Cache API only, never Hono or a request.
+ */
+
+import { type SitemapDeps, currentManifest } from "../sitemaps.ts";
+import type { ManifestStore, ShardManifest } from "./manifest.ts";
+
+/** Bumped when the cached JSON's shape changes. */
+const FORMAT = "m1";
+
+function manifestKey(origin: string): string {
+  return `${origin}/sitemap-cache/manifest/${FORMAT}`;
+}
+
+function edgeCache(): Cache | null {
+  // Workers' CacheStorage has `default`; the cast keeps this module type-checking under DOM types too.
+  return typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default;
+}
+
+/** The site's manifest for serving: the location's copy when fresh, else D1 (building it if none). */
+export async function requestManifest(
+  deps: SitemapDeps,
+  origin: string,
+  ttl: number,
+  waitUntil: (promise: Promise<unknown>) => void,
+): Promise<ShardManifest> {
+  const cache = ttl > 0 ? edgeCache() : null;
+  if (cache) {
+    const hit = await cache.match(new Request(manifestKey(origin)));
+    if (hit) {
+      try {
+        const manifest = (await hit.json()) as ShardManifest;
+        if (manifest.origin === origin && Array.isArray(manifest.shards)) return manifest;
+      } catch {
+        // unreadable copy: fall through to D1
+      }
+    }
+  }
+  const manifest = await currentManifest(deps, origin);
+  if (cache) {
+    const copy = new Response(JSON.stringify(manifest), {
+      headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${ttl}` },
+    });
+    waitUntil(cache.put(new Request(manifestKey(origin)), copy).catch((err: unknown) => console.error("manifest cache put failed", err)));
+  }
+  return manifest;
+}
+
+/** Drops this location's copy of a site's manifest. */
+async function forgetManifest(origin: string): Promise<void> {
+  await edgeCache()?.delete(new Request(manifestKey(origin)));
+}
+
+/** A ManifestStore whose saves also drop the location's cached copy (reads go to the store). */
+export class InvalidatingManifestStore implements ManifestStore {
+  readonly #inner: ManifestStore;
+
+  constructor(inner: ManifestStore) {
+    this.#inner = inner;
+  }
+
+  load(origin: string): Promise<ShardManifest | null> {
+    return this.#inner.load(origin);
+  }
+
+  async save(manifest: ShardManifest): Promise<void> {
+    await this.#inner.save(manifest);
+    await forgetManifest(manifest.origin).catch((err: unknown) => console.error("manifest cache delete failed", err));
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * What the wiring (src/services.ts) hands out: the ports of one D1 database's sites. Its own module,
+ * free of adapters, so that the services that receive it (the cron jobs) never import the wiring.
+ */
+import type { Config } from "./config.ts";
+import type { GscStatusStore } from "./gsc/store.ts";
+import type { ManifestStore } from "./manifest/manifest.ts";
+import type { MirrorStateStore } from "./mirror/store.ts";
+import type { NotifyStateStore } from "./notify/store.ts";
+import type { RegenStore } from "./regen/store.ts";
+import type { RobotsLastGoodStore } from "./robots/last-good-store.ts";
+import type { SnapshotStore } from "./snapshots/store.ts";
+import type { RecordStore } from "./store/port.ts";
+
+export interface Services {
+  config: Config;
+  /** The URL records (URL_SOURCE: D1 or KV). */
+  store: RecordStore;
+  manifests: ManifestStore;
+  /** Pre-rendered documents (KV namespace SNAPSHOTS); null without that binding (always live). */
+  snapshots: SnapshotStore | null;
+  /** Regeneration state, lease and run log (D1); null without a DB binding (no regeneration). */
+  regen: RegenStore | null;
+  /** Notification state (D1); null without a DB binding (nothing is sent). */
+  notify: NotifyStateStore | null;
+  /** Mirror state (D1); null without a DB binding (no mirrors run). */
+  mirrors: MirrorStateStore | null;
+  /** What Search Console reported per sitemap (D1); null without a DB binding (not read). */
+  gsc: GscStatusStore | null;
+  /** The last good copy of each site's robots.txt (KV namespace SNAPSHOTS); null without it (an unreachable origin answers 503). */
+  robotsLastGood: RobotsLastGoodStore | null;
+}
