@@ -97,7 +97,7 @@ export async function shardView(c: Ctx, section: string, n: number): Promise<Res
     reader: s.store.reader,
     range,
     pageStarts: shard.pageStarts ?? null,
-    cache: await viewCache(origin, path, shard.version, s.config.cache.edgeTtl),
+    openCache: () => viewCache(origin, path, shard.version, s.config.cache.edgeTtl),
     waitUntil: waitUntilOf(c),
   };
   return serveUrlset(c, {

@@ -1,8 +1,6 @@
-/**
- * Reads an outbound answer's body up to a stated number of bytes, chunk by chunk, and cancels the
- * rest: a huge or endless answer costs at most `maxBytes` (plus one chunk) of memory, never its
- * whole size. Used for every answer the Worker fetches (engines, token endpoint, origin robots.txt).
- */
+/** An outbound answer's body as text, read only up to a stated number of bytes (read-prefix.ts). */
+import { readPrefix } from "./read-prefix.ts";
+
 export interface Capped {
   /** The bytes read, decoded as UTF-8 (at most `maxBytes` of them). */
   text: string;
@@ -11,25 +9,6 @@ export interface Capped {
 }
 
 export async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Capped> {
-  if (body === null) return { text: "", overCap: false };
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let bytes = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return { text: text + decoder.decode(), overCap: false };
-      const room = maxBytes - bytes;
-      if (value.byteLength > room) {
-        text += decoder.decode(value.subarray(0, room));
-        return { text, overCap: true };
-      }
-      bytes += value.byteLength;
-      text += decoder.decode(value, { stream: true });
-    }
-  } finally {
-    // Abandons what is left of the body (a no-op once it ended).
-    reader.cancel().catch(() => {});
-  }
+  const { bytes, overCap } = await readPrefix(body, maxBytes);
+  return { text: new TextDecoder().decode(bytes), overCap };
 }

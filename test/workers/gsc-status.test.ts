@@ -8,9 +8,10 @@
 import { describe, expect, it } from "vitest";
 import { parseSitemapsList } from "../../src/gsc/parse.ts";
 import { MAX_LIST_BYTES, readSearchConsoleStatus } from "../../src/gsc/scheduled.ts";
+import type { SearchConsoleStatus } from "../../src/gsc/status.ts";
 import { databaseServices, services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
-import { type Call, FakeEngine, HOUR, MINUTE, MemoryLog, pages, siteEnv, upsert } from "./notify-support.ts";
+import { type Call, FakeEngine, HOUR, MINUTE, MemoryLog, pages, serviceAccountKey, siteEnv, upsert } from "./notify-support.ts";
 import { call, freshOrigin } from "./support.ts";
 
 const T0 = Date.UTC(2026, 2, 1, 12);
@@ -19,17 +20,7 @@ const API = "https://gsc.test";
 const ACCESS_TOKEN = "ya29.gsc-status-token";
 const ADMIN = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
 
-async function pemKey(): Promise<string> {
-  const pair = (await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  )) as CryptoKeyPair;
-  const der = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
-  const b64 = btoa(String.fromCharCode(...der));
-  return `-----BEGIN PRIVATE KEY-----\n${b64.match(/.{1,64}/g)!.join("\n")}\n-----END PRIVATE KEY-----\n`;
-}
-const PEM = await pemKey();
+const { pem: PEM } = await serviceAccountKey();
 
 function gscEnv(origin: string, vars: Record<string, string> = {}): Env {
   const account = JSON.stringify({ type: "service_account", client_email: "sitemaps@p.iam.gserviceaccount.com", private_key: PEM });
@@ -62,30 +53,10 @@ function google(list: (call: Call) => Response | Promise<Response>): FakeEngine 
 
 const listCalls = (engine: FakeEngine): Call[] => engine.calls.filter((c) => c.url !== TOKEN_URL);
 
-interface GscSection {
-  enabled: boolean;
-  lastRead: string | null;
-  lastSuccess: string | null;
-  httpStatus: number | null;
-  lastError: string | null;
-  nextAttempt: string | null;
-  sitemaps: {
-    path: string;
-    lastDownloaded: string | null;
-    errors: number;
-    warnings: number;
-    submitted: number;
-    isPending: boolean;
-    changedAt: string | null;
-    notDownloadedSinceChange: boolean;
-    hasErrors: boolean;
-  }[];
-}
-
-async function statusOf(env: Env, origin: string): Promise<GscSection> {
+async function statusOf(env: Env, origin: string): Promise<SearchConsoleStatus> {
   const res = await call(env, `${origin}/sitemap-admin/status`, { headers: ADMIN });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { searchConsole: GscSection }).searchConsole;
+  return ((await res.json()) as { searchConsole: SearchConsoleStatus }).searchConsole;
 }
 
 /** A site with records changed at `changedAt` and its manifest built. */

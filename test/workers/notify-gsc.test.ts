@@ -8,7 +8,7 @@ import { parseConfig } from "../../src/config.ts";
 import { notifyStatus } from "../../src/notify/notifier.ts";
 import { serviceAccountClaims, signJwt } from "../../src/notify/search-console.ts";
 import { services } from "../../src/services.ts";
-import { type Call, FakeEngine, HOUR, MINUTE, MemoryLog, pages, run, siteEnv, upsert } from "./notify-support.ts";
+import { type Call, FakeEngine, HOUR, MINUTE, MemoryLog, pages, run, serviceAccountKey, siteEnv, upsert } from "./notify-support.ts";
 import { freshOrigin } from "./support.ts";
 
 const T0 = Date.UTC(2026, 2, 1, 12);
@@ -16,19 +16,7 @@ const TOKEN_URL = "https://oauth.test/token";
 const API = "https://gsc.test";
 const EMAIL = "sitemaps@project.iam.gserviceaccount.com";
 
-async function keyPair(): Promise<{ pem: string; publicKey: CryptoKey }> {
-  const pair = (await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  )) as CryptoKeyPair;
-  const der = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
-  const b64 = btoa(String.fromCharCode(...der));
-  const pem = `-----BEGIN PRIVATE KEY-----\n${b64.match(/.{1,64}/g)!.join("\n")}\n-----END PRIVATE KEY-----\n`;
-  return { pem, publicKey: pair.publicKey };
-}
-
-const { pem, publicKey } = await keyPair();
+const { pem, publicKey } = await serviceAccountKey();
 
 function base64url(bytes: Uint8Array): string {
   return btoa(String.fromCharCode(...bytes))

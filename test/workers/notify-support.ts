@@ -72,3 +72,16 @@ export function run(e: Env, engine: FakeEngine, now: number, log: Logger = new M
 
 export const pages = (origin: string, n: number, from = 0): { loc: string }[] =>
   Array.from({ length: n }, (_, i) => ({ loc: `${origin}/page/${from + i}` }));
+
+/** A service account's RSA key (PKCS#8 PEM, as in a Google key file) and its public half, to check signatures. */
+export async function serviceAccountKey(): Promise<{ pem: string; publicKey: CryptoKey }> {
+  const pair = (await crypto.subtle.generateKey(
+    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    true,
+    ["sign", "verify"],
+  )) as CryptoKeyPair;
+  const der = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
+  const b64 = btoa(String.fromCharCode(...der));
+  const pem = `-----BEGIN PRIVATE KEY-----\n${b64.match(/.{1,64}/g)!.join("\n")}\n-----END PRIVATE KEY-----\n`;
+  return { pem, publicKey: pair.publicKey };
+}

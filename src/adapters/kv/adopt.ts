@@ -18,8 +18,6 @@ import {
   type BlockMeta,
   blockOf,
   counterName,
-  entryKinds,
-  entrySize,
   namedBlock,
   overflowName,
   parseBlock,
@@ -101,18 +99,7 @@ async function withOverflowEntries(kv: KVNamespace, origin: string, section: str
  */
 function adoptEntry(db: SiteDb, entry: BlockEntry, section: string, now: number): void {
   const { v: _stub, x: _kinds, ...stored } = entry;
-  const insert = () =>
-    db.sql.exec(
-      "INSERT INTO records (key, loc, section, stamp, deleted, size, kinds, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-      entry.k,
-      entry.loc,
-      section,
-      entry.u,
-      entry.d === 1 ? 1 : 0,
-      entrySize(entry),
-      entryKinds(entry),
-      JSON.stringify(stored),
-    ).rowsWritten;
+  const insert = () => db.writeRecord(entry, section, "keep", stored);
   if (insert() > 0) return;
   // Not inserted: the key (or the loc) is there already.
   const existing = db.sql.exec<{ section: string; stamp: number }>("SELECT section, stamp FROM records WHERE key = ?", entry.k).toArray()[0];

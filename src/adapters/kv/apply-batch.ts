@@ -7,7 +7,7 @@
  * object between the first read and the commit, so batches are one at a time by construction.
  */
 import type { ValidRecord } from "../../core/validate.ts";
-import { type BlockEntry, blockOf, contentText, entryKinds, entrySize, makeEntry, placeEntry } from "./layout.ts";
+import { type BlockEntry, blockOf, contentText, makeEntry, placeEntry } from "./layout.ts";
 import type { BatchCounts } from "./object-protocol.ts";
 import type { SiteDb } from "./site-db.ts";
 
@@ -28,19 +28,7 @@ class Marks {
 
 /** Writes a record row and marks its block (and its overflow value, when `overflowChanged`) pending. */
 function store(db: SiteDb, marks: Marks, entry: BlockEntry, section: string, overflowChanged: boolean): void {
-  db.sql.exec(
-    `INSERT INTO records (key, loc, section, stamp, deleted, size, kinds, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (key) DO UPDATE SET section = excluded.section, stamp = excluded.stamp, deleted = excluded.deleted,
-       size = excluded.size, kinds = excluded.kinds, entry = excluded.entry`,
-    entry.k,
-    entry.loc,
-    section,
-    entry.u,
-    entry.d === 1 ? 1 : 0,
-    entrySize(entry),
-    entryKinds(entry),
-    JSON.stringify(entry),
-  );
+  db.writeRecord(entry, section, "update");
   marks.add("b", section, blockOf(entry.k));
   if (overflowChanged) marks.add("v", section, entry.k);
 }

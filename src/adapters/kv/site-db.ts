@@ -16,6 +16,8 @@
  * feed, the Atom feed), news_at (news sitemaps; the same expression as D1's urls.news_at).
  */
 
+import { type BlockEntry, entryKinds, entrySize } from "./layout.ts";
+
 /** Values kept in the `site` table. */
 type SiteValue = "origin" | "next_key" | "last_stamp" | "adopted" | "adopt_cursor" | "adopt_blocks";
 
@@ -88,6 +90,30 @@ export class SiteDb {
     const key = this.number("next_key", 1);
     this.set("next_key", key + 1);
     return key;
+  }
+
+  /**
+   * Writes the record row of `entry` in `section`, storing `stored` as its JSON (default: the entry
+   * itself). On a key or loc already there, "keep" leaves the row as it is, "update" replaces it
+   * (on the key). Returns the rows written.
+   */
+  writeRecord(entry: BlockEntry, section: string, onConflict: "keep" | "update", stored: object = entry): number {
+    const conflict =
+      onConflict === "keep"
+        ? "ON CONFLICT DO NOTHING"
+        : `ON CONFLICT (key) DO UPDATE SET section = excluded.section, stamp = excluded.stamp, deleted = excluded.deleted,
+             size = excluded.size, kinds = excluded.kinds, entry = excluded.entry`;
+    return this.sql.exec(
+      `INSERT INTO records (key, loc, section, stamp, deleted, size, kinds, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${conflict}`,
+      entry.k,
+      entry.loc,
+      section,
+      entry.u,
+      entry.d === 1 ? 1 : 0,
+      entrySize(entry),
+      entryKinds(entry),
+      JSON.stringify(stored),
+    ).rowsWritten;
   }
 
   byLoc(loc: string): RecordRow | undefined {

@@ -171,15 +171,19 @@ export interface ShardRowsSource {
   range: ShardRange;
   /** The manifest's page starts of this version (ShardEntry.pageStarts); null when it has none. */
   pageStarts: readonly number[] | null;
-  /** This version's view cache at this location; null: none (rows are read as scanRows reads them). */
-  cache: ViewCache | null;
+  /**
+   * Opens this version's view cache at this location; null: none (rows are read as scanRows reads
+   * them). Called only when a page or filter needs it: a keyset page never opens it.
+   */
+  openCache: () => Promise<ViewCache | null>;
   waitUntil: (promise: Promise<unknown>) => void;
 }
 
 /** The rows of a shard's page: from the digest when this location has one for the version, else one pass that makes it. */
-export async function* shardRows({ reader, range, pageStarts, cache, waitUntil }: ShardRowsSource, query: ViewQuery): Rows {
+export async function* shardRows({ reader, range, pageStarts, openCache, waitUntil }: ShardRowsSource, query: ViewQuery): Rows {
   const records = () => paged(reader.recordPages(range));
   if (!query.q && pageStarts !== null) return yield* keysetRows(reader, range, pageStarts, query.page);
+  const cache = await openCache();
   if (cache === null) return yield* scanRows(records(), query, "lastmod");
   if (query.q) {
     const digest = await cache.digest();

@@ -13,8 +13,8 @@
  * deadline; every request carries the loop header (src/http/robots/loop.ts).
  */
 import type { Fetcher } from "../../notify/http.ts";
+import { readPrefix } from "../../outbound/read-prefix.ts";
 import { ROBOTS_LOOP_HEADER } from "./loop.ts";
-import { readPrefix } from "./read-prefix.ts";
 import { ROBOTS_READ_LIMIT, cutAtLineEnd } from "./text.ts";
 
 export type OriginRobots =

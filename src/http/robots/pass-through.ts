@@ -6,8 +6,8 @@
  * at its last line end like any file (crawlers read no more). Never cached.
  */
 import type { Fetcher } from "../../notify/http.ts";
+import { readPrefix } from "../../outbound/read-prefix.ts";
 import { loggable, requestOrigin } from "./fetch-origin.ts";
-import { readPrefix } from "./read-prefix.ts";
 import { ROBOTS_READ_LIMIT, cutAtLineEnd } from "./text.ts";
 import { unavailable } from "./unavailable.ts";
 

@@ -1,8 +1,9 @@
 /**
- * Reads the first bytes of a body, chunk by chunk, and cancels the rest: an answer of any size
- * costs at most `maxBytes` plus one chunk of memory and download, never its whole size.
+ * Reads the first bytes of an outbound answer's body, chunk by chunk, and cancels the rest: an
+ * answer of any size costs at most `maxBytes` plus one chunk of memory and download, never its
+ * whole size. Every answer the Worker fetches is read through this (read-capped.ts for text).
  */
-import { concatBytes } from "../../core/bytes.ts";
+import { concatBytes } from "../core/bytes.ts";
 
 export interface Prefix {
   /** At most `maxBytes` bytes: the whole body, or its start when `overCap`. */
