@@ -10,7 +10,10 @@ export const INDEXNOW_KEY_PATTERN = /^[a-zA-Z0-9-]{8,128}$/;
 export const INDEXNOW_ENDPOINT_DEFAULT = "https://api.indexnow.org/indexnow";
 export const GSC_TOKEN_URL_DEFAULT = "https://oauth2.googleapis.com/token";
 export const GSC_API_BASE_DEFAULT = "https://www.googleapis.com";
-export const GSC_SCOPE = "https://www.googleapis.com/auth/webmasters";
+/** Submitting a sitemap (sitemaps.submit) needs the read-write scope. */
+export const GSC_SUBMIT_SCOPE = "https://www.googleapis.com/auth/webmasters";
+/** Reading what Google did with them (sitemaps.list) needs no more than read-only. */
+export const GSC_READ_SCOPE = "https://www.googleapis.com/auth/webmasters.readonly";
 /** Where robots.txt is fetched from by default: the same URL (a route's subrequest reaches the origin). */
 export const ROBOTS_ORIGIN_URL_DEFAULT = "{origin}/robots.txt";
 

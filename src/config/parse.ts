@@ -13,7 +13,7 @@ import { ConfigError } from "./error.ts";
 import { type DisabledFeature, featureOrOff } from "./features.ts";
 import { GSC_TOKEN_URL_DEFAULT, type NotifyConfig, ROBOTS_ORIGIN_URL_DEFAULT } from "./notify.ts";
 import type { Config, MirrorConfig, RegenConfig } from "./types.ts";
-import { type Presence, type Variable, isHttpUrl, readVariable } from "./variable.ts";
+import { type Presence, type Variable, isSecureUrl, readVariable } from "./variable.ts";
 import * as v from "./variables/index.ts";
 
 type RawEnv = Readonly<Record<string, unknown>>;
@@ -60,9 +60,9 @@ function notifyConfig(env: RawEnv, disabled: DisabledFeature[]): NotifyConfig {
       const account = read(v.GSC_SERVICE_ACCOUNT);
       const property = read(v.GSC_PROPERTY);
       const apiBase = read(v.GSC_API_BASE);
-      // The key file names its token endpoint; GSC_TOKEN_URL overrides it, and either must be a URL.
+      // The key file names its token endpoint; GSC_TOKEN_URL overrides it, and either gets the signed assertion: https only.
       const tokenUrl = read(v.GSC_TOKEN_URL) ?? account?.tokenUri ?? GSC_TOKEN_URL_DEFAULT;
-      if (!isHttpUrl(tokenUrl)) throw new ConfigError(v.GSC_TOKEN_URL.name, v.GSC_TOKEN_URL.rule);
+      if (!isSecureUrl(tokenUrl)) throw new ConfigError(v.GSC_TOKEN_URL.name, v.GSC_TOKEN_URL.rule);
       if (account === null) return null;
       return { clientEmail: account.clientEmail, privateKey: account.privateKey, privateKeyId: account.privateKeyId, tokenUrl, apiBase, property };
     },

@@ -100,6 +100,22 @@ export function isHttpUrl(text: string): boolean {
   }
 }
 
+/**
+ * An https URL, or http to a loopback host: a credential (a bearer token, a signed assertion) is
+ * only ever sent encrypted, except to a stand-in on this machine. A deployed Worker cannot reach a
+ * loopback address, so the exception is a local one.
+ */
+export function isSecureUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    if (url.protocol === "https:") return true;
+    const host = url.hostname;
+    return url.protocol === "http:" && (host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host));
+  } catch {
+    return false;
+  }
+}
+
 /** A template with placeholders is a URL once they are filled: checked with sample values. */
 export function isUrlTemplate(text: string, samples: Readonly<Record<string, string>>): boolean {
   let sample = text;

@@ -1,18 +1,17 @@
 /**
  * Search Console's `sitemaps.list` answer (Webmasters API v3: `{"sitemap": [WmxSitemap…]}`) to
  * SitemapReports. The API writes int64 counts as strings and times as RFC 3339; an entry that does
- * not fit is skipped and counted, never guessed at. Only the first MAX_SITEMAPS entries are kept.
+ * not fit is skipped and counted, never guessed at, and a count that is missing or does not parse
+ * is unknown (null), never 0. Which entries are kept is decided by src/gsc/keep.ts.
  */
 import { z } from "zod";
 import type { SitemapReport } from "./store.ts";
 
-/** Sitemaps kept per site: far more than a site submits (we submit its index), few enough to store in a handful of statements. */
-const MAX_SITEMAPS = 200;
 /** Content types kept per sitemap (the API knows a handful). */
 const MAX_CONTENT_TYPES = 16;
 const MAX_PATH_CHARS = 2048;
 
-/** A count: int64 as a string (the API's form) or a number; anything else is 0. */
+/** A count: int64 as a string (the API's form) or a number; anything else is unknown (null). */
 const count = z
   .union([
     z
@@ -23,7 +22,7 @@ const count = z
   ])
   .optional()
   .catch(undefined)
-  .transform((n) => n ?? 0);
+  .transform((n) => n ?? null);
 
 const time = z
   .string()
@@ -56,7 +55,7 @@ const Entry = z.object({
 
 export interface ParsedList {
   sitemaps: SitemapReport[];
-  /** Entries beyond MAX_SITEMAPS or not of the documented shape. */
+  /** Entries not of the documented shape. */
   dropped: number;
 }
 
@@ -75,8 +74,8 @@ export function parseSitemapsList(text: string): ParsedList | null {
   const sitemaps: SitemapReport[] = [];
   let dropped = 0;
   for (const raw of list) {
-    const entry = sitemaps.length < MAX_SITEMAPS ? Entry.safeParse(raw) : null;
-    if (!entry?.success) {
+    const entry = Entry.safeParse(raw);
+    if (!entry.success) {
       dropped++;
       continue;
     }

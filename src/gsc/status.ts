@@ -4,6 +4,7 @@
  */
 import { INDEX_PATH } from "../documents/paths.ts";
 import { type ShardManifest, listedShards } from "../manifest/manifest.ts";
+import { isOwn } from "./keep.ts";
 import type { GscStatusStore, SitemapReport } from "./store.ts";
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -37,18 +38,26 @@ function row(report: SitemapReport, origin: string, manifest: ShardManifest | nu
     lastDownloaded: iso(report.lastDownloaded),
     isPending: report.isPending,
     isSitemapsIndex: report.isSitemapsIndex,
+    // null: Google's count was missing or unreadable; shown as unknown, never as 0.
     errors: report.errors,
     warnings: report.warnings,
-    submitted: report.contents.reduce((sum, c) => sum + c.submitted, 0),
+    submitted: report.contents.some((c) => c.submitted === null) ? null : report.contents.reduce((sum, c) => sum + (c.submitted ?? 0), 0),
     contents: report.contents,
     changedAt: iso(changed),
     // Google's copy is older than ours (or it never fetched it).
     notDownloadedSinceChange: changed !== null && (report.lastDownloaded === null || report.lastDownloaded < changed),
-    hasErrors: report.errors > 0,
+    hasErrors: report.errors !== null && report.errors > 0,
+    /** A sitemap of this site (its index or a shard), not another host of the same property. */
+    own: isOwn(report.path, origin),
   };
 }
 
 type SearchConsoleSitemap = ReturnType<typeof row>;
+
+const paths = new Intl.Collator("en", { numeric: true });
+/** The site's own sitemaps first (its index, then its shards: pages-2 before pages-10), then other hosts' of the same property. */
+const byOwnIndexPath = (a: SearchConsoleSitemap, b: SearchConsoleSitemap): number =>
+  Number(b.own) - Number(a.own) || Number(b.isSitemapsIndex) - Number(a.isSitemapsIndex) || paths.compare(a.path, b.path);
 
 export interface SearchConsoleStatus {
   /** GSC_SERVICE_ACCOUNT set and a DB to keep the answers in. */
@@ -80,6 +89,6 @@ export async function searchConsoleStatus(
     lastError: state?.error ?? null,
     nextAttempt: state && state.failures > 0 ? iso(state.nextAt) : null,
     dropped: state?.dropped ?? 0,
-    sitemaps: sitemaps.map((m) => row(m, origin, manifest)),
+    sitemaps: sitemaps.map((m) => row(m, origin, manifest)).sort(byOwnIndexPath),
   };
 }

@@ -10,10 +10,11 @@ export interface SitemapReport {
   lastDownloaded: number | null;
   isPending: boolean;
   isSitemapsIndex: boolean;
-  errors: number;
-  warnings: number;
-  /** URLs submitted per content type ("web", "image", "video", "news", …). */
-  contents: { type: string; submitted: number }[];
+  /** null: Google gave no count we could read (unknown, never taken as 0). */
+  errors: number | null;
+  warnings: number | null;
+  /** URLs submitted per content type ("web", "image", "video", "news", …); null submitted = unknown. */
+  contents: { type: string; submitted: number | null }[];
 }
 
 /** The last read of a site and its outcome. */
@@ -28,7 +29,7 @@ export interface ReadState {
   failures: number;
   /** Earliest next attempt after a failure (ms). */
   nextAt: number;
-  /** Sitemaps listed beyond what is stored. */
+  /** Sitemaps listed beyond what is stored (src/gsc/keep.ts), or not of the API's shape. */
   dropped: number;
 }
 

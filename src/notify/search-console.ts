@@ -7,7 +7,7 @@
  * logged and retried with backoff like pings.
  */
 import { sign } from "hono/jwt";
-import { GSC_SCOPE, type SearchConsoleConfig, fillTemplate } from "../config/notify.ts";
+import { GSC_SUBMIT_SCOPE, type SearchConsoleConfig, fillTemplate } from "../config/notify.ts";
 import type { RunContext, TargetReport } from "./context.ts";
 import { type Attempt, attempt, classify, nextAttemptAt, redact } from "./http.ts";
 import { indexUrls } from "./index-urls.ts";
@@ -41,9 +41,9 @@ export interface JwtClaims {
   exp: number;
 }
 
-export function serviceAccountClaims(config: SearchConsoleConfig, nowMs: number): JwtClaims {
+export function serviceAccountClaims(config: SearchConsoleConfig, nowMs: number, scope: string = GSC_SUBMIT_SCOPE): JwtClaims {
   const iat = Math.floor(nowMs / 1000);
-  return { iss: config.clientEmail, scope: GSC_SCOPE, aud: config.tokenUrl, iat, exp: iat + JWT_LIFETIME_S };
+  return { iss: config.clientEmail, scope, aud: config.tokenUrl, iat, exp: iat + JWT_LIFETIME_S };
 }
 
 /**
@@ -61,10 +61,10 @@ export async function signJwt(claims: JwtClaims, privateKeyPem: string, keyId: s
 export type TokenResult = { ok: true; token: string } | { ok: false; answer: Attempt };
 
 /** Exchanges a freshly signed assertion for an access token. */
-async function accessToken(ctx: RunContext, config: SearchConsoleConfig): Promise<TokenResult> {
+async function accessToken(ctx: RunContext, config: SearchConsoleConfig, scope: string): Promise<TokenResult> {
   let assertion: string;
   try {
-    assertion = await signJwt(serviceAccountClaims(config, ctx.now), config.privateKey, config.privateKeyId);
+    assertion = await signJwt(serviceAccountClaims(config, ctx.now, scope), config.privateKey, config.privateKeyId);
   } catch (error) {
     // A key WebCrypto cannot import is a configuration error; status 400 classifies it so.
     const body = redact(`cannot sign with GSC_SERVICE_ACCOUNT's private_key: ${String(error)}`, [config.privateKey]);
@@ -99,11 +99,19 @@ function submitUrl(config: SearchConsoleConfig, origin: string, indexUrl: string
 
 const configKey = (c: SearchConsoleConfig): string => `${c.clientEmail} ${c.property} ${c.apiBase}`;
 
-/** Per run: one token for every site (fetched on first need). */
+/**
+ * Per run: one token of one scope for every site (fetched on first need). Submissions ask for the
+ * read-write scope, status reads for the read-only one, so a token leaked from a read cannot
+ * change the property.
+ */
 export class TokenCache {
+  readonly #scope: string;
   #pending: Promise<TokenResult> | null = null;
+  constructor(scope: string = GSC_SUBMIT_SCOPE) {
+    this.#scope = scope;
+  }
   get(ctx: RunContext, config: SearchConsoleConfig): Promise<TokenResult> {
-    this.#pending ??= accessToken(ctx, config);
+    this.#pending ??= accessToken(ctx, config, this.#scope);
     return this.#pending;
   }
 }

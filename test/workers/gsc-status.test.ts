@@ -6,6 +6,8 @@
  * last good state. Google is a fake at the fetch boundary; the key pair is generated here.
  */
 import { describe, expect, it } from "vitest";
+import { GSC_READ_SCOPE, GSC_SUBMIT_SCOPE } from "../../src/config/notify.ts";
+import { MAX_OTHER_SITEMAPS } from "../../src/gsc/keep.ts";
 import { parseSitemapsList } from "../../src/gsc/parse.ts";
 import { MAX_LIST_BYTES, readSearchConsoleStatus } from "../../src/gsc/scheduled.ts";
 import type { SearchConsoleStatus } from "../../src/gsc/status.ts";
@@ -46,9 +48,37 @@ function listAnswer(origin: string, over: Record<string, unknown> = {}): Respons
   });
 }
 
-/** A fake Google: the token endpoint, and `list` for sitemaps.list. */
-function google(list: (call: Call) => Response | Promise<Response>): FakeEngine {
-  return new FakeEngine((c) => (c.url === TOKEN_URL ? Response.json({ access_token: ACCESS_TOKEN, expires_in: 3599 }) : list(c)));
+type Answer = (call: Call) => Response | Promise<Response>;
+
+/** A fake Google: the token endpoint, `list` for sitemaps.list, `under` for the list under an index (`sitemapIndex=`). */
+function google(list: Answer, under: Answer = () => Response.json({})): FakeEngine {
+  return new FakeEngine((c) => {
+    if (c.url === TOKEN_URL) return Response.json({ access_token: ACCESS_TOKEN, expires_in: 3599 });
+    return new URL(c.url).searchParams.has("sitemapIndex") ? under(c) : list(c);
+  });
+}
+
+/** The JWT claims of the assertion sent to the token endpoint. */
+function assertionClaims(engine: FakeEngine): Record<string, unknown> {
+  const token = engine.calls.find((c) => c.url === TOKEN_URL)!;
+  const assertion = new URLSearchParams(token.body).get("assertion")!;
+  const payload = assertion.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/");
+  return JSON.parse(atob(payload)) as Record<string, unknown>;
+}
+
+/** Search Console's report of one shard. */
+function shardReport(url: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    path: url,
+    lastSubmitted: "2026-02-27T10:00:00.000Z",
+    lastDownloaded: "2026-02-28T08:00:00.000Z",
+    isPending: false,
+    isSitemapsIndex: false,
+    warnings: "0",
+    errors: "0",
+    contents: [{ type: "web", submitted: "40" }],
+    ...over,
+  };
 }
 
 const listCalls = (engine: FakeEngine): Call[] => engine.calls.filter((c) => c.url !== TOKEN_URL);
@@ -74,7 +104,7 @@ describe("Search Console status", () => {
     const { origin, env } = await site("gsc-status", Date.UTC(2026, 1, 28, 11));
     const engine = google(() => listAnswer(origin));
     const reports = await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
-    expect(reports).toEqual([{ origin, result: "read", status: 200 }]);
+    expect(reports).toEqual([{ origin, result: "read", status: 200, requests: 2 }]);
     const [list] = listCalls(engine);
     expect(list!.method).toBe("GET");
     expect(list!.url).toBe(`${API}/webmasters/v3/sites/${encodeURIComponent(`${origin}/`)}/sitemaps`);
@@ -119,9 +149,10 @@ describe("Search Console status", () => {
     expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + HOUR, fetch: engine.fetch, log })).toEqual([
       { origin, result: "skipped" },
     ]);
-    expect(listCalls(engine)).toHaveLength(1);
-    await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log });
+    // A read is the list and the list under the index.
     expect(listCalls(engine)).toHaveLength(2);
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log });
+    expect(listCalls(engine)).toHaveLength(4);
   });
 
   it("403: a configuration error, logged without the token; the last good state stays and the read backs off", async () => {
@@ -134,7 +165,7 @@ describe("Search Console status", () => {
     );
     const log = new MemoryLog();
     expect(await readSearchConsoleStatus(databaseServices(env), env, { now: later, fetch: refused.fetch, log })).toEqual([
-      { origin, result: "config", status: 403 },
+      { origin, result: "config", status: 403, requests: 1 },
     ]);
     const gsc = await statusOf(env, origin);
     expect(gsc.httpStatus).toBe(403);
@@ -154,14 +185,14 @@ describe("Search Console status", () => {
     const engine = google(() => new Response("quota", { status: 429, headers: { "Retry-After": "7200" } }));
     const log = new MemoryLog();
     expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log })).toEqual([
-      { origin, result: "retry", status: 429 },
+      { origin, result: "retry", status: 429, requests: 1 },
     ]);
     expect(Date.parse((await statusOf(env, origin)).nextAttempt!)).toBe(T0 + 2 * HOUR);
     await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + HOUR, fetch: engine.fetch, log });
     expect(listCalls(engine)).toHaveLength(1);
     engine.respond = (c) => (c.url === TOKEN_URL ? Response.json({ access_token: ACCESS_TOKEN }) : listAnswer(origin));
     expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + 2 * HOUR, fetch: engine.fetch, log })).toEqual([
-      { origin, result: "read", status: 200 },
+      { origin, result: "read", status: 200, requests: 2 },
     ]);
     const gsc = await statusOf(env, origin);
     expect(gsc).toMatchObject({ httpStatus: 200, lastError: null, nextAttempt: null });
@@ -185,7 +216,7 @@ describe("Search Console status", () => {
     const log = new MemoryLog();
     const later = T0 + 7 * HOUR;
     expect(await readSearchConsoleStatus(databaseServices(env), env, { now: later, fetch: google(huge).fetch, log })).toEqual([
-      { origin, result: "retry", status: 200 },
+      { origin, result: "retry", status: 200, requests: 1 },
     ]);
     expect(pulled).toBeLessThanOrEqual(MAX_LIST_BYTES + 4 * CHUNK);
     const gsc = await statusOf(env, origin);
@@ -198,7 +229,7 @@ describe("Search Console status", () => {
     const { origin, env } = await site("gsc-token", T0 - HOUR);
     const engine = new FakeEngine(() => Response.json({ error: "invalid_grant" }, { status: 400 }));
     expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() })).toEqual([
-      { origin, result: "config", status: 400 },
+      { origin, result: "config", status: 400, requests: 0 },
     ]);
     expect((await statusOf(env, origin)).lastError).toMatch(/^access token: HTTP 400/);
 
@@ -218,6 +249,114 @@ describe("Search Console status", () => {
     expect(log.lines.join("\n")).toMatch(/GSC_STATUS_INTERVAL must be a whole number/);
     const statusOff = await statusOf(siteEnv(origin), origin);
     expect(statusOff.enabled).toBe(false);
+  });
+
+  it("reads the shards under the index with sitemapIndex=, so each shard has its own row after the index", async () => {
+    const { origin, env } = await site("gsc-shards", Date.UTC(2026, 1, 28, 7));
+    const index = `${origin}/sitemap.xml`;
+    const shards = [1, 2, 3].map((n) => `${origin}/sitemap-pages-${n}.xml`);
+    const engine = google(
+      () => listAnswer(origin),
+      () =>
+        Response.json({
+          sitemap: [
+            shardReport(shards[2]!, { errors: "5", lastDownloaded: "2026-02-28T06:00:00.000Z" }),
+            shardReport(shards[0]!),
+            shardReport(shards[1]!, { warnings: "3" }),
+          ],
+        }),
+    );
+    expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() })).toEqual([
+      { origin, result: "read", status: 200, requests: 2 },
+    ]);
+    const [, under] = listCalls(engine);
+    expect(under!.url).toBe(`${API}/webmasters/v3/sites/${encodeURIComponent(`${origin}/`)}/sitemaps?sitemapIndex=${encodeURIComponent(index)}`);
+    expect(new URL(under!.url).searchParams.get("sitemapIndex")).toBe(index);
+    const gsc = await statusOf(env, origin);
+    expect(gsc.sitemaps.map((m) => m.path)).toEqual([index, ...shards]);
+    expect(gsc.sitemaps.map((m) => [m.errors, m.warnings, m.lastDownloaded])).toEqual([
+      [2, 1, "2026-02-28T09:30:00.000Z"],
+      [0, 0, "2026-02-28T08:00:00.000Z"],
+      [0, 3, "2026-02-28T08:00:00.000Z"],
+      [5, 0, "2026-02-28T06:00:00.000Z"],
+    ]);
+    // Shard 1 holds the records changed at 07:00; Google fetched it at 08:00, so it is current.
+    expect(gsc.sitemaps[1]).toMatchObject({ notDownloadedSinceChange: false, hasErrors: false });
+    expect(gsc.sitemaps[3]).toMatchObject({ hasErrors: true });
+  });
+
+  it("does not ask for shards of an index Google does not list, and a failing shard list keeps the last good state whole", async () => {
+    const { origin, env } = await site("gsc-no-index", T0 - HOUR);
+    const other = google(() => Response.json({ sitemap: [shardReport(`${origin}/old-sitemap.xml`)] }));
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: other.fetch, log: new MemoryLog() });
+    expect(listCalls(other)).toHaveLength(1);
+
+    const log = new MemoryLog();
+    const failing = google(
+      () => listAnswer(origin),
+      () => new Response("backend error", { status: 503 }),
+    );
+    expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0 + 7 * HOUR, fetch: failing.fetch, log })).toEqual([
+      { origin, result: "retry", status: 503, requests: 2 },
+    ]);
+    const gsc = await statusOf(env, origin);
+    expect(gsc.sitemaps.map((m) => m.path)).toEqual([`${origin}/old-sitemap.xml`]);
+    expect(gsc).toMatchObject({ httpStatus: 503, lastSuccess: new Date(T0).toISOString() });
+  });
+
+  it("with a domain property, the site's own sitemaps are kept first and other hosts' are capped", async () => {
+    const { origin, env } = await site("gsc-domain", T0 - HOUR, { GSC_PROPERTY: "sc-domain:{host}" });
+    const foreign = Array.from({ length: 250 }, (_, i) => shardReport(`https://shop${i}.other.example/sitemap.xml`));
+    // Our index comes last in Google's answer: a keep-the-first-200 cut would drop it.
+    const engine = google(
+      () =>
+        Response.json({
+          sitemap: [...foreign, { path: `${origin}/sitemap.xml`, isSitemapsIndex: true, errors: "0", warnings: "0", contents: [] }],
+        }),
+      () => Response.json({ sitemap: [shardReport(`${origin}/sitemap-pages-1.xml`)] }),
+    );
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
+    expect(listCalls(engine)[0]!.url).toContain(`/sites/${encodeURIComponent(`sc-domain:${new URL(origin).host}`)}/sitemaps`);
+    const gsc = await statusOf(env, origin);
+    expect(gsc.sitemaps.slice(0, 2).map((m) => [m.path, m.own])).toEqual([
+      [`${origin}/sitemap.xml`, true],
+      [`${origin}/sitemap-pages-1.xml`, true],
+    ]);
+    expect(gsc.sitemaps).toHaveLength(2 + MAX_OTHER_SITEMAPS);
+    expect(gsc.dropped).toBe(250 - MAX_OTHER_SITEMAPS);
+  });
+
+  it("a count that does not parse is unknown (null), never 0, and never flags or clears errors", async () => {
+    const { origin, env } = await site("gsc-unknown", T0 - HOUR);
+    const engine = google(() => listAnswer(origin, { errors: "lots", warnings: -1, contents: [{ type: "web", submitted: "1e3" }] }));
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
+    const [index] = (await statusOf(env, origin)).sitemaps;
+    expect(index).toMatchObject({ errors: null, warnings: null, submitted: null, hasErrors: false });
+  });
+
+  it("reads with a read-only token; submissions keep the read-write scope", async () => {
+    const { origin, env } = await site("gsc-scope", T0 - HOUR);
+    const engine = google(() => listAnswer(origin));
+    await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() });
+    expect(assertionClaims(engine).scope).toBe(GSC_READ_SCOPE);
+    expect(GSC_SUBMIT_SCOPE).toBe("https://www.googleapis.com/auth/webmasters");
+    expect(GSC_READ_SCOPE).toBe("https://www.googleapis.com/auth/webmasters.readonly");
+  });
+
+  it("refuses an http token or API URL (the feature is off, named in status); http to a loopback stand-in is allowed", async () => {
+    const origin = freshOrigin("gsc-http");
+    const insecure: Record<string, string>[] = [{ GSC_API_BASE: "http://gsc.example" }, { GSC_TOKEN_URL: "http://oauth.example/token" }];
+    for (const vars of insecure) {
+      const env = gscEnv(origin, vars);
+      const config = services(env).config;
+      expect(config.notify.searchConsole).toBeNull();
+      expect(config.disabled).toEqual([expect.objectContaining({ feature: "search-console", variable: Object.keys(vars)[0] })]);
+      const engine = google(() => listAnswer(origin));
+      expect(await readSearchConsoleStatus(databaseServices(env), env, { now: T0, fetch: engine.fetch, log: new MemoryLog() })).toEqual([]);
+      expect(engine.calls).toHaveLength(0);
+    }
+    const local = services(gscEnv(origin, { GSC_API_BASE: "http://127.0.0.1:9", GSC_TOKEN_URL: "http://localhost:9/token" })).config;
+    expect(local.notify.searchConsole).toMatchObject({ apiBase: "http://127.0.0.1:9", tokenUrl: "http://localhost:9/token" });
   });
 });
 

@@ -16,6 +16,8 @@ type Status = Awaited<ReturnType<typeof siteStatus>>;
 const SHARDS_SHOWN = 200;
 
 const number = (n: number | null | undefined): string => (n === null || n === undefined ? "—" : n.toLocaleString("en-US"));
+/** A count Search Console reported; null: it gave none we could read. */
+const count = (n: number | null): string => (n === null ? "unknown" : number(n));
 function bytes(n: number | null | undefined): string {
   if (n === null || n === undefined) return "—";
   if (n < 1024) return `${n} B`;
@@ -144,7 +146,7 @@ ${g.lastError ? html`<span class="bad">${g.lastError}</span>` : ""} ${g.nextAtte
   return html`${head}<table><thead><tr><th>sitemap</th><th>last downloaded</th><th>errors</th><th>warnings</th><th>submitted</th><th></th></tr></thead><tbody>
 ${g.sitemaps.map(
   (m) =>
-    html`<tr data-sitemap="${m.path}"><td class="url">${m.path}</td><td data-figure="gsc-downloaded">${when(m.lastDownloaded)}</td><td class="${m.hasErrors ? "num bad" : "num"}" data-figure="gsc-errors">${number(m.errors)}</td><td class="num">${number(m.warnings)}</td><td class="num">${number(m.submitted)}</td><td>${m.notDownloadedSinceChange ? html`<span class="warn">not downloaded since it changed</span>` : ""} ${m.isPending ? "pending" : ""} ${m.hasErrors ? html`<span class="bad">has errors</span>` : ""}</td></tr>`,
+    html`<tr data-sitemap="${m.path}"><td class="url">${m.path}</td><td data-figure="gsc-downloaded">${when(m.lastDownloaded)}</td><td class="${m.hasErrors ? "num bad" : "num"}" data-figure="gsc-errors">${count(m.errors)}</td><td class="num">${count(m.warnings)}</td><td class="num">${count(m.submitted)}</td><td>${m.notDownloadedSinceChange ? html`<span class="warn">not downloaded since it changed</span>` : ""} ${m.isPending ? "pending" : ""} ${m.hasErrors ? html`<span class="bad">has errors</span>` : ""}</td></tr>`,
 )}
 </tbody></table>`;
 }

@@ -1,8 +1,8 @@
 /** Search-engine notification: IndexNow, ping URLs, Search Console (docs/notify.md, docs/dashboard.md). */
 import { z } from "zod";
 import { GSC_API_BASE_DEFAULT, INDEXNOW_ENDPOINT_DEFAULT } from "../notify.ts";
-import { isHttpUrl, isUrlTemplate, listVar, variable, wholeNumber } from "../variable.ts";
-import { HOUR, HTTP_URL_RULE, ORIGIN_SAMPLES } from "./units.ts";
+import { isHttpUrl, isSecureUrl, isUrlTemplate, listVar, variable, wholeNumber } from "../variable.ts";
+import { HOUR, HTTP_URL_RULE, ORIGIN_SAMPLES, SECURE_URL_RULE } from "./units.ts";
 
 export const INDEXNOW_ENDPOINT = variable({
   name: "INDEXNOW_ENDPOINT",
@@ -54,20 +54,20 @@ export const GSC_PROPERTY = variable({
 export const GSC_TOKEN_URL = variable({
   name: "GSC_TOKEN_URL",
   presence: "optional",
-  schema: z.string().refine(isHttpUrl, { message: HTTP_URL_RULE }),
+  schema: z.string().refine(isSecureUrl, { message: SECURE_URL_RULE }),
   default: null,
   unset: "the key file's `token_uri`, else Google's",
-  rule: HTTP_URL_RULE,
+  rule: SECURE_URL_RULE,
 });
 export const GSC_API_BASE = variable({
   name: "GSC_API_BASE",
   presence: "default",
   schema: z
     .string()
-    .refine(isHttpUrl, { message: HTTP_URL_RULE })
+    .refine(isSecureUrl, { message: SECURE_URL_RULE })
     .transform((text) => text.replace(/\/+$/, "")),
   default: GSC_API_BASE_DEFAULT,
-  rule: HTTP_URL_RULE,
+  rule: SECURE_URL_RULE,
 });
 export const NOTIFY_TIMEOUT_MS = wholeNumber({
   name: "NOTIFY_TIMEOUT_MS",
