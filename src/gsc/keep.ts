@@ -10,7 +10,7 @@ import type { SitemapReport } from "./store.ts";
  * Own sitemaps kept per site: an index and its shards. 2,000 shards hold 100M URLs at 50,000 a
  * shard; a site past that keeps its first 2,000 (by path) and counts the rest as dropped.
  */
-export const MAX_OWN_SITEMAPS = 2000;
+const MAX_OWN_SITEMAPS = 2000;
 /** Other hosts' sitemaps of the same property kept, for context on the dashboard. */
 export const MAX_OTHER_SITEMAPS = 50;
 

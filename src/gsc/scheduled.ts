@@ -29,7 +29,7 @@ export const MAX_LIST_BYTES = 1024 * 1024;
  * Bytes of the list under one index read at most: ~10,000 entries, more than the 2,000 own
  * sitemaps kept (src/gsc/keep.ts); parsed whole, so well inside a Worker's 128 MB.
  */
-export const MAX_INDEX_LIST_BYTES = 4 * 1024 * 1024;
+const MAX_INDEX_LIST_BYTES = 4 * 1024 * 1024;
 /**
  * Requests to the API per cron run over all sites (a site takes one, plus one per index Google
  * lists): the API allows 200 queries per minute per user; the sites past this wait for the next
