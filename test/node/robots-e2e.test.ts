@@ -87,7 +87,7 @@ const robots = (site: string) => worker.harness.getWorker().fetch(`${site}/robot
 const minimal = (site: string) => `User-agent: *\nDisallow:\n\nSitemap: ${site}/sitemap.xml\n`;
 
 /** Asks until the answer is a 200: the last good copy is written in waitUntil after a good answer. */
-async function untilOk(site: string): Promise<Response> {
+async function untilOk(site: string): ReturnType<typeof robots> {
   let res = await robots(site);
   for (let i = 0; i < 50 && res.status !== 200; i++) {
     await new Promise((r) => setTimeout(r, 100));
