@@ -60,8 +60,9 @@ async function sortAnswer(response: Response): Promise<OriginRobots> {
   await response.body?.cancel();
   const reason = `origin answered ${status}`;
   if (status === 404 || status === 410) return { kind: "absent", reason };
-  if (status >= 500 || status === 429) return { kind: "error", status, retryAfter: retryAfterOf(response.headers), reason };
-  return { kind: "unreachable", reason: status >= 400 ? `${reason} to our fetch` : reason };
+  if ((status >= 500 && status <= 599) || status === 429) return { kind: "error", status, retryAfter: retryAfterOf(response.headers), reason };
+  // A 4xx may be for our fetch alone (a WAF refusing an unknown client); a status outside HTTP's is no answer.
+  return { kind: "unreachable", reason: status >= 400 && status < 500 ? `${reason} to our fetch` : reason };
 }
 
 export async function fetchOriginRobots(url: string, timeoutMs: number, fetcher: Fetcher): Promise<OriginRobots> {

@@ -8,7 +8,7 @@
  * and status shows the loop (src/robots/status.ts) until an origin answers again.
  */
 export const ROBOTS_LOOP_HEADER = "X-Edge-Sitemaps-Robots";
-export const ROBOTS_LOOP_ANSWER_HEADER = "X-Edge-Sitemaps-Robots-Loop";
+const ROBOTS_LOOP_ANSWER_HEADER = "X-Edge-Sitemaps-Robots-Loop";
 
 export function loopAnswer(): Response {
   return new Response("508 Loop Detected: this robots.txt request came from this Worker's own robots.txt fetch\n", {
