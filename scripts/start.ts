@@ -7,7 +7,8 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { configProblems } from "./local-config.ts";
+import { ROBOTS_ORIGIN_URL_DEFAULT } from "../src/config/notify.ts";
+import { configProblems, deploymentVars } from "./local-config.ts";
 import { applyMigrations, seedIfEmpty } from "./local-db.ts";
 import { StartArgsError, type StartPlan, startPlan } from "./start-plan.ts";
 
@@ -38,12 +39,18 @@ const { origin } = plan;
 
 const devVars = ensureDevVars();
 // Loud locally: production would turn a feature off (or answer 503) over any of these.
-const problems = configProblems({ overrides: plan.vars, processEnv: {}, ...(plan.state.envFiles?.length ? { envFiles: plan.state.envFiles } : {}) });
+const sources = { overrides: plan.vars, processEnv: {}, ...(plan.state.envFiles?.length ? { envFiles: plan.state.envFiles } : {}) };
+const problems = configProblems(sources);
 if (problems.length > 0) {
   for (const problem of problems) console.error(problem.message);
   console.error("npm start refuses this configuration: fix it in wrangler.jsonc, .dev.vars or the --var arguments (npm run check-config)");
   process.exit(2);
 }
+// Nothing stands behind `wrangler dev`: the default ROBOTS_ORIGIN_URL would reach this very Worker,
+// a loop (/robots.txt answers 503, status shows it; docs/notify.md). Unless one is set: none.
+const robotsLoops = (deploymentVars(sources)["ROBOTS_ORIGIN_URL"] ?? ROBOTS_ORIGIN_URL_DEFAULT) === ROBOTS_ORIGIN_URL_DEFAULT;
+if (robotsLoops) plan.wranglerArgs.splice(1, 0, "--var", "ROBOTS_ORIGIN_URL:none");
+const robotsNote = robotsLoops ? "no origin file: set --var ROBOTS_ORIGIN_URL:<your origin's robots.txt>" : "from ROBOTS_ORIGIN_URL";
 applyMigrations(plan.state.persistTo);
 const started = Date.now();
 // Into the store the Worker will read: URL_SOURCE from wrangler.jsonc, .dev.vars (or --env-file),
@@ -61,7 +68,7 @@ console.log(`
     index:      ${origin}/sitemap.xml
     a shard:    ${origin}/sitemap-products-1.xml   (.xml.gz for the gzip file)
     cron:       ${origin}/__scheduled?cron=17+*+*+*+*
-    robots.txt: ${origin}/robots.txt
+    robots.txt: ${origin}/robots.txt   (${robotsNote})
     admin API:  ${origin}/sitemap-admin/status   (${devVars})
     import:     npm run import -- my-sitemap.xml.gz
 `);

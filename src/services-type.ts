@@ -9,6 +9,7 @@ import type { MirrorStateStore } from "./mirror/store.ts";
 import type { NotifyStateStore } from "./notify/store.ts";
 import type { RegenStore } from "./regen/store.ts";
 import type { RobotsLastGoodStore } from "./robots/last-good-store.ts";
+import type { RobotsLoopStore } from "./robots/loop-store.ts";
 import type { SnapshotStore } from "./snapshots/store.ts";
 import type { RecordStore } from "./store/port.ts";
 
@@ -29,4 +30,6 @@ export interface Services {
   gsc: GscStatusStore | null;
   /** The last good copy of each site's robots.txt (KV namespace SNAPSHOTS); null without it (an unreachable origin answers 503). */
   robotsLastGood: RobotsLastGoodStore | null;
+  /** When each site's robots.txt fetch last looped back into the Worker (KV namespace SNAPSHOTS); null without it (not recorded). */
+  robotsLoop: RobotsLoopStore | null;
 }

@@ -10,6 +10,7 @@ import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
 import type { SiteWriters } from "./adapters/kv/object-protocol.ts";
 import { kvRecordStore } from "./adapters/kv/record-store.ts";
 import { KvRobotsLastGoodStore } from "./adapters/kv/robots-last-good.ts";
+import { KvRobotsLoopStore } from "./adapters/kv/robots-loop.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
@@ -109,5 +110,6 @@ function wire(env: Env, config: Config): Services {
     mirrors: db ? new D1MirrorStateStore(db) : null,
     gsc: db ? new D1GscStatusStore(db) : null,
     robotsLastGood: snapshotKv ? new KvRobotsLastGoodStore(snapshotKv) : null,
+    robotsLoop: snapshotKv ? new KvRobotsLoopStore(snapshotKv) : null,
   };
 }

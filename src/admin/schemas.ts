@@ -198,5 +198,13 @@ export const StatusSchema = z
     mirrors: z
       .array(z.looseObject({ url: z.string(), state: z.string(), lastError: z.string().nullable() }))
       .describe("each MIRROR_SITEMAPS URL: state, position of the pass under way, last check, last sync, last error, counts"),
+    robots: z
+      .object({
+        originUrl: z.string().nullable(),
+        loop: z.enum(["none", "seen", "unknown"]),
+        loopLastSeenAt: z.string().nullable(),
+        problem: z.string().nullable(),
+      })
+      .describe("where robots.txt is fetched from (no query), and a fetch that loops back into this Worker: a configuration problem"),
   })
   .openapi("Status");

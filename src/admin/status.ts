@@ -8,6 +8,7 @@ import type { AppEnv } from "../http/app-env.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
+import { robotsStatus } from "../robots/status.ts";
 import type { Services } from "../services-type.ts";
 import type { ProjectionState } from "../store/port.ts";
 import { jsonResponse } from "./json.ts";
@@ -89,6 +90,8 @@ export async function siteStatus(s: Services, origin: string) {
     mirrors: await mirrorStatus(s.mirrors, s.config.mirror.urls),
     // What Google did with each sitemap (Search Console sitemaps.list, read by the cron; src/gsc/).
     searchConsole: await searchConsoleStatus(s.gsc, s.config.notify.searchConsole !== null, origin, manifest),
+    // Where robots.txt is fetched from, and a fetch that loops back into this Worker (docs/notify.md).
+    robots: await robotsStatus(s.robotsLoop, s.config, origin),
   };
 }
 

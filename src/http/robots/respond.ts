@@ -1,16 +1,19 @@
 /**
- * `GET /robots.txt` for a configured site: the origin's robots.txt, unchanged, plus one `Sitemap:`
- * line per index URL it does not list yet (docs/notify.md), by what the origin answered
- * (src/http/robots/fetch-origin.ts):
- * - a file: kept byte for byte (its first 500 KiB cut at a line end when longer), the lines added
- *   after it; stored as the last good copy when it changed (src/http/robots/last-good.ts);
- * - no file (4xx, an HTML page, ROBOTS_ORIGIN_URL=none): a minimal allow-all file with the lines;
- * - unreachable (5xx, timeout, network error, redirect loop or a sixth redirect): the last good
- *   copy with the lines and its age in `X-Robots-Origin-Age`, or 503 with `Retry-After` when
- *   there is none: never a 200 that drops the origin's rules.
+ * `GET /robots.txt` for a configured site: never fewer rules than the origin's own answer. The
+ * origin's robots.txt, unchanged, plus one `Sitemap:` line per index URL it does not list yet
+ * (docs/notify.md), by what the origin answered (src/http/robots/fetch-origin.ts):
+ * - a file (a 2xx that is not an HTML document, whatever its Content-Type): kept byte for byte (its
+ *   first 500 KiB cut at a line end when longer), the lines added after it; stored as the last good
+ *   copy when it changed (src/http/robots/last-good.ts);
+ * - no file (404, 410, an HTML document, ROBOTS_ORIGIN_URL=none): a minimal allow-all file with the lines;
+ * - a 5xx or 429: passed on, its status and Retry-After, never cached (src/http/robots/origin-error.ts);
+ * - the rules cannot be had by us (another 4xx to our fetch, a timeout, a network error, a redirect
+ *   failure) or the fetch looped back into this Worker: the last good copy with the lines and its
+ *   age in `X-Robots-Origin-Age`, or 503 with `Retry-After` when there is none. A loop is also
+ *   recorded for status (src/http/robots/loop-record.ts), and any other outcome clears that record.
  * Good answers are cached: `Cache-Control: public, max-age=ROBOTS_MAX_AGE` and the data centre's
  * Cache API; "no file" and the last good copy for 60 s at most, so a recovered origin is seen
- * soon; a 503 never.
+ * soon; an error never.
  */
 
 import { fillTemplate } from "../../config/notify.ts";
@@ -20,8 +23,11 @@ import { FEED_PATH } from "../../documents/paths.ts";
 import type { Fetcher } from "../../notify/http.ts";
 import { indexUrls } from "../../notify/index-urls.ts";
 import type { RobotsLastGoodStore } from "../../robots/last-good-store.ts";
+import type { RobotsLoopStore } from "../../robots/loop-store.ts";
 import { type OriginRobots, fetchOriginRobots } from "./fetch-origin.ts";
 import { rememberGood } from "./last-good.ts";
+import { clearLoop, recordLoop } from "./loop-record.ts";
+import { originErrorAnswer } from "./origin-error.ts";
 import { ROBOTS_READ_LIMIT, mergeRobots, minimalRobots } from "./text.ts";
 import { unavailable } from "./unavailable.ts";
 
@@ -31,8 +37,10 @@ export interface RobotsDeps {
   config: Config;
   origin: string;
   fetcher: Fetcher;
-  /** Where the last good copy is kept; null: nowhere (an unreachable origin then answers 503). */
+  /** Where the last good copy is kept; null: nowhere (the origin's rules out of reach then answer 503). */
   lastGood: RobotsLastGoodStore | null;
+  /** Where a loop is recorded for status; null: nowhere. */
+  loops: RobotsLoopStore | null;
   /** Whether the record store keeps recent changes, so the Atom feed exists (`store.recent`). */
   hasFeed: boolean;
   waitUntil: (promise: Promise<unknown>) => void;
@@ -55,24 +63,48 @@ function sitemapsOf(config: Config, origin: string, hasFeed: boolean): string[] 
   return config.feedSize > 0 && hasFeed ? [...indexUrls(origin), origin + FEED_PATH] : indexUrls(origin);
 }
 
+/** A 200 answer, before its common headers. */
 interface Answer {
   body: Uint8Array | string;
   maxAge: number;
   headers: Record<string, string>;
 }
 
-/** The 200 answer, or null when the origin's rules cannot be had. */
-async function answerFor(deps: RobotsDeps, fetched: OriginRobots, sitemaps: string[], now: number): Promise<Answer | null> {
-  const { config, origin, lastGood } = deps;
-  const maxAge = config.notify.robots.maxAge;
+/** Runs a store write after the answer, logging (never throwing) its failure. */
+function later(deps: RobotsDeps, what: string, work: Promise<unknown>): void {
+  deps.waitUntil(work.catch((error: unknown) => console.warn(`robots.txt: ${what} of ${deps.origin} failed: ${String(error)}`)));
+}
+
+/** The last good copy with the lines, or null when there is none (or it cannot be read). */
+async function lastGoodAnswer(deps: RobotsDeps, reason: string, sitemaps: string[], now: number): Promise<Answer | null> {
+  const { lastGood, origin } = deps;
+  const copy =
+    lastGood === null
+      ? null
+      : await lastGood.get(origin).catch((error: unknown) => {
+          console.warn(`robots.txt: reading the last good copy of ${origin} failed: ${String(error)}`);
+          return null;
+        });
+  if (copy === null) return null;
+  const age = Math.max(0, Math.floor((now - copy.fetchedAt) / 1000));
+  return {
+    body: mergeRobots(copy.body, sitemaps),
+    maxAge: Math.min(deps.config.notify.robots.maxAge, FALLBACK_MAX_AGE),
+    headers: { "X-Robots-Origin": `${reason}; serving the last good copy`, "X-Robots-Origin-Age": String(age) },
+  };
+}
+
+/** The answer to what the origin said: a 200 to build, or a finished non-200 response. */
+async function answerFor(deps: RobotsDeps, fetched: OriginRobots, sitemaps: string[], now: number): Promise<Answer | Response> {
+  const { origin, lastGood, loops } = deps;
+  const maxAge = deps.config.notify.robots.maxAge;
+  if (loops !== null) {
+    if (fetched.kind === "loop") later(deps, "recording the robots.txt loop", recordLoop(loops, origin, now));
+    else later(deps, "clearing the robots.txt loop record", clearLoop(loops, origin));
+  }
   switch (fetched.kind) {
     case "file": {
-      if (lastGood !== null) {
-        const remembered = rememberGood(lastGood, origin, fetched.body, now).catch((error: unknown) => {
-          console.warn(`robots.txt: storing the last good copy of ${origin} failed: ${String(error)}`);
-        });
-        deps.waitUntil(remembered);
-      }
+      if (lastGood !== null) later(deps, "storing the last good copy", rememberGood(lastGood, origin, fetched.body, now));
       const headers: Record<string, string> = fetched.truncated
         ? { "X-Robots-Origin": `origin file cut at its last line end within ${ROBOTS_READ_LIMIT} bytes` }
         : {};
@@ -80,22 +112,11 @@ async function answerFor(deps: RobotsDeps, fetched: OriginRobots, sitemaps: stri
     }
     case "absent":
       return { body: minimalRobots(sitemaps), maxAge: Math.min(maxAge, FALLBACK_MAX_AGE), headers: { "X-Robots-Origin": fetched.reason } };
-    case "unreachable": {
-      const copy =
-        lastGood === null
-          ? null
-          : await lastGood.get(origin).catch((error: unknown) => {
-              console.warn(`robots.txt: reading the last good copy of ${origin} failed: ${String(error)}`);
-              return null;
-            });
-      if (copy === null) return null;
-      const age = Math.max(0, Math.floor((now - copy.fetchedAt) / 1000));
-      return {
-        body: mergeRobots(copy.body, sitemaps),
-        maxAge: Math.min(maxAge, FALLBACK_MAX_AGE),
-        headers: { "X-Robots-Origin": `${fetched.reason}; serving the last good copy`, "X-Robots-Origin-Age": String(age) },
-      };
-    }
+    case "error":
+      return originErrorAnswer(fetched.status, fetched.retryAfter, fetched.reason);
+    case "unreachable":
+    case "loop":
+      return (await lastGoodAnswer(deps, fetched.reason, sitemaps, now)) ?? unavailable(fetched.reason);
   }
 }
 
@@ -114,7 +135,7 @@ export async function robotsResponse(deps: RobotsDeps): Promise<Response> {
       ? { kind: "absent", reason: "ROBOTS_ORIGIN_URL=none" }
       : await fetchOriginRobots(fillTemplate(originUrl, origin), timeoutMs, deps.fetcher);
   const answer = await answerFor(deps, fetched, sitemaps, Date.now());
-  if (answer === null) return unavailable(fetched.kind === "unreachable" ? fetched.reason : "no answer");
+  if (answer instanceof Response) return answer;
   const headers = new Headers({
     "Content-Type": "text/plain; charset=utf-8",
     "Cache-Control": answer.maxAge > 0 ? `public, max-age=${answer.maxAge}` : "no-store",

@@ -40,6 +40,7 @@ export async function robotsRoute(c: Context<AppEnv>): Promise<Response> {
       origin,
       fetcher: fetchOrigin,
       lastGood: services.robotsLastGood,
+      loops: services.robotsLoop,
       hasFeed: services.store.recent !== null,
       waitUntil: waitUntilOf(c),
     });

@@ -118,7 +118,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     }
   }
   const origin = `http://localhost:${port}`;
-  let vars: Record<string, string> = { SITES: origin, ...options.vars };
+  // Nothing stands behind wrangler dev: the default ROBOTS_ORIGIN_URL would loop back into the
+  // Worker (a 503, docs/notify.md), so no origin file unless a test names one.
+  let vars: Record<string, string> = { SITES: origin, ROBOTS_ORIGIN_URL: "none", ...options.vars };
 
   let child: ChildProcess | undefined;
   let output = "";
@@ -200,7 +202,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     },
     async restart({ hard = false, vars: next }: { hard?: boolean; vars?: Record<string, string> } = {}) {
       await halt(hard ? "SIGKILL" : "SIGTERM");
-      if (next) vars = { ...next, SITES: origin };
+      if (next) vars = { ROBOTS_ORIGIN_URL: "none", ...next, SITES: origin };
       await launch();
     },
     async scheduled(cron = "17 * * * *") {
