@@ -2,6 +2,7 @@
  * What the wiring (src/services.ts) hands out: the ports of one D1 database's sites. Its own module,
  * free of adapters, so that the services that receive it (the cron jobs) never import the wiring.
  */
+import type { AdminStateStore } from "./admin-state/store.ts";
 import type { Config } from "./config.ts";
 import type { GscStatusStore } from "./gsc/store.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
@@ -29,4 +30,6 @@ export interface Services {
   gsc: GscStatusStore | null;
   /** The last good copy of each site's robots.txt (KV namespace SNAPSHOTS); null without it (an unreachable origin answers 503). */
   robotsLastGood: RobotsLastGoodStore | null;
+  /** The admin's browser sessions and audit trail (D1, or a KV site's writer object); null without either (no browser sign-in, no audit). */
+  admin: AdminStateStore | null;
 }

@@ -12,6 +12,7 @@ import type { Services } from "../services-type.ts";
 import type { ProjectionState } from "../store/port.ts";
 import { jsonResponse } from "./json.ts";
 import type { getStatus } from "./routes.ts";
+import { auditStatus } from "./audit.ts";
 import { syncStatus } from "./syncs.ts";
 
 const RUNS_SHOWN = 20;
@@ -89,6 +90,8 @@ export async function siteStatus(s: Services, origin: string) {
     mirrors: await mirrorStatus(s.mirrors, s.config.mirror.urls),
     // What Google did with each sitemap (Search Console sitemaps.list, read by the cron; src/gsc/).
     searchConsole: await searchConsoleStatus(s.gsc, s.config.notify.searchConsole !== null, origin, manifest),
+    // The last 100 admin writes: who, when, what, the outcome (src/admin/audit.ts).
+    audit: await auditStatus(s, origin),
   };
 }
 
