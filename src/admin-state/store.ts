@@ -43,8 +43,8 @@ export interface AuditEntry {
 export const AUDIT_KEPT = 1000;
 export const AUDIT_SHOWN = 100;
 /** The longest resource kept: a path longer than this is cut (paths are ours, but a sync id is the client's). */
-export const MAX_RESOURCE_CHARS = 300;
-export const MAX_WHO_CHARS = 200;
+const MAX_RESOURCE_CHARS = 300;
+const MAX_WHO_CHARS = 200;
 
 export interface AdminStateStore {
   /** Where it lives, for status: "d1" or "durable-object". */

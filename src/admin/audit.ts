@@ -17,7 +17,7 @@ import type { Services } from "../services-type.ts";
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Write answers are small summaries; a bigger one is not read for its count. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-export const AUDIT_HEADER = "X-Admin-Audit";
+const AUDIT_HEADER = "X-Admin-Audit";
 
 /** `received` of a JSON answer (the batch routes say how many records they read), or null. */
 async function recordsOf(res: Response): Promise<number | null> {

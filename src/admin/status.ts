@@ -10,9 +10,9 @@ import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
 import type { Services } from "../services-type.ts";
 import type { ProjectionState } from "../store/port.ts";
+import { auditStatus } from "./audit.ts";
 import { jsonResponse } from "./json.ts";
 import type { getStatus } from "./routes.ts";
-import { auditStatus } from "./audit.ts";
 import { syncStatus } from "./syncs.ts";
 
 const RUNS_SHOWN = 20;

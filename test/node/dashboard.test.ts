@@ -264,7 +264,11 @@ describe("the dashboard in Chromium", () => {
     await Promise.all([page.waitForURL(`${SITE}/sitemap-admin/`), page.click("button:has-text('Sign out')")]);
     expect(await page.locator("#token").count()).toBe(1);
     expect(await context.cookies()).toEqual([]);
-    const old = await rawGet(`http://127.0.0.1:${PROXY_PORT}/sitemap-admin/status`, { cookie: `${cookie!.name}=${cookie!.value}` }, `localhost:${PROXY_PORT}`);
+    const old = await rawGet(
+      `http://127.0.0.1:${PROXY_PORT}/sitemap-admin/status`,
+      { cookie: `${cookie!.name}=${cookie!.value}` },
+      `localhost:${PROXY_PORT}`,
+    );
     expect(old.status).toBe(401);
     await context.close();
   });

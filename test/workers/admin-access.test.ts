@@ -95,7 +95,9 @@ describe("what an Access identity may do", () => {
     expect(ok.status).toBe(200);
     const xsite = await call(env, `${origin}/sitemap-admin/urls`, put(origin, { ...jwt, Origin: "https://evil.example", "Sec-Fetch-Site": "cross-site" }));
     expect(xsite.status).toBe(403);
-    const status = (await (await call(env, `${origin}/sitemap-admin/status`, { headers: jwt })).json()) as { audit: { entries: { who: string; status: number }[] } };
+    const status = (await (await call(env, `${origin}/sitemap-admin/status`, { headers: jwt })).json()) as {
+      audit: { entries: { who: string; status: number }[] };
+    };
     expect(status.audit.entries.map((e) => [e.who, e.status])).toEqual([
       ["service token 88bf3b6d86161464f6509f7219099e57.access", 403],
       ["service token 88bf3b6d86161464f6509f7219099e57.access", 200],

@@ -79,8 +79,7 @@ describe("a browser session reads, never writes", () => {
     const refused = await call(e, `${origin}/sitemap-admin/urls`, put(origin, { Cookie: cookie }));
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ error: "forbidden" });
-    const read = (loc: string, headers: Record<string, string>) =>
-      call(e, `${origin}/sitemap-admin/urls?loc=${encodeURIComponent(loc)}`, { headers });
+    const read = (loc: string, headers: Record<string, string>) => call(e, `${origin}/sitemap-admin/urls?loc=${encodeURIComponent(loc)}`, { headers });
     expect((await read(`${origin}/pages/guard/0`, bearer)).status).toBe(404);
     // DELETE, a sync and regeneration are writes too.
     expect((await call(e, `${origin}/sitemap-admin/urls`, { ...put(origin, { Cookie: cookie }), method: "DELETE" })).status).toBe(403);
@@ -105,7 +104,7 @@ describe("a browser session reads, never writes", () => {
       headers: { Cookie: cookie, "Content-Type": "application/x-www-form-urlencoded", ...headers },
       body: new URLSearchParams({ csrf }).toString(),
     });
-    const hostile = [
+    const hostile: Record<string, string>[] = [
       { Origin: "https://evil.example", "Sec-Fetch-Site": "cross-site" },
       { Origin: origin.replace("https://", "https://evil."), "Sec-Fetch-Site": "same-site" },
       { Origin: "https://evil.example" },
@@ -118,9 +117,9 @@ describe("a browser session reads, never writes", () => {
       expect(await res.json()).toEqual({ error: "forbidden", message: "cross-site request refused" });
     }
     // Sign-out, too, comes only from the site itself.
-    expect((await call(e, `${origin}/sitemap-admin/sign-out`, { method: "POST", headers: { Cookie: cookie, "Sec-Fetch-Site": "cross-site" } })).status).toBe(
-      403,
-    );
+    expect(
+      (await call(e, `${origin}/sitemap-admin/sign-out`, { method: "POST", headers: { Cookie: cookie, "Sec-Fetch-Site": "cross-site" } })).status,
+    ).toBe(403);
     expect((await call(e, `${origin}/sitemap-admin/status`, { headers: { Cookie: cookie } })).status).toBe(200);
   });
 
@@ -215,7 +214,9 @@ describe("guessing is slowed", () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     const client = freshClient();
     for (let i = 0; i < 15; i++) {
-      expect((await call(e, `${origin}/sitemap-admin/status`, { headers: { Authorization: `Bearer wrong-${i}`, "CF-Connecting-IP": client } })).status).toBe(401);
+      expect(
+        (await call(e, `${origin}/sitemap-admin/status`, { headers: { Authorization: `Bearer wrong-${i}`, "CF-Connecting-IP": client } })).status,
+      ).toBe(401);
     }
     expect((await call(e, `${origin}/sitemap-admin/status`, { headers: { ...bearer, "CF-Connecting-IP": client } })).status).toBe(200);
     expect(warn).toHaveBeenCalledWith(expect.stringContaining("SIGN_IN_LIMITER binding is missing: failed admin sign-ins are not rate limited"));
@@ -246,7 +247,7 @@ describe("the audit trail", () => {
     expect(text).not.toContain(cookie.split("=")[1]!);
     const page = await (await call(e, `${origin}/sitemap-admin/`, { headers: { Cookie: cookie } })).text();
     expect(page).toContain("<h2>Admin writes</h2>");
-    expect(page).toContain("<td>PUT /sitemap-admin/urls</td><td class=\"num\">3</td>");
+    expect(page).toContain('<td>PUT /sitemap-admin/urls</td><td class="num">3</td>');
     // Reads are not writes.
     expect((await auditOf(e, origin)).entries).toHaveLength(4);
   });

@@ -54,9 +54,7 @@ export class D1AdminStateStore implements AdminStateStore {
         .bind(origin, e.at, e.who, e.method, e.resource, e.records, e.status),
       // Keep the newest AUDIT_KEPT rows of the site.
       this.#db
-        .prepare(
-          "DELETE FROM admin_audit WHERE origin = ?1 AND id <= (SELECT id FROM admin_audit WHERE origin = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
-        )
+        .prepare("DELETE FROM admin_audit WHERE origin = ?1 AND id <= (SELECT id FROM admin_audit WHERE origin = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)")
         .bind(origin, AUDIT_KEPT),
     ]);
   }

@@ -37,9 +37,7 @@ export function runAdminCall(sql: SqlStorage, origin: string, call: AdminCall): 
     }
     case "session": {
       const r = sql.exec<SessionRow>("SELECT * FROM admin_sessions WHERE id_hash = ?", call.idHash).toArray()[0];
-      return r
-        ? { origin, identity: r.identity, tokenTag: r.token_tag, createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at }
-        : null;
+      return r ? { origin, identity: r.identity, tokenTag: r.token_tag, createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at } : null;
     }
     case "revoke-session":
       sql.exec("UPDATE admin_sessions SET revoked_at = ? WHERE id_hash = ? AND revoked_at IS NULL", call.now, call.idHash);

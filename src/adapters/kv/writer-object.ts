@@ -12,9 +12,9 @@
  * thrown errors into bare Errors; reads throw plain errors the caller logs).
  */
 import { DurableObject } from "cloudflare:workers";
+import type { AuditEntry, StoredSession } from "../../admin-state/store.ts";
 import type { StoredRecord } from "../../core/types.ts";
 import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, ScanPosition } from "../../store/port.ts";
-import type { AuditEntry, StoredSession } from "../../admin-state/store.ts";
 import { runAdminCall } from "./admin-tables.ts";
 import { adoptStep } from "./adopt.ts";
 import { applyDelete, applyUpsert } from "./apply-batch.ts";

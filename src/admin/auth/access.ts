@@ -129,7 +129,11 @@ export async function verifyAccessJwt(
     const key = await keyFor(kid, certsUrl(config.issuer), fetcher, now);
     if (!key) return null;
     // Times are checked above, with the allowance hono's own checks do not have.
-    const verified = await verify(token, { ...key, alg: "RS256" }, { alg: "RS256", iss: config.issuer, aud: config.aud, exp: false, nbf: false, iat: false });
+    const verified = await verify(
+      token,
+      { ...key, alg: "RS256" },
+      { alg: "RS256", iss: config.issuer, aud: config.aud, exp: false, nbf: false, iat: false },
+    );
     return identityOf(verified);
   } catch {
     return null;

@@ -18,8 +18,8 @@ import { AdminError } from "../errors.ts";
 import { ADMIN_PATH } from "./paths.ts";
 
 /** The period of the binding (wrangler.jsonc `simple.period`), and so the Retry-After of a refusal. */
-export const LIMIT_PERIOD_S = 60;
-export const LIMITER_BINDING = "SIGN_IN_LIMITER";
+const LIMIT_PERIOD_S = 60;
+const LIMITER_BINDING = "SIGN_IN_LIMITER";
 
 interface RateLimiter {
   limit(options: { key: string }): Promise<{ success: boolean }>;

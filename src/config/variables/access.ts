@@ -20,7 +20,8 @@ export const ACCESS_TEAM_DOMAIN = variable({
   rule: TEAM_RULE,
 });
 
-const TEST_ISSUER_RULE = 'is for local tests only (an Access stand-in on "http://127.0.0.1:<port>" or "http://localhost:<port>"): unset it before deploying';
+const TEST_ISSUER_RULE =
+  'is for local tests only (an Access stand-in on "http://127.0.0.1:<port>" or "http://localhost:<port>"): unset it before deploying';
 /**
  * A local Access stand-in's issuer, for tests against the real Worker (test/node/dashboard.test.ts):
  * it replaces ACCESS_TEAM_DOMAIN. Loopback only, so it can never point a deployed Worker at a host
