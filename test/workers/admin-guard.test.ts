@@ -98,6 +98,9 @@ describe("a browser session reads, never writes", () => {
   it("POST /sitemap-admin/regenerate with the cookie from another site (or a sibling subdomain) is 403, even with the CSRF token", async () => {
     const { origin, env: e } = await seeded("guard-xsite");
     const cookie = await signIn(e, origin);
+    // The issue's check: the cookie and a request from another site.
+    const plain = { method: "POST", headers: { Cookie: cookie, Origin: "https://evil.example", "Sec-Fetch-Site": "cross-site" } };
+    expect((await call(e, `${origin}/sitemap-admin/regenerate`, plain)).status).toBe(403);
     const csrf = await csrfOf(e, origin, cookie);
     const action = (headers: Record<string, string>): RequestInit => ({
       method: "POST",
