@@ -98,7 +98,7 @@ async function session(c: Context<AppEnv>, token: string): Promise<Principal | n
   const hash = await sessionIdHash(id);
   const s = await store.session(c.var.origin, hash);
   if (!s || s.origin !== c.var.origin || s.revokedAt !== null || s.expiresAt <= Date.now() || s.tokenTag !== (await tokenTag(token))) return null;
-  return { via: "session", who: s.identity, csrf: await csrfToken(id), sessionHash: hash };
+  return { via: "session", who: s.identity, csrf: await csrfToken(id) };
 }
 
 async function authenticate(c: Context<AppEnv>, token: string | null, access: AccessConfig | null): Promise<Principal | Response> {

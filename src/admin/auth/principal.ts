@@ -9,7 +9,7 @@
 export type Principal =
   | { via: "token"; who: string }
   | { via: "access-service"; who: string }
-  | { via: "session"; who: string; csrf: string; sessionHash: string }
+  | { via: "session"; who: string; csrf: string }
   | { via: "access-user"; who: string; csrf: string };
 
 /** What a browser carries by itself: the cookie, or Access's JWT (Access adds it to every request). */

@@ -40,6 +40,7 @@ function limiterOf(env: object): RateLimiter | null {
 /** The client a failure is counted against. */
 const clientOf = (request: Request): string => request.headers.get("CF-Connecting-IP") ?? "unknown";
 
+/** The remembered "no", under the site's own origin (the zone whose cache it is); the count itself is per client across sites. */
 async function blockKey(origin: string, client: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(client));
   const id = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
