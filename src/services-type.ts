@@ -2,6 +2,7 @@
  * What the wiring (src/services.ts) hands out: the ports of one D1 database's sites. Its own module,
  * free of adapters, so that the services that receive it (the cron jobs) never import the wiring.
  */
+import type { AdminStateStore } from "./admin-state/store.ts";
 import type { Config } from "./config.ts";
 import type { GscStatusStore } from "./gsc/store.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
@@ -32,4 +33,6 @@ export interface Services {
   robotsLastGood: RobotsLastGoodStore | null;
   /** When each site's robots.txt fetch last looped back into the Worker (KV namespace SNAPSHOTS); null without it (not recorded). */
   robotsLoop: RobotsLoopStore | null;
+  /** The admin's browser sessions and audit trail (D1, or a KV site's writer object); null without either (no browser sign-in, no audit). */
+  admin: AdminStateStore | null;
 }

@@ -1,4 +1,5 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
+import { D1AdminStateStore } from "./adapters/d1/admin-state.ts";
 import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
 import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
 import { D1MirrorStateStore } from "./adapters/d1/mirror-state.ts";
@@ -6,6 +7,7 @@ import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
 import { d1RecordStore } from "./adapters/d1/record-store.ts";
 import { D1RegenStore } from "./adapters/d1/regen-store.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
+import { KvAdminStateStore } from "./adapters/kv/admin-state.ts";
 import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
 import type { SiteWriters } from "./adapters/kv/object-protocol.ts";
 import { kvRecordStore } from "./adapters/kv/record-store.ts";
@@ -99,6 +101,7 @@ function wire(env: Env, config: Config): Services {
       : new D1ManifestStore(binding<D1Database>(env, "DB", "MANIFEST_STORE=d1 keeps manifests in the D1 database bound as DB"));
   const snapshotKv = (env as unknown as Record<string, unknown>)["SNAPSHOTS"] as KVNamespace | undefined;
   const db = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
+  const writers = (env as unknown as Record<string, unknown>)["KV_WRITERS"] as SiteWriters | undefined;
   return {
     config,
     store,
@@ -111,5 +114,7 @@ function wire(env: Env, config: Config): Services {
     gsc: db ? new D1GscStatusStore(db) : null,
     robotsLastGood: snapshotKv ? new KvRobotsLastGoodStore(snapshotKv) : null,
     robotsLoop: snapshotKv ? new KvRobotsLoopStore(snapshotKv) : null,
+    // Sessions and the audit trail: the site's D1 database, or, for a KV site without one, its writer object.
+    admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
   };
 }

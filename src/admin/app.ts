@@ -1,5 +1,6 @@
 /**
- * The admin API under `/sitemap-admin/`: bearer-token protected; 404 when no token is configured.
+ * The admin API under `/sitemap-admin/`: signed in (src/admin/auth.ts), every write audited
+ * (src/admin/audit.ts); 404 when neither a token nor Access is configured.
  * Routes and their OpenAPI description come from one definition (src/admin/routes.ts).
  *
  * Errors are thrown as HTTPExceptions (AdminError) and rendered by the app's onError: a sub-app
@@ -10,7 +11,9 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { RecordInputSchema } from "../core/record/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import { auditWrites } from "./audit.ts";
 import { adminAuth } from "./auth.ts";
+import { dashboardActionAnswer } from "./dashboard/action-answer.ts";
 import { AdminError } from "./errors.ts";
 import { openApiHandler } from "./openapi.ts";
 import { regenerate } from "./regenerate.ts";
@@ -66,7 +69,8 @@ admin.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
   description: "the ADMIN_TOKEN secret",
 });
 
-admin.use("*", adminAuth);
+// Outermost first: a dashboard action's way back, then the audit of every write, then sign-in.
+admin.use("*", dashboardActionAnswer, auditWrites, adminAuth);
 
 // Ingest (docs/ingest.md), regeneration and status (docs/regeneration.md), and this API's description.
 admin.openapi(putUrls, upsertUrls);

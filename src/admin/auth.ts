@@ -1,29 +1,46 @@
 /**
  * Admin authentication (docs/dashboard.md "Sign-in"). A request to `/sitemap-admin/…` is signed in
- * by any of:
- * - a Cloudflare Access JWT (`Cf-Access-Jwt-Assertion`), when ACCESS_TEAM_DOMAIN and ACCESS_AUD
- *   are set (src/admin/auth/access.ts);
- * - `Authorization: Bearer <ADMIN_TOKEN>` (hono/bearer-auth), for scripts;
- * - the session cookie the sign-in form sets (src/admin/auth/session.ts), for browsers.
- * Without a token and without Access every admin path is 404 (the API does not exist). Anything
- * else is 401 with no detail: JSON for the API, the sign-in page (no data) for the dashboard.
+ * by one of (src/admin/auth/principal.ts says what each may do):
+ * - `Authorization: Bearer <ADMIN_TOKEN>`, for scripts; when the header is sent, it alone decides;
+ * - a Cloudflare Access JWT (`Cf-Access-Jwt-Assertion`), when ACCESS_TEAM_DOMAIN and ACCESS_AUD are
+ *   set (src/admin/auth/access.ts): a person's, or a service token's;
+ * - the session cookie the sign-in form sets (src/admin/auth/session.ts), checked against its
+ *   server-side row on every request.
+ * Then src/admin/auth/browser-guard.ts limits what the cookie and a person's JWT may do. Without a
+ * token and without Access every admin path is 404 (the API does not exist). Anything else is 401
+ * with no detail: JSON for the API, the sign-in page (no data) for the dashboard; a client with
+ * too many failed sign-ins gets 429 (src/admin/auth/sign-in-limiter.ts).
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { bearerAuth } from "hono/bearer-auth";
 import { getCookie } from "hono/cookie";
 import { readVariable } from "../config/variable.ts";
-import { ACCESS_AUD, ACCESS_TEAM_DOMAIN, ADMIN_TOKEN } from "../config/variables/index.ts";
+import { ACCESS_AUD, ACCESS_TEAM_DOMAIN, ACCESS_TEST_ISSUER, ADMIN_TOKEN } from "../config/variables/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 import { type AccessConfig, verifyAccessJwt } from "./auth/access.ts";
+import { browserRefusal, sameOrigin } from "./auth/browser-guard.ts";
 import { DASHBOARD_PATHS } from "./auth/paths.ts";
-import { SESSION_COOKIE, clearedSessionCookie, sessionCookie, sessionValue, validSession } from "./auth/session.ts";
+import type { Principal } from "./auth/principal.ts";
+import {
+  SESSION_COOKIE,
+  SESSION_SECONDS,
+  clearedSessionCookie,
+  csrfToken,
+  isSessionId,
+  newSessionId,
+  sessionCookie,
+  sessionIdHash,
+  tokenTag,
+} from "./auth/session.ts";
+import { blockedFor, countFailure, tooManyFailures } from "./auth/sign-in-limiter.ts";
 import { signInPage } from "./dashboard/sign-in.ts";
 import { AdminError } from "./errors.ts";
 
 const encoder = new TextEncoder();
 /** The sign-in form's body is a token (≤ a few hundred bytes); more is not a sign-in. */
 const MAX_SIGN_IN_BYTES = 4096;
+/** RFC 6750's b64token, as hono/bearer-auth reads it. */
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 
 /** The admin token, or null when unset or bad: a bad one keeps the API off (logged once per isolate, and `npm run check-config` names it). */
 function adminToken(env: object): string | null {
@@ -34,10 +51,10 @@ function adminToken(env: object): string | null {
   }
 }
 
-/** Access sign-in, or null when either variable is unset or bad (only this way of signing in is off). */
+/** Access sign-in, or null when a variable is unset or bad (only this way of signing in is off). */
 function accessConfig(env: object): AccessConfig | null {
   try {
-    const issuer = readVariable(env, ACCESS_TEAM_DOMAIN);
+    const issuer = readVariable(env, ACCESS_TEST_ISSUER) ?? readVariable(env, ACCESS_TEAM_DOMAIN);
     const aud = readVariable(env, ACCESS_AUD);
     return issuer !== null && aud !== null ? { issuer, aud } : null;
   } catch {
@@ -57,50 +74,98 @@ async function tokensEqual(given: string, expected: string): Promise<boolean> {
 /** One answer for a missing header, a malformed one and a wrong token: nothing to tell them apart. */
 const unauthorized = (): Response => new AdminError(401, { error: "unauthorized" }, { "WWW-Authenticate": 'Bearer realm="sitemap-admin"' }).getResponse();
 
-const bearer = bearerAuth<AppEnv>({
-  verifyToken: (given, c) => tokensEqual(given, adminToken(c.env) ?? ""),
-  noAuthenticationHeader: { message: unauthorized },
-  invalidAuthenticationHeader: { message: unauthorized },
-  invalidToken: { message: unauthorized },
-});
-
 /** The admin exists: a token or Access is configured. Otherwise every admin path is 404. */
 export const adminEnabled = (env: object): boolean => adminToken(env) !== null || accessConfig(env) !== null;
 
-const wantsPage = (c: Context<AppEnv>): boolean => c.req.method === "GET" && DASHBOARD_PATHS.includes(c.req.path);
+const wantsPage = (c: Context<AppEnv>): boolean => (c.req.method === "GET" || c.req.method === "HEAD") && DASHBOARD_PATHS.includes(c.req.path);
+
+/** The bearer header's verdict: the principal, or 401/429 (a failure counts against the client). */
+async function bearer(c: Context<AppEnv>, token: string | null): Promise<Principal | Response> {
+  if (token === null) return unauthorized();
+  const wait = await blockedFor(c.env, c.req.raw, c.var.origin);
+  if (wait > 0) return tooManyFailures(wait);
+  const given = BEARER.exec(c.req.header("Authorization") ?? "")?.[1];
+  if (given !== undefined && (await tokensEqual(given, token))) return { via: "token", who: "token" };
+  const over = await countFailure(c.env, c.req.raw, c.var.origin);
+  return over > 0 ? tooManyFailures(over) : unauthorized();
+}
+
+/** The cookie's live session on this site, or null. */
+async function session(c: Context<AppEnv>, token: string): Promise<Principal | null> {
+  const id = getCookie(c, SESSION_COOKIE);
+  const store = c.var.services.admin;
+  if (!id || !isSessionId(id) || !store) return null;
+  const hash = await sessionIdHash(id);
+  const s = await store.session(c.var.origin, hash);
+  if (!s || s.origin !== c.var.origin || s.revokedAt !== null || s.expiresAt <= Date.now() || s.tokenTag !== (await tokenTag(token))) return null;
+  return { via: "session", who: s.identity, csrf: await csrfToken(id) };
+}
+
+async function authenticate(c: Context<AppEnv>, token: string | null, access: AccessConfig | null): Promise<Principal | Response> {
+  if (c.req.header("Authorization") !== undefined) return bearer(c, token);
+  const assertion = c.req.header("Cf-Access-Jwt-Assertion");
+  const identity = access && assertion ? await verifyAccessJwt(assertion, access) : null;
+  if (identity?.kind === "service") return { via: "access-service", who: `service token ${identity.clientId}` };
+  if (identity?.kind === "user") return { via: "access-user", who: identity.email, csrf: await csrfToken(assertion!) };
+  const signedIn = token !== null ? await session(c, token) : null;
+  if (signedIn) return signedIn;
+  return wantsPage(c) ? signInPage({ tokenForm: token !== null, access: access !== null, refused: false }) : unauthorized();
+}
 
 export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = adminToken(c.env);
   const access = accessConfig(c.env);
   if (token === null && access === null) return c.notFound();
-  const assertion = c.req.header("Cf-Access-Jwt-Assertion");
-  if (access && assertion && (await verifyAccessJwt(assertion, access))) return next();
-  if (token !== null && c.req.header("Authorization") !== undefined) return bearer(c, next);
-  const session = getCookie(c, SESSION_COOKIE);
-  if (token !== null && session && (await validSession(session, token, Date.now()))) return next();
-  return wantsPage(c) ? signInPage({ tokenForm: token !== null, access: access !== null, refused: false }) : unauthorized();
+  const principal = await authenticate(c, token, access);
+  if (principal instanceof Response) return principal;
+  c.set("principal", principal);
+  const refused = await browserRefusal(c, principal);
+  if (refused) return refused;
+  await next();
 };
 
-/** POST /sitemap-admin/sign-in (form field `token`): the session cookie and the dashboard, or the form again. */
+/** POST /sitemap-admin/sign-in (form field `token`): a new session and the dashboard, or the form again. */
 export const signIn = async (c: Context<AppEnv>): Promise<Response> => {
   const token = adminToken(c.env);
   const access = accessConfig(c.env) !== null;
   if (token === null) return access ? signInPage({ tokenForm: false, access, refused: false }) : c.notFound();
+  const wait = await blockedFor(c.env, c.req.raw, c.var.origin);
+  if (wait > 0) return signInPage({ tokenForm: true, access, refused: true, retryAfter: wait });
   let given = "";
   if ((c.req.header("Content-Type") ?? "").startsWith("application/x-www-form-urlencoded")) {
     const { text, overCap } = await readCapped(c.req.raw.body, MAX_SIGN_IN_BYTES);
     if (!overCap) given = new URLSearchParams(text).get("token")?.trim() ?? "";
   }
-  if (!given || !(await tokensEqual(given, token))) return signInPage({ tokenForm: true, access, refused: true });
+  if (!given || !(await tokensEqual(given, token))) {
+    const over = await countFailure(c.env, c.req.raw, c.var.origin);
+    return signInPage({ tokenForm: true, access, refused: true, ...(over > 0 ? { retryAfter: over } : {}) });
+  }
+  const store = c.var.services.admin;
+  if (!store) throw new AdminError(503, { error: "unavailable", message: "browser sessions need the DB (D1) binding; the bearer token still works" });
+  const id = newSessionId();
+  const hash = await sessionIdHash(id);
+  const now = Date.now();
+  await store.createSession(hash, {
+    origin: c.var.origin,
+    identity: `token (session ${hash.slice(0, 8)})`,
+    tokenTag: await tokenTag(token),
+    createdAt: now,
+    expiresAt: now + SESSION_SECONDS * 1000,
+    revokedAt: null,
+  });
   return new Response(null, {
     status: 303,
-    headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": sessionCookie(await sessionValue(token, Date.now())), "Cache-Control": "no-store" },
+    headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": sessionCookie(id), "Cache-Control": "no-store" },
   });
 };
 
-/** POST /sitemap-admin/sign-out: the cookie cleared, back to the sign-in page. */
-export const signOut = (c: Context<AppEnv>): Response | Promise<Response> => {
+/** POST /sitemap-admin/sign-out: the session revoked on the server, the cookie cleared, back to the sign-in page. */
+export const signOut = async (c: Context<AppEnv>): Promise<Response> => {
   if (!adminEnabled(c.env)) return c.notFound();
+  if (!sameOrigin(c)) return new AdminError(403, { error: "forbidden", message: "cross-site request refused" }).getResponse();
+  const id = getCookie(c, SESSION_COOKIE);
+  const store = c.var.services.admin;
+  if (id && isSessionId(id) && store) await store.revokeSession(c.var.origin, await sessionIdHash(id), Date.now());
   return new Response(null, {
     status: 303,
     headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": clearedSessionCookie(), "Cache-Control": "no-store" },

@@ -36,7 +36,15 @@ const common = {
     headers: { "WWW-Authenticate": { schema: { type: "string" as const } } },
     content: json(UnauthorizedSchema),
   },
+  403: error(
+    "signed in by the session cookie or a person's Access JWT, which read only the dashboard and status (writes need the bearer token or an Access service token), or a cross-site request (docs/dashboard.md)",
+  ),
   404: { description: "no ADMIN_TOKEN is configured: the admin API does not exist (plain text)" },
+  429: {
+    description: "too many failed sign-ins from this client: try again after Retry-After seconds",
+    headers: { "Retry-After": { schema: { type: "string" as const } } },
+    content: json(ApiErrorSchema),
+  },
 };
 
 function batchBody(component: string, description: string) {

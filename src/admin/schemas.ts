@@ -26,6 +26,8 @@ const ERROR_CODES = [
   "sync_not_open",
   "delete_guard",
   "empty_sync",
+  "forbidden",
+  "too_many_failures",
 ] as const;
 
 /** At most this many issues are listed in one 422 response; `issueCount` always has the total. */

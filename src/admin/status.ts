@@ -11,6 +11,7 @@ import { notificationStatus } from "../notify/notifier.ts";
 import { robotsStatus } from "../robots/status.ts";
 import type { Services } from "../services-type.ts";
 import type { ProjectionState } from "../store/port.ts";
+import { auditStatus } from "./audit.ts";
 import { jsonResponse } from "./json.ts";
 import type { getStatus } from "./routes.ts";
 import { syncStatus } from "./syncs.ts";
@@ -92,6 +93,8 @@ export async function siteStatus(s: Services, origin: string) {
     searchConsole: await searchConsoleStatus(s.gsc, s.config.notify.searchConsole !== null, origin, manifest),
     // Where robots.txt is fetched from, and a fetch that loops back into this Worker (docs/notify.md).
     robots: await robotsStatus(s.robotsLoop, s.config, origin),
+    // The last 100 admin writes: who, when, what, the outcome (src/admin/audit.ts).
+    audit: await auditStatus(s, origin),
   };
 }
 

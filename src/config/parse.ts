@@ -171,7 +171,7 @@ export function parseConfig(env: RawEnv): Config {
   // Read where they are used (the admin API's auth, the cron's Search Console read), each turning
   // only its own feature off when bad; checked here too so that the status and check-config name them.
   featureOrOff(disabled, "admin", () => read(v.ADMIN_TOKEN), null);
-  featureOrOff(disabled, "access-sign-in", () => [read(v.ACCESS_TEAM_DOMAIN), read(v.ACCESS_AUD)], null);
+  featureOrOff(disabled, "access-sign-in", () => [read(v.ACCESS_TEAM_DOMAIN), read(v.ACCESS_TEST_ISSUER), read(v.ACCESS_AUD)], null);
   featureOrOff(disabled, "search-console-status", () => read(v.GSC_STATUS_INTERVAL), null);
   return { ...config, disabled };
 }
@@ -188,5 +188,11 @@ export function checkConfig(env: RawEnv): ConfigError[] {
     if (error instanceof ConfigError) return [error];
     throw error;
   }
-  return config.disabled.map((d) => new ConfigError(d.variable, d.rule));
+  const problems = config.disabled.map((d) => new ConfigError(d.variable, d.rule));
+  // A local Access stand-in is never a deployment's: any value of it is a problem (docs/dashboard.md).
+  const testIssuer = env[v.ACCESS_TEST_ISSUER.name];
+  if (typeof testIssuer === "string" && testIssuer.trim() && !problems.some((p) => p.variable === v.ACCESS_TEST_ISSUER.name)) {
+    problems.push(new ConfigError(v.ACCESS_TEST_ISSUER.name, v.ACCESS_TEST_ISSUER.rule));
+  }
+  return problems;
 }

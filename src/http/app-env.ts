@@ -3,6 +3,7 @@
  * own module so that routers (src/admin, the document routes) import it without importing the app.
  */
 import { createFactory } from "hono/factory";
+import type { Principal } from "../admin/auth/principal.ts";
 import type { Services } from "../services-type.ts";
 
 export type AppEnv = {
@@ -12,6 +13,10 @@ export type AppEnv = {
     services: Services;
     /** The configured site this request is for (its URL's origin). */
     origin: string;
+    /** Who an admin request is signed in as (src/admin/auth.ts); unset before sign-in. */
+    principal: Principal | undefined;
+    /** The request is a dashboard action (a form), answered with a way back to the dashboard. */
+    dashboardAction: boolean | undefined;
   };
 };
 

@@ -46,4 +46,19 @@ describe("npm run check-config", () => {
     expect(grace.code).toBe(1);
     expect(grace.err).toContain("configuration error: SNAPSHOT_GRACE_SECONDS must be at least MANIFEST_CACHE_TTL");
   });
+
+  it("takes Cloudflare Access only from https://<team>.cloudflareaccess.com; a local stand-in never passes", () => {
+    const site = { SITES: "https://example.com", ACCESS_AUD: "aud0123456789abcdef" };
+    // Every spawn loads wrangler (~5 s): the rule's other cases are in test/workers/config.test.ts.
+    for (const domain of ["http://team.example.com", "https://team.cloudflareaccess.com.evil.example"]) {
+      const bad = check({ ...site, ACCESS_TEAM_DOMAIN: domain });
+      expect(bad.code, domain).toBe(1);
+      expect(bad.err).toContain('configuration error: ACCESS_TEAM_DOMAIN must be the Access team domain, "https://<team>.cloudflareaccess.com"');
+      expect(bad.err).not.toContain(domain);
+    }
+    expect(check({ ...site, ACCESS_TEAM_DOMAIN: "https://team.cloudflareaccess.com" }).code).toBe(0);
+    const standIn = check({ ...site, ACCESS_TEAM_DOMAIN: "team.cloudflareaccess.com", ACCESS_TEST_ISSUER: "http://127.0.0.1:18540" });
+    expect(standIn.code).toBe(1);
+    expect(standIn.err).toContain("configuration error: ACCESS_TEST_ISSUER is for local tests only");
+  });
 });

@@ -6,7 +6,10 @@
  * - signed in with the token (the form), and separately with a Cloudflare Access JWT, the page
  *   shows the shard count and URL total status reports, SVG charts, and what the Search Console
  *   stand-in reported after a cron run (errors: 2, the index's lastDownloaded);
- * - the session cookie is HttpOnly, Secure, SameSite=Strict, scoped to /sitemap-admin/;
+ * - the session cookie is `__Secure-`, HttpOnly, Secure, SameSite=Strict, scoped to /sitemap-admin/;
+ * - "Regenerate now" (a form with the session's CSRF token) runs a regeneration; a script on the
+ *   page, with the same cookie, can neither write records nor trigger it with fetch();
+ * - after sign-out the old cookie reads nothing;
  * - the CSP lets the stylesheet apply and stops an inline script.
  * Google (token endpoint, Search Console API) and the Access JWKS are one HTTP server on 127.0.0.1.
  */
@@ -92,6 +95,12 @@ function startFake(jwks: () => unknown): Server {
   });
 }
 
+/** How many regeneration runs status lists. */
+async function regenerationRuns(): Promise<number> {
+  const res = await rawGet(`http://127.0.0.1:${PROXY_PORT}/sitemap-admin/status`, { authorization: `Bearer ${ADMIN_TOKEN}` }, `localhost:${PROXY_PORT}`);
+  return (JSON.parse(res.body.toString("utf8")) as { runs: unknown[] }).runs.length;
+}
+
 async function adminStatus(): Promise<{
   manifest: { shards: number; urls: number };
   searchConsole: { sitemaps: { errors: number; lastDownloaded: string }[] };
@@ -132,7 +141,8 @@ beforeAll(async () => {
   worker = await startWorker(
     {
       SITES: SITE,
-      ACCESS_TEAM_DOMAIN: FAKE,
+      // The Access stand-in on loopback (a deployment takes only https://<team>.cloudflareaccess.com).
+      ACCESS_TEST_ISSUER: FAKE,
       ACCESS_AUD: AUD,
       GSC_TOKEN_URL: `${FAKE}/token`,
       GSC_API_BASE: FAKE,
@@ -210,7 +220,7 @@ describe("the dashboard in Chromium", () => {
 
     const [cookie, ...others] = await context.cookies();
     expect(others).toEqual([]);
-    expect(cookie).toMatchObject({ name: "sitemap_admin_session", httpOnly: true, secure: true, sameSite: "Strict", path: "/sitemap-admin/" });
+    expect(cookie).toMatchObject({ name: "__Secure-sitemap_admin_session", httpOnly: true, secure: true, sameSite: "Strict", path: "/sitemap-admin/" });
     expect(cookie!.value).not.toContain(ADMIN_TOKEN);
     // Scripts cannot read it.
     expect(await page.evaluate(() => document.cookie)).toBe("");
@@ -224,10 +234,42 @@ describe("the dashboard in Chromium", () => {
     });
     expect(await page.evaluate(() => document.body.dataset["ran"] ?? null)).toBeNull();
 
-    // Sign out: back to the form, the cookie gone.
-    await Promise.all([page.waitForURL(`${SITE}/sitemap-admin/`), page.click("header button[type=submit]")]);
+    // "Regenerate now": the form carries the session's CSRF token; back on the dashboard with the outcome.
+    const runsBefore = await regenerationRuns();
+    await Promise.all([page.waitForURL(`${SITE}/sitemap-admin/?done=regenerate&status=200`), page.click("button[value=regenerate]")]);
+    expect(await page.locator('[data-figure="action-outcome"]').textContent()).toBe("Regeneration requested (HTTP 200).");
+    expect(await regenerationRuns()).toBe(runsBefore + 1);
+    expect(await page.locator("table.audit").textContent()).toContain("POST /sitemap-admin/regenerate");
+
+    // A script on another page of the site's origin (the dashboard's CSP allows no script and no
+    // fetch) rides the same cookie and reads the dashboard's CSRF token, and gets nowhere with them.
+    const elsewhere = await context.newPage();
+    await elsewhere.goto(`${SITE}/robots.txt`);
+    const scripted = await elsewhere.evaluate(async () => {
+      const dashboard = await (await fetch("/sitemap-admin/")).text();
+      const csrf = /name="csrf" value="([^"]+)"/.exec(dashboard)?.[1] ?? "";
+      const put = await fetch("/sitemap-admin/urls", {
+        method: "PUT",
+        headers: { "Content-Type": "application/x-ndjson" },
+        body: JSON.stringify({ loc: `${location.origin}/pages/injected` }),
+      });
+      const regenerate = await fetch("/sitemap-admin/regenerate", { method: "POST", body: new URLSearchParams({ csrf }) });
+      const status = await fetch("/sitemap-admin/status");
+      return { csrf: csrf.length, put: put.status, regenerate: regenerate.status, status: status.status };
+    });
+    expect(scripted).toEqual({ csrf: 43, put: 403, regenerate: 403, status: 200 });
+    await elsewhere.close();
+
+    // Sign out: back to the form, the cookie gone, and the old cookie reads nothing.
+    await Promise.all([page.waitForURL(`${SITE}/sitemap-admin/`), page.click("button:has-text('Sign out')")]);
     expect(await page.locator("#token").count()).toBe(1);
     expect(await context.cookies()).toEqual([]);
+    const old = await rawGet(
+      `http://127.0.0.1:${PROXY_PORT}/sitemap-admin/status`,
+      { cookie: `${cookie!.name}=${cookie!.value}` },
+      `localhost:${PROXY_PORT}`,
+    );
+    expect(old.status).toBe(401);
     await context.close();
   });
 

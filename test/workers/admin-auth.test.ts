@@ -8,7 +8,7 @@
 import { sign } from "hono/jwt";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearJwksCache } from "../../src/admin/auth/access.ts";
-import { SESSION_SECONDS, sessionValue } from "../../src/admin/auth/session.ts";
+import { SESSION_COOKIE, SESSION_SECONDS, newSessionId, sessionIdHash, tokenTag } from "../../src/admin/auth/session.ts";
 import { PAGE_CSP } from "../../src/admin/dashboard/layout.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
@@ -68,7 +68,7 @@ describe("sign-in form and session cookie", () => {
     expect(ok.status).toBe(303);
     expect(ok.headers.get("Location")).toBe("/sitemap-admin/");
     const cookie = ok.headers.get("Set-Cookie")!;
-    expect(cookie).toMatch(/^sitemap_admin_session=\d+\.[A-Za-z0-9_-]{43}; /);
+    expect(cookie).toMatch(/^__Secure-sitemap_admin_session=[A-Za-z0-9_-]{43}; /);
     for (const attr of ["HttpOnly", "Secure", "SameSite=Strict", "Path=/sitemap-admin/", `Max-Age=${SESSION_SECONDS}`])
       expect(cookie.split("; ")).toContain(attr);
     expect(cookie).not.toContain(TOKEN);
@@ -82,24 +82,37 @@ describe("sign-in form and session cookie", () => {
     // Sign-out clears it.
     const out = await call(env, `${origin}/sitemap-admin/sign-out`, { method: "POST" });
     expect(out.status).toBe(303);
-    expect(out.headers.get("Set-Cookie")).toMatch(/^sitemap_admin_session=; Max-Age=0; /);
+    expect(out.headers.get("Set-Cookie")).toMatch(/^__Secure-sitemap_admin_session=; Max-Age=0; /);
   });
 
-  it("a forged, expired or other-token cookie is not a session", async () => {
+  it("a made-up, expired, revoked, other-token or other-site session is not a session", async () => {
     const { origin, env } = await seeded("auth-forged");
+    const other = await seeded("auth-forged-other");
     const now = Date.now();
-    const good = await sessionValue(TOKEN, now);
-    const [expiry, mac] = good.split(".") as [string, string];
+    const store = services(env).admin!;
+    const session = async (over: { origin?: string; token?: string; expiresAt?: number; revokedAt?: number | null } = {}) => {
+      const id = newSessionId();
+      await store.createSession(await sessionIdHash(id), {
+        origin: over.origin ?? origin,
+        identity: "token (session test)",
+        tokenTag: await tokenTag(over.token ?? TOKEN),
+        createdAt: now,
+        expiresAt: over.expiresAt ?? now + SESSION_SECONDS * 1000,
+        revokedAt: over.revokedAt ?? null,
+      });
+      return id;
+    };
     const cookies = [
-      `${Number(expiry) + 3600}.${mac}`, // extended
-      `${expiry}.${mac.slice(0, -2)}AA`, // signature changed
-      await sessionValue(TOKEN, now - (SESSION_SECONDS + 60) * 1000), // expired
-      await sessionValue("another-admin-token-0123456789abcdef", now), // signed under another token (rotated)
+      newSessionId(), // never stored
+      await session({ expiresAt: now - 1000 }), // expired
+      await session({ revokedAt: now - 1000 }), // signed out
+      await session({ token: "another-admin-token-0123456789abcdef" }), // made under another token (rotated)
+      await session({ origin: other.origin }), // another site's
       "garbage",
     ];
     for (const value of cookies)
-      await expectSignInPage(await call(env, `${origin}/sitemap-admin/`, { headers: { Cookie: `sitemap_admin_session=${value}` } }), origin);
-    expect((await call(env, `${origin}/sitemap-admin/`, { headers: { Cookie: `sitemap_admin_session=${good}` } })).status).toBe(200);
+      await expectSignInPage(await call(env, `${origin}/sitemap-admin/`, { headers: { Cookie: `${SESSION_COOKIE}=${value}` } }), origin);
+    expect((await call(env, `${origin}/sitemap-admin/`, { headers: { Cookie: `${SESSION_COOKIE}=${await session()}` } })).status).toBe(200);
   });
 
   it("the bearer token keeps working for scripts; without a token or Access everything is 404", async () => {
@@ -206,7 +219,7 @@ describe("Cloudflare Access", () => {
     const refused = [
       await key.jwt(claims({ aud: ["another-application"] })),
       await key.jwt(claims({ iss: "https://evil.cloudflareaccess.com" })),
-      await key.jwt(claims({ exp: Math.floor(Date.now() / 1000) - 10 })),
+      await key.jwt(claims({ exp: Math.floor(Date.now() / 1000) - 61 })), // past the 60 s allowance
       await key.jwt(claims({ exp: undefined })),
       await impostor.jwt(claims()),
       "not.a.jwt",

@@ -12,11 +12,13 @@
  * thrown errors into bare Errors; reads throw plain errors the caller logs).
  */
 import { DurableObject } from "cloudflare:workers";
+import type { AuditEntry, StoredSession } from "../../admin-state/store.ts";
 import type { StoredRecord } from "../../core/types.ts";
 import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, ScanPosition } from "../../store/port.ts";
+import { runAdminCall } from "./admin-tables.ts";
 import { adoptStep } from "./adopt.ts";
 import { applyDelete, applyUpsert } from "./apply-batch.ts";
-import type { BatchCounts, ScanRow, SiteAnswer, SiteOp, SiteWriterRpc, WriterStatus } from "./object-protocol.ts";
+import type { AdminCall, BatchCounts, ScanRow, SiteAnswer, SiteOp, SiteWriterRpc, WriterStatus } from "./object-protocol.ts";
 import { Projector } from "./projection.ts";
 import { SiteDb } from "./site-db.ts";
 import { changesAfter, findByLoc, newestChange, newsRecords, newsStats, pendingChanges, recentRecords, scanPage } from "./site-queries.ts";
@@ -117,6 +119,12 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
       // Nothing could start (spaced by KV's per-key rate, backing off, or in flight): wait a little.
       if (started === 0) await new Promise((resolve) => setTimeout(resolve, Math.min(250, Math.max(0, until - Date.now()))));
     }
+  }
+
+  /** The admin's sessions and audit trail of this site (a deployment without D1; admin-tables.ts). */
+  async admin(origin: string, call: AdminCall): Promise<StoredSession | AuditEntry[] | null> {
+    this.#claim(origin);
+    return runAdminCall(this.ctx.storage.sql, origin, call);
   }
 
   /** The alarm: a projection pass (it sets the next alarm itself while anything is left). */

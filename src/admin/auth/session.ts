@@ -1,50 +1,54 @@
 /**
- * The admin session cookie, for browsers signed in with the admin token (no Access): the value is
- * `<expiry seconds>.<HMAC-SHA256 of it>`, keyed by a key derived from ADMIN_TOKEN, so it holds no
- * secret, cannot be forged or extended, and every session ends when the token is rotated.
- * `HttpOnly; Secure; SameSite=Strict; Path=/sitemap-admin/`: never read by scripts, never sent
- * cross-site, never outside the admin API.
+ * Browser sessions of the admin (docs/dashboard.md "Sessions"), made by the sign-in form:
+ * - the cookie holds a random id (256 bits); the server keeps the SHA-256 of it with the site it is
+ *   for, who signed in, the admin token's tag and its expiry (src/admin-state/store.ts), and checks
+ *   that row on every request: sign-out revokes it at once, a session of one site is nothing on
+ *   another, and rotating ADMIN_TOKEN ends every session;
+ * - `__Secure-` prefix, `Secure; HttpOnly; SameSite=Strict; Path=/sitemap-admin/`: never read by
+ *   scripts, never sent cross-site or to the rest of the site (so never to the origin server
+ *   behind the route, which is why it is not a `__Host-` cookie: that prefix needs `Path=/`);
+ * - the CSRF token of its dashboard actions is derived from the id (`csrfToken`): it names the
+ *   session without giving it away, and needs nothing stored.
  */
 import { ADMIN_PATH } from "./paths.ts";
 
-export const SESSION_COOKIE = "sitemap_admin_session";
+export const SESSION_COOKIE = "__Secure-sitemap_admin_session";
 /** A session lasts this long (s), then the sign-in form comes back. */
 export const SESSION_SECONDS = 12 * 3600;
 
 const encoder = new TextEncoder();
 
-/** The signing key: HMAC of a fixed label under the token, so the cookie never signs with the token itself. */
-async function sessionKey(adminToken: string): Promise<CryptoKey> {
-  const tokenKey = await crypto.subtle.importKey("raw", encoder.encode(adminToken), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const derived = await crypto.subtle.sign("HMAC", tokenKey, encoder.encode("edge-sitemaps admin session v1"));
-  return crypto.subtle.importKey("raw", derived, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
-}
-
-const base64url = (bytes: ArrayBuffer): string =>
+const base64url = (bytes: ArrayBuffer | Uint8Array): string =>
   btoa(String.fromCharCode(...new Uint8Array(bytes)))
     .replaceAll("+", "-")
     .replaceAll("/", "_")
     .replace(/=+$/, "");
 
-function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return null;
-  return Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
+const hex = (bytes: ArrayBuffer): string => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+/** A new session id: 32 random bytes, base64url (43 characters). */
+export const newSessionId = (): string => base64url(crypto.getRandomValues(new Uint8Array(32)));
+
+/** Whether a cookie value has the shape of a session id (anything else is not looked up). */
+export const isSessionId = (value: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(value);
+
+/** What the server stores for a session id: its SHA-256, hex. */
+export const sessionIdHash = async (id: string): Promise<string> => hex(await crypto.subtle.digest("SHA-256", encoder.encode(`session\n${id}`)));
+
+/** A tag of the admin token (HMAC of a fixed label): a session made under another token is void. */
+export async function tokenTag(adminToken: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(adminToken), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return hex(await crypto.subtle.sign("HMAC", key, encoder.encode("edge-sitemaps admin session tag v1"))).slice(0, 32);
 }
 
-export async function sessionValue(adminToken: string, nowMs: number): Promise<string> {
-  const expires = String(Math.floor(nowMs / 1000) + SESSION_SECONDS);
-  return `${expires}.${base64url(await crypto.subtle.sign("HMAC", await sessionKey(adminToken), encoder.encode(expires)))}`;
-}
-
-/** Whether `value` is a session this token signed that has not expired. Constant time in the signature. */
-export async function validSession(value: string, adminToken: string, nowMs: number): Promise<boolean> {
-  const m = /^(\d{1,12})\.(.+)$/.exec(value);
-  const signature = m ? fromBase64url(m[2]!) : null;
-  if (!m || !signature || Number(m[1]) * 1000 <= nowMs) return false;
-  return crypto.subtle.verify("HMAC", await sessionKey(adminToken), signature, encoder.encode(m[1]!));
-}
+/**
+ * The CSRF token of a browser credential (a session id, or the Access JWT a person's browser
+ * carries): a hash of it, so the page can carry it without carrying the credential.
+ */
+export const csrfToken = async (credential: string): Promise<string> =>
+  base64url(await crypto.subtle.digest("SHA-256", encoder.encode(`edge-sitemaps csrf v1\n${credential}`)));
 
 const attributes = `Path=${ADMIN_PATH}/; HttpOnly; Secure; SameSite=Strict`;
 
-export const sessionCookie = (value: string): string => `${SESSION_COOKIE}=${value}; Max-Age=${SESSION_SECONDS}; ${attributes}`;
+export const sessionCookie = (id: string): string => `${SESSION_COOKIE}=${id}; Max-Age=${SESSION_SECONDS}; ${attributes}`;
 export const clearedSessionCookie = (): string => `${SESSION_COOKIE}=; Max-Age=0; ${attributes}`;

@@ -12,7 +12,10 @@ const PAGE_HEADERS: Readonly<Record<string, string>> = {
   "Cache-Control": "no-store",
   "Content-Security-Policy": PAGE_CSP,
   "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "no-referrer",
+  // Not "no-referrer": under it a browser sends `Origin: null` with the page's own forms, and the
+  // admin refuses a write whose Origin is not the site's (src/admin/auth/browser-guard.ts). Nothing
+  // leaves for other sites either way.
+  "Referrer-Policy": "same-origin",
   "X-Frame-Options": "DENY",
 };
 

@@ -6,6 +6,7 @@
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP } from "../../core/limits.ts";
 import { SIGN_OUT_PATH } from "../auth/paths.ts";
 import type { siteStatus } from "../status.ts";
+import { type ActionOutcome, actions, auditTrail, outcome } from "./admin-panel.ts";
 import { columns, fillBar } from "./charts.ts";
 import { type Html, html } from "./html.ts";
 import { page } from "./layout.ts";
@@ -151,13 +152,21 @@ ${g.sitemaps.map(
 </tbody></table>`;
 }
 
-export function dashboardPage(status: Status): Response {
+/** What the dashboard shows beside the status: the session's actions (its CSRF token) and the last one's outcome. */
+export interface DashboardSession {
+  csrf: string | null;
+  done: ActionOutcome | null;
+}
+
+export function dashboardPage(status: Status, session: DashboardSession = { csrf: null, done: null }): Response {
   const m = status.manifest;
   const body = html`<header>
 <h1>Sitemaps of <span data-figure="site">${status.site}</span></h1>
+${actions(session.csrf)}
 <form method="post" action="${SIGN_OUT_PATH}"><button type="submit">Sign out</button></form>
 </header>
 <main>
+${outcome(session.done)}
 <p class="figures">${figure("shards", number(m?.shards ?? 0), "shards")} ${figure("urls", number(m?.urls ?? 0), "URLs")} ${figure("bytes", bytes(m?.bytes ?? 0), "XML")} ${figure("snapshots", number(m?.snapshots ?? 0), "snapshots")} ${figure("index-stored", bytes(m?.snapshotBytes.index ?? null), "index stored")}</p>
 <p class="note">${m ? html`version ${m.version}, built ${when(m.builtAt)}, newest change ${when(m.newestChange)}` : ""}</p>
 ${status.configuration.disabled.length > 0 ? html`<p class="bad">Off because of a bad variable: ${status.configuration.disabled.map((d) => `${d.feature} (${d.variable} ${d.rule})`).join("; ")}</p>` : ""}
@@ -172,6 +181,8 @@ ${notifications(status)}
 ${mirrors(status)}
 <h2>Search Console</h2>
 ${searchConsole(status)}
+<h2>Admin writes</h2>
+${auditTrail(status)}
 </main>`;
   return page(`Sitemaps · ${status.site}`, body);
 }

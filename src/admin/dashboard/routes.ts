@@ -10,10 +10,15 @@ import { factory } from "../../http/app-env.ts";
 import { DASHBOARD_PATHS } from "../auth/paths.ts";
 import { adminAuth, adminEnabled, signIn, signOut } from "../auth.ts";
 import { siteStatus } from "../status.ts";
+import { actionOutcome } from "./admin-panel.ts";
 import { dashboardPage } from "./page.ts";
 import { stylesheet } from "./stylesheet.ts";
 
-const dashboard = async (c: Context<AppEnv>): Promise<Response> => dashboardPage(await siteStatus(c.var.services, c.var.origin));
+const dashboard = async (c: Context<AppEnv>): Promise<Response> => {
+  const principal = c.get("principal");
+  const csrf = principal && "csrf" in principal ? principal.csrf : null;
+  return dashboardPage(await siteStatus(c.var.services, c.var.origin), { csrf, done: actionOutcome(new URL(c.req.url).searchParams) });
+};
 
 export const adminPages = factory.createApp();
 

@@ -14,12 +14,20 @@ export interface SignInOptions {
   access: boolean;
   /** The last attempt was refused. */
   refused: boolean;
+  /** Too many failed sign-ins from this client: 429, try again after this many seconds. */
+  retryAfter?: number;
 }
 
 export function signInPage(options: SignInOptions): Response {
   const body = html`<main class="narrow">
 <h1>Sitemaps admin</h1>
-${options.refused ? html`<p class="bad" role="alert">That token was not accepted.</p>` : ""}
+${
+  options.retryAfter
+    ? html`<p class="bad" role="alert">Too many failed sign-ins: try again in ${options.retryAfter} seconds.</p>`
+    : options.refused
+      ? html`<p class="bad" role="alert">That token was not accepted.</p>`
+      : ""
+}
 ${
   options.tokenForm
     ? html`<form method="post" action="${SIGN_IN_PATH}">
@@ -31,5 +39,6 @@ ${
 }
 ${options.access ? html`<p>This admin is protected by Cloudflare Access: open it through your Access sign-in.</p>` : ""}
 </main>`;
+  if (options.retryAfter) return page("Sign in · sitemaps admin", body, 429, { "Retry-After": String(options.retryAfter) });
   return page("Sign in · sitemaps admin", body, 401);
 }

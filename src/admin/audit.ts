@@ -1,0 +1,65 @@
+/**
+ * The audit trail (docs/dashboard.md "Audit trail"): every admin write by a signed-in principal,
+ * allowed or refused, is recorded after it is answered: who (src/admin/auth/principal.ts), when,
+ * the method and path, how many records its answer says it received, and the status. Never a
+ * secret, a query string or a record's body. Status and the dashboard show the last AUDIT_SHOWN.
+ *
+ * Recording comes after the write: a failure to record never turns a stored write into an error.
+ * It is logged (method, path, status) and the answer says so (`X-Admin-Audit: not-recorded`), so
+ * the script that wrote can tell.
+ */
+import type { MiddlewareHandler } from "hono";
+import { AUDIT_SHOWN } from "../admin-state/store.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { readCapped } from "../outbound/read-capped.ts";
+import type { Services } from "../services-type.ts";
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Write answers are small summaries; a bigger one is not read for its count. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+const AUDIT_HEADER = "X-Admin-Audit";
+
+/** `received` of a JSON answer (the batch routes say how many records they read), or null. */
+async function recordsOf(res: Response): Promise<number | null> {
+  if (!(res.headers.get("Content-Type") ?? "").startsWith("application/json") || !res.body) return null;
+  try {
+    const { text, overCap } = await readCapped(res.clone().body, MAX_ANSWER_BYTES);
+    const received = overCap ? undefined : (JSON.parse(text) as { received?: unknown }).received;
+    return typeof received === "number" && Number.isSafeInteger(received) ? received : null;
+  } catch {
+    return null;
+  }
+}
+
+function marked(res: Response): Response {
+  const out = new Response(res.body, res);
+  out.headers.set(AUDIT_HEADER, "not-recorded");
+  return out;
+}
+
+export const auditWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  const principal = c.get("principal");
+  if (READS.has(c.req.method) || !principal) return;
+  const entry = { at: Date.now(), who: principal.who, method: c.req.method, resource: c.req.path, records: await recordsOf(c.res), status: c.res.status };
+  const store = c.var.services.admin;
+  try {
+    if (!store) throw new Error("no DB (D1) binding and no KV writer object to keep it in");
+    await store.recordAudit(c.var.origin, entry);
+  } catch (err) {
+    console.error(`audit: an admin write was not recorded (${entry.method} ${entry.resource} → ${entry.status})`, err);
+    c.res = marked(c.res);
+  }
+};
+
+/** The last AUDIT_SHOWN writes of the site, newest first, for status and the dashboard. */
+export async function auditStatus(s: Services, origin: string) {
+  if (!s.admin) return { store: null, entries: [] };
+  try {
+    const entries = await s.admin.audit(origin, AUDIT_SHOWN);
+    return { store: s.admin.kind, entries: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })) };
+  } catch (err) {
+    console.error("audit: could not read the trail", err);
+    return { store: s.admin.kind, entries: [], error: "the audit trail could not be read" };
+  }
+}
