@@ -19,7 +19,13 @@ export default defineConfig({
             miniflare: {
               bindings: { TEST_MIGRATIONS: await readD1Migrations(migrations), ADMIN_TOKEN: "test-admin-token-0123456789abcdef" },
               // A second D1 database for sites spread over databases (SITE_DATABASES; test/workers/site-databases.test.ts).
-              d1Databases: { SITE_B_DB: "edge-sitemaps-site-b" },
+              // Three more for one site over several databases (SITE_DATABASES "origin=DB,PART_B,PART_C"; test/workers/partitions*.test.ts).
+              d1Databases: {
+                SITE_B_DB: "edge-sitemaps-site-b",
+                PART_B: "edge-sitemaps-part-b",
+                PART_C: "edge-sitemaps-part-c",
+                PART_D: "edge-sitemaps-part-d",
+              },
             },
           })),
         ],

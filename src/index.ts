@@ -30,7 +30,8 @@ export default {
     // Pre-render what changed and publish it (docs/regeneration.md). Never throws.
     await regenerateAll(databases, ctx, "cron");
     // After the regeneration: tell search engines what changed (docs/notify.md). Never throws.
-    await notifyAfterRegeneration(databases);
+    // A partitioned site's partitions each announce their own changes, from their own change feed.
+    await notifyAfterRegeneration(databases.flatMap((s) => s.partitions ?? [s]));
     // What Google did with the sitemaps, at most every GSC_STATUS_INTERVAL per site (src/gsc/). Never throws.
     await readSearchConsoleStatus(databases, env);
   },

@@ -35,4 +35,10 @@ export interface Services {
   robotsLoop: RobotsLoopStore | null;
   /** The admin's browser sessions and audit trail (D1, or a KV site's writer object); null without either (no browser sign-in, no audit). */
   admin: AdminStateStore | null;
+  /**
+   * A site spread over several databases (SITE_DATABASES "origin=DB_1,DB_2,…"): its partitions'
+   * services, each a complete store of its share, in partition order; null for any other. These
+   * services then read and write across them; regeneration and notification run per partition.
+   */
+  partitions: Services[] | null;
 }

@@ -17,6 +17,8 @@ import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
+import { shardBase } from "./partitions/keys.ts";
+import { partitionedServices } from "./partitions/services.ts";
 import type { Services } from "./services-type.ts";
 
 /** A binding the configuration needs, or a ConfigError naming it. */
@@ -33,45 +35,68 @@ const cache = new WeakMap<object, Services>();
  * binding as `DB`, so every D1 store of a site (records, manifests, regeneration and notification
  * state) lives in the site's own database. Each one's `config.sites` holds only its sites, so the
  * cron's per-site loops visit every site exactly once, against the right database.
+ *
+ * A site given several bindings is partitioned (src/partitions/): one services object per binding
+ * (a partition: its share of the records, its manifest, change feed and regeneration state), and
+ * one for the site that reads and writes across them (`partitions` lists the former).
  */
-const byDatabase = new WeakMap<object, Map<string, Services>>();
+interface Wired {
+  byDatabase: Map<string, Services>;
+  partitioned: Map<string, Services>;
+}
 
-function databaseEnvs(env: Env): Map<string, Services> {
-  let out = byDatabase.get(env);
+const wiredByEnv = new WeakMap<object, Wired>();
+
+function wired(env: Env): Wired {
+  let out = wiredByEnv.get(env);
   if (out) return out;
   const config = loadConfig(env);
   const raw = env as unknown as Record<string, unknown>;
   const sitesOf = new Map<string, Set<string>>([["DB", new Set()]]);
+  const partitioned = new Map<string, Services>();
   for (const origin of config.sites) {
-    const name = config.siteDatabases.get(origin) ?? "DB";
-    if (config.siteDatabases.has(origin) && !raw[name]) {
-      throw new ConfigError("SITE_DATABASES", `binding "${name}" of a listed site is not bound to this Worker`);
+    const names = config.siteDatabases.get(origin) ?? ["DB"];
+    for (const name of names) {
+      if (config.siteDatabases.has(origin) && !raw[name]) {
+        throw new ConfigError("SITE_DATABASES", `binding "${name}" of a listed site is not bound to this Worker`);
+      }
     }
-    let set = sitesOf.get(name);
-    if (!set) sitesOf.set(name, (set = new Set()));
-    set.add(origin);
-  }
-  out = new Map();
-  for (const [name, sites] of sitesOf) {
-    if (name === "DB" && config.siteDatabases.size === 0) {
-      out.set(name, services(env));
+    if (names.length > 1) {
+      const sites = new Set([origin]);
+      const parts = names.map((name, p) => wire({ ...env, DB: raw[name] } as Env, { ...config, sites, shardBase: new Map([[origin, shardBase(p)]]) }));
+      partitioned.set(origin, partitionedServices({ ...config, sites }, parts));
       continue;
     }
-    out.set(name, wire({ ...env, DB: raw[name] } as Env, { ...config, sites }));
+    let set = sitesOf.get(names[0]!);
+    if (!set) sitesOf.set(names[0]!, (set = new Set()));
+    set.add(origin);
   }
-  byDatabase.set(env, out);
+  const byDatabase = new Map<string, Services>();
+  for (const [name, sites] of sitesOf) {
+    if (name === "DB" && config.siteDatabases.size === 0) {
+      byDatabase.set(name, services(env));
+      continue;
+    }
+    byDatabase.set(name, wire({ ...env, DB: raw[name] } as Env, { ...config, sites }));
+  }
+  out = { byDatabase, partitioned };
+  wiredByEnv.set(env, out);
   return out;
 }
 
-/** The services of `origin`'s database (SITE_DATABASES; `DB` when not listed). Throws ConfigError. */
+/** The services of `origin`'s database (SITE_DATABASES; `DB` when not listed), or of its partitions. Throws ConfigError. */
 export function servicesFor(env: Env, origin: string): Services {
-  const name = loadConfig(env).siteDatabases.get(origin) ?? "DB";
-  return databaseEnvs(env).get(name)!;
+  const w = wired(env);
+  return w.partitioned.get(origin) ?? w.byDatabase.get(loadConfig(env).siteDatabases.get(origin)?.[0] ?? "DB")!;
 }
 
-/** One services object per D1 database in use, each with only its sites in `config.sites`. Throws ConfigError. */
+/**
+ * One services object per D1 database in use, each with only its sites in `config.sites`, and one
+ * per partitioned site (its partitions in `partitions`). Throws ConfigError.
+ */
 export function databaseServices(env: Env): Services[] {
-  return [...databaseEnvs(env).values()].filter((s) => s.config.sites.size > 0);
+  const w = wired(env);
+  return [...[...w.byDatabase.values()].filter((s) => s.config.sites.size > 0), ...w.partitioned.values()];
 }
 
 /** Throws ConfigError for a bad variable. */
@@ -116,5 +141,6 @@ function wire(env: Env, config: Config): Services {
     robotsLoop: snapshotKv ? new KvRobotsLoopStore(snapshotKv) : null,
     // Sessions and the audit trail: the site's D1 database, or, for a KV site without one, its writer object.
     admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
+    partitions: null,
   };
 }

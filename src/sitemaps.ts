@@ -36,6 +36,8 @@ export function manifestBuildOptions(config: Config, origin: string): BuildOptio
     maxBytes: config.maxBytesPerShard,
     renderFingerprint: renderFingerprint(renderOptions(config, origin)),
     indexFingerprint: `${config.indexLinkForm}${config.browserView ? "+xsl" : ""}`,
+    // A partition of a site over several databases numbers its shards in its own range (src/partitions/keys.ts).
+    firstShardNumber: (config.shardBase.get(origin) ?? 0) + 1,
   };
 }
 

@@ -5,6 +5,8 @@
  */
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env.ts";
+import { siteSummary } from "../partitions/regenerate.ts";
+import type { RegenDeps } from "../regen/deps.ts";
 import { RegenBusyError } from "../regen/lease.ts";
 import { purgeChanged } from "../regen/purge.ts";
 import { regenerateSite } from "../regen/regenerate.ts";
@@ -14,8 +16,9 @@ import { jsonResponse } from "./json.ts";
 import type { postRegenerate } from "./routes.ts";
 
 export const regenerate: RouteHandler<typeof postRegenerate, AppEnv> = async (c) => {
-  const deps = regenDeps(c.var.services);
-  if (!deps) {
+  // A partitioned site: every partition runs, in parallel; one summary answers for the site.
+  const units = (c.var.services.partitions ?? [c.var.services]).map(regenDeps);
+  if (units.some((deps) => deps === null)) {
     const off = c.var.services.config.disabled.find((d) => d.feature === "regeneration");
     const message = off
       ? `regeneration is off: configuration error: ${off.variable} ${off.rule}`
@@ -30,8 +33,9 @@ export const regenerate: RouteHandler<typeof postRegenerate, AppEnv> = async (c)
     ctx = undefined;
   }
   try {
-    const summary = await regenerateSite(deps, c.var.origin, { trigger: "admin", full, onPublished: purgeChanged(ctx, c.var.origin) });
-    return jsonResponse(summary, 200, true);
+    const run = (deps: RegenDeps) => regenerateSite(deps, c.var.origin, { trigger: "admin", full, onPublished: purgeChanged(ctx, c.var.origin) });
+    const summaries = await Promise.all(units.map((deps) => run(deps!)));
+    return jsonResponse(summaries.length === 1 ? summaries[0]! : siteSummary(c.var.origin, summaries), 200, true);
   } catch (err) {
     if (err instanceof RegenBusyError) throw new AdminError(409, { error: "busy", message: err.message });
     console.error("regeneration failed", err);

@@ -153,10 +153,11 @@ export const SyncStartSchema = z
 export const SyncCommitBodySchema = z.strictObject({ maxDelete: MaxDeleteSchema.optional() }).openapi("SyncCommitRequest");
 
 export const SyncIdParamsSchema = z.object({
+  // A partitioned site's sync joins one id per partition (src/partitions/sync.ts): 64 of 36 characters and their dots.
   id: z
     .string()
     .min(1)
-    .max(64)
+    .max(64 * 37)
     .openapi({ param: { name: "id", in: "path" } }),
 });
 

@@ -157,6 +157,7 @@ export function parseConfig(env: RawEnv): Config {
     notify: notifyConfig(env, disabled),
     urlSource: read(v.URL_SOURCE),
     siteDatabases,
+    shardBase: new Map(),
     manifestStore: read(v.MANIFEST_STORE),
     cache: {
       maxAge: read(v.CACHE_MAX_AGE),

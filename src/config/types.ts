@@ -45,8 +45,16 @@ export interface Config {
   notify: NotifyConfig;
   /** Where URL records are read from (URL_SOURCE): D1 table `urls`, or the KV namespace URLS (docs/kv.md). */
   urlSource: ValueOf<typeof URL_SOURCE>;
-  /** The D1 binding of each listed site (SITE_DATABASES); a site not listed uses `DB`. */
-  siteDatabases: ReadonlyMap<string, string>;
+  /**
+   * The D1 bindings of each listed site (SITE_DATABASES); a site not listed uses `DB`. Several: the
+   * site's records are spread over them, its partitions in this order (docs/capacity.md "Partitions").
+   */
+  siteDatabases: ReadonlyMap<string, readonly string[]>;
+  /**
+   * Set by the wiring for one partition's services (src/services.ts): the partition's first shard
+   * number per partitioned site, so that shard URLs of different partitions never collide. Empty otherwise.
+   */
+  shardBase: ReadonlyMap<string, number>;
   /** Where shard manifests live (MANIFEST_STORE): D1 (strongly consistent), or URLS in KV for deployments without D1. */
   manifestStore: ValueOf<typeof MANIFEST_STORE>;
   /** HTTP caching of sitemap documents (docs/caching.md). */

@@ -12,6 +12,8 @@ export interface BuildOptions {
   /** Fingerprint of what else shapes the index (link form, …). */
   indexFingerprint: string;
   now?: number;
+  /** The smallest number a new shard takes (a partition's own range, src/partitions/keys.ts); default 1. */
+  firstShardNumber?: number;
 }
 
 /** Shard limits of a plan (the walk's and the cron's alike). */
@@ -35,7 +37,7 @@ export async function buildManifest(
     previousBySection.set(shard.section, list);
   }
   const planner = (section: string): SectionPlanner =>
-    new SectionPlanner(section, previousBySection.get(section) ?? [], limits, options.renderFingerprint, now);
+    new SectionPlanner(section, previousBySection.get(section) ?? [], limits, options.renderFingerprint, now, options.firstShardNumber);
 
   const shards: ShardEntry[] = [];
   const walked = new Set<string>();

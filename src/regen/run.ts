@@ -90,7 +90,14 @@ export class Run {
 
   #openSection(name: string, lo: number, hi: number | undefined): SectionRun {
     const previous = this.draft.entries(name).filter((s) => s.firstKey >= lo && (hi === undefined || s.firstKey <= hi));
-    const planner = new SectionPlanner(name, previous, this.limits, this.build.renderFingerprint, this.now, this.draft.maxN(name) + 1);
+    const planner = new SectionPlanner(
+      name,
+      previous,
+      this.limits,
+      this.build.renderFingerprint,
+      this.now,
+      Math.max(this.draft.maxN(name) + 1, this.build.firstShardNumber ?? 1),
+    );
     return { name, lo, hi, planner, flushed: 0, renders: new Map() };
   }
 

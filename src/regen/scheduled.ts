@@ -8,17 +8,20 @@ import type { RunSummary } from "./summary.ts";
 
 /** The regeneration's dependencies, or null when a binding it needs is missing. */
 export function regenDeps(s: Services): RegenDeps | null {
-  if (!s.regen || !s.snapshots || !s.config.regen.enabled) return null;
+  // A partitioned site regenerates partition by partition (each its own services): never through the site's view.
+  if (!s.regen || !s.snapshots || !s.config.regen.enabled || s.partitions !== null) return null;
   return { config: s.config, store: s.store, manifests: s.manifests, snapshots: s.snapshots, state: s.regen };
 }
 
 /**
  * Regenerates every site of `databases` (one services object per D1 database, SITE_DATABASES, each
- * with its own sites); a failing site is logged and the others still run. Never throws.
+ * with its own sites, and each partition of a partitioned site); a failing site is logged and the
+ * others still run. Never throws.
  */
 export async function regenerateAll(databases: readonly Services[], ctx?: unknown, trigger = "cron"): Promise<RunSummary[]> {
   const summaries: RunSummary[] = [];
-  for (const s of databases) {
+  // A partitioned site's partitions are units of their own (src/partitions/regenerate.ts).
+  for (const s of databases.flatMap((d) => d.partitions ?? [d])) {
     const deps = regenDeps(s);
     if (!deps) {
       console.error(

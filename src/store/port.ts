@@ -222,6 +222,16 @@ export interface SyncInfo {
   deleted: number;
 }
 
+export interface CommitOptions {
+  maxDelete?: number;
+  maxChunks: number;
+  /**
+   * This sync is one partition's part of a site's sync (src/partitions/sync.ts) whose input was not
+   * empty: a part that received nothing is then no empty input, and its records are deleted as any unseen.
+   */
+  partOfNonEmpty?: boolean;
+}
+
 export interface SyncCommit {
   sync: SyncInfo;
   /** false: the commit stopped at its chunk budget; commit again to go on (idempotent). */
@@ -250,7 +260,7 @@ export interface RecordSync {
    * Starts (guard: empty input and over-share deletions are refused, nothing deleted) or resumes
    * the commit, tombstoning at most `maxChunks` chunks. `maxDelete` overrides the sync's guard.
    */
-  commit(id: string, options: { maxDelete?: number; maxChunks: number }, now?: number): Promise<SyncCommit>;
+  commit(id: string, options: CommitOptions, now?: number): Promise<SyncCommit>;
   /** Ends an open sync without deleting anything. A committing or committed sync cannot be aborted. */
   abort(id: string, now?: number): Promise<SyncInfo>;
   /** Open and committing syncs whose scope includes `origin` (status), at most 100. */

@@ -7,6 +7,10 @@ declare global {
       ADMIN_TOKEN?: string;
       /** A second D1 database (vitest.config.ts), for SITE_DATABASES. */
       SITE_B_DB: D1Database;
+      /** More D1 databases (vitest.config.ts), for one site over several (partitions). */
+      PART_B: D1Database;
+      PART_C: D1Database;
+      PART_D: D1Database;
     }
   }
 }

@@ -72,7 +72,7 @@ describe("SITE_DATABASES", () => {
     expect(config(`${a}=not-a-binding`)).toThrow(/SITE_DATABASES/);
     expect(config(`${a}`)).toThrow(/SITE_DATABASES/);
     expect(config(`${a}=SITE_B_DB ${a}=DB`)).toThrow(/SITE_DATABASES/);
-    expect(parseConfig({ SITES: a, SITE_DATABASES: `${a}/=SITE_B_DB` }).siteDatabases).toEqual(new Map([[a, "SITE_B_DB"]]));
+    expect(parseConfig({ SITES: a, SITE_DATABASES: `${a}/=SITE_B_DB` }).siteDatabases).toEqual(new Map([[a, ["SITE_B_DB"]]]));
     expect(parseConfig({ SITES: a }).siteDatabases.size).toBe(0);
   });
 });

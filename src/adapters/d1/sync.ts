@@ -10,7 +10,7 @@
  */
 import type { ValidRecord } from "../../core/validate.ts";
 import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../../store/errors.ts";
-import type { RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../../store/port.ts";
+import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../../store/port.ts";
 import type { D1RecordWriter } from "./writer.ts";
 
 /** Records examined per commit chunk (one index range, one UPDATE). */
@@ -158,14 +158,14 @@ export class D1RecordSync implements RecordSync {
     return out;
   }
 
-  async commit(id: string, options: { maxDelete?: number; maxChunks: number }, now = Date.now()): Promise<SyncCommit> {
+  async commit(id: string, options: CommitOptions, now = Date.now()): Promise<SyncCommit> {
     let row = await this.#row(id);
     if (row === null) throw new SyncNotFoundError(`no sync ${id} (never started, or expired and swept)`);
     if (row.state === "committed") return { sync: infoOf(row), done: true };
     if (row.state === "aborted") throw new SyncStateError(`sync ${id} was aborted; start a new one`);
     const scope = JSON.parse(row.scope) as SyncScope;
     if (row.state === "open") {
-      await this.#guard(row, scope, options.maxDelete ?? row.max_delete);
+      await this.#guard(row, scope, options.maxDelete ?? row.max_delete, options.partOfNonEmpty === true);
       const cursor: CommitCursor = { site: 0, section: scope.section ?? "", key: -1 };
       await this.#db
         .prepare("UPDATE syncs SET state = 'committing', cursor = ?2, max_delete = ?3 WHERE id = ?1 AND state = 'open'")
@@ -186,8 +186,9 @@ export class D1RecordSync implements RecordSync {
   }
 
   /** Refuses an empty sync and one deleting more than the guard's share; nothing is written either way. */
-  async #guard(row: SyncRow, scope: SyncScope, maxDelete: number): Promise<void> {
-    if (row.received === 0) throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
+  async #guard(row: SyncRow, scope: SyncScope, maxDelete: number, partOfNonEmpty: boolean): Promise<void> {
+    if (row.received === 0 && !partOfNonEmpty)
+      throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
     const live = scopeFilter(scope, 1);
     const unseen = scopeFilter(scope, 3);
     const [total, gone] = await this.#db.batch<{ n: number }>([

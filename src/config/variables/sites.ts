@@ -83,25 +83,38 @@ export const URL_SOURCE = oneOf({
   allowed: ["d1", "kv"],
   default: "d1",
 });
-const SITE_DATABASES_RULE = 'must list "origin=BINDING" pairs (a D1 binding name per site in SITES), e.g. "https://a.example=DB_A"';
+const SITE_DATABASES_RULE =
+  'must list "origin=BINDING" pairs (D1 binding names per site in SITES; several, comma separated, spread one site over several databases), e.g. "https://a.example=DB_A https://big.example=DB_1,DB_2"';
 /** D1 binding names: what wrangler accepts as a JavaScript identifier for a binding. */
 const BINDING_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Partitions of one site at most: keys and shard numbers of each partition live in their own range (src/partitions/keys.ts). */
+export const MAX_PARTITIONS = 64;
 export const SITE_DATABASES = variable({
   name: "SITE_DATABASES",
   presence: "default",
   schema: z.string().transform((text, ctx) => {
-    const map = new Map<string, string>();
-    for (const [i, pair] of listVar(text).entries()) {
-      const eq = pair.lastIndexOf("=");
-      const origin = eq > 0 ? normalizeOrigin(pair.slice(0, eq)) : null;
-      const binding = pair.slice(eq + 1);
-      if (origin === null || !BINDING_NAME.test(binding) || map.has(origin)) {
-        ctx.addIssue({ code: "custom", message: `${SITE_DATABASES_RULE} (entry ${i + 1} is not one, or repeats a site)` });
+    // Pairs are separated like every list (spaces or commas); a word without "=" is one more binding of the pair before it.
+    const pairs: string[][] = [];
+    for (const word of listVar(text)) {
+      if (word.includes("=") || pairs.length === 0) pairs.push([word]);
+      else pairs[pairs.length - 1]!.push(word);
+    }
+    const map = new Map<string, readonly string[]>();
+    for (const [i, [pair, ...more]] of pairs.entries()) {
+      const eq = pair!.lastIndexOf("=");
+      const origin = eq > 0 ? normalizeOrigin(pair!.slice(0, eq)) : null;
+      const bindings = [pair!.slice(eq + 1), ...more];
+      const ok = bindings.length <= MAX_PARTITIONS && bindings.every((b) => BINDING_NAME.test(b)) && new Set(bindings).size === bindings.length;
+      if (origin === null || !ok || map.has(origin)) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${SITE_DATABASES_RULE} (entry ${i + 1} is not one, repeats a site or a binding, or lists more than ${MAX_PARTITIONS})`,
+        });
         return z.NEVER;
       }
-      map.set(origin, binding);
+      map.set(origin, bindings);
     }
-    return map as ReadonlyMap<string, string>;
+    return map as ReadonlyMap<string, readonly string[]>;
   }),
   default: "",
   rule: SITE_DATABASES_RULE,

@@ -1,0 +1,56 @@
+/**
+ * The manifest of a partitioned site: every partition's last published manifest, side by side. Each
+ * partition plans and publishes its own (its regeneration, in its own database); the site's index
+ * lists the shards of each partition's last published manifest, so it never names a shard that does
+ * not exist, and a shard's entry carries its partition in its keys and number (keys.ts).
+ */
+import { Fingerprint } from "../core/fingerprint.ts";
+import type { ManifestStore, ShardEntry, ShardManifest } from "../manifest/manifest.ts";
+import { type SitemapDeps, currentManifest } from "../sitemaps.ts";
+import { siteKey } from "./keys.ts";
+
+/** A partition's shards as the site sees them: keys in the partition's range of the site's key space. */
+function siteShard(partition: number, shard: ShardEntry): ShardEntry {
+  const offset = siteKey(partition, 0);
+  if (offset === 0) return shard;
+  return {
+    ...shard,
+    firstKey: shard.firstKey + offset,
+    lastKey: shard.lastKey + offset,
+    ...(shard.pageStarts ? { pageStarts: shard.pageStarts.map((k) => k + offset) } : {}),
+  };
+}
+
+/** One manifest of the site from its partitions' manifests, in partition order. */
+export function mergeManifests(origin: string, parts: readonly ShardManifest[]): ShardManifest {
+  const shards = parts.flatMap((m, p) => m.shards.map((s) => siteShard(p, s)));
+  shards.sort((a, b) => (a.section < b.section ? -1 : a.section > b.section ? 1 : a.firstKey - b.firstKey));
+  const version = new Fingerprint().addNumber(parts.length);
+  for (const m of parts) version.addString(m.version);
+  return {
+    origin,
+    version: version.digest(),
+    // The oldest: what a live render checks rows against (src/http/sitemap-documents.ts) stays conservative.
+    builtAt: Math.min(...parts.map((m) => m.builtAt)),
+    // Each partition's index snapshot lists only its own shards: the site's index renders from this one.
+    snapshot: null,
+    shards,
+  };
+}
+
+export class PartitionedManifestStore implements ManifestStore {
+  /** Each partition's deps: its own records and manifests (a partition without one builds it once). */
+  readonly parts: readonly SitemapDeps[];
+
+  constructor(parts: readonly SitemapDeps[]) {
+    this.parts = parts;
+  }
+
+  async load(origin: string): Promise<ShardManifest> {
+    return mergeManifests(origin, await Promise.all(this.parts.map((p) => currentManifest(p, origin))));
+  }
+
+  save(): Promise<void> {
+    return Promise.reject(new Error("a partitioned site's manifest is saved by each partition's regeneration"));
+  }
+}

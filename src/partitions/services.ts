@@ -1,0 +1,20 @@
+/**
+ * The services of a partitioned site from its partitions' services: records and manifests across
+ * all of them; the state that is the site's alone (notifications' targets, mirrors, Search Console,
+ * admin sessions) in its first partition's database, the home of everything not keyed by a loc.
+ */
+import type { Config } from "../config.ts";
+import type { Services } from "../services-type.ts";
+import { PartitionedManifestStore } from "./manifest-store.ts";
+import { partitionedRecordStore } from "./record-store.ts";
+
+export function partitionedServices(config: Config, parts: readonly Services[]): Services {
+  const home = parts[0]!;
+  return {
+    ...home,
+    config,
+    store: partitionedRecordStore(parts.map((p) => p.store)),
+    manifests: new PartitionedManifestStore(parts),
+    partitions: [...parts],
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * A full sync of a partitioned site: one sync per partition, started together, fed each batch's
+ * records by their home partition, committed together. Its id joins the partitions' ids, so a
+ * client keeps one id and nothing is stored beside the parts.
+ *
+ * The guard holds for the site as a whole: before any part deletes anything, every part still open
+ * reports what it would delete (its guard refusing at a share of 0 carries the counts), and only
+ * when the sum passes `maxDelete` do the parts move on. An empty input is refused as for one store.
+ * Kill-safety is each part's: nothing is deleted before every part is committing, and a commit
+ * resumes part after part where it stopped.
+ */
+import type { ValidRecord } from "../core/validate.ts";
+import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../store/errors.ts";
+import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../store/port.ts";
+import { partitionOf } from "./home.ts";
+
+const SEPARATOR = ".";
+
+function combine(id: string, parts: readonly SyncInfo[]): SyncInfo {
+  const states = new Set<SyncState>(parts.map((p) => p.state));
+  const state: SyncState = states.has("aborted")
+    ? "aborted"
+    : states.size === 1 && states.has("committed")
+      ? "committed"
+      : states.has("open")
+        ? "open"
+        : "committing";
+  const total = (of: (p: SyncInfo) => number) => parts.reduce((n, p) => n + of(p), 0);
+  return {
+    id,
+    scope: parts[0]!.scope,
+    state,
+    maxDelete: parts[0]!.maxDelete,
+    startedAt: Math.min(...parts.map((p) => p.startedAt)),
+    expiresAt: Math.min(...parts.map((p) => p.expiresAt)),
+    received: total((p) => p.received),
+    inserted: total((p) => p.inserted),
+    updated: total((p) => p.updated),
+    unchanged: total((p) => p.unchanged),
+    deleted: total((p) => p.deleted),
+  };
+}
+
+/** The indices of records outside a scope (as each part would refuse them), so that no part writes any. */
+function outsideScope(scope: SyncScope, records: readonly ValidRecord[]): number[] {
+  const sites = new Set(scope.sites);
+  const outside: number[] = [];
+  for (const [i, r] of records.entries()) {
+    if (!sites.has(r.origin) || (scope.section !== null && r.section !== scope.section && r.sectionDefaulted !== true)) outside.push(i);
+  }
+  return outside;
+}
+
+export class PartitionedSync implements RecordSync {
+  readonly parts: readonly RecordSync[];
+
+  constructor(parts: readonly RecordSync[]) {
+    this.parts = parts;
+  }
+
+  #ids(id: string): string[] {
+    const ids = id.split(SEPARATOR);
+    if (ids.length !== this.parts.length) throw new SyncNotFoundError(`no sync ${id} (never started, or expired and swept)`);
+    return ids;
+  }
+
+  async #infos(id: string): Promise<SyncInfo[]> {
+    const infos = await Promise.all(this.#ids(id).map((part, p) => this.parts[p]!.get(part)));
+    if (infos.some((i) => i === null)) throw new SyncNotFoundError(`no sync ${id} (never started, or expired and swept)`);
+    return infos as SyncInfo[];
+  }
+
+  async start(scope: SyncScope, options: { maxDelete: number; ttlMs: number }, now = Date.now()): Promise<SyncInfo> {
+    const parts = await Promise.all(this.parts.map((p) => p.start(scope, options, now)));
+    return combine(parts.map((p) => p.id).join(SEPARATOR), parts);
+  }
+
+  async get(id: string): Promise<SyncInfo | null> {
+    try {
+      return combine(id, await this.#infos(id));
+    } catch (err) {
+      if (err instanceof SyncNotFoundError) return null;
+      throw err;
+    }
+  }
+
+  async upsert(id: string, records: readonly ValidRecord[], now?: number): Promise<UpsertResult> {
+    const infos = await this.#infos(id);
+    const info = combine(id, infos);
+    if (info.state !== "open") throw new SyncStateError(`sync ${id} is ${info.state}, not open`);
+    const outside = outsideScope(info.scope, records);
+    if (outside.length > 0) throw new SyncScopeError(`${outside.length} of the records are outside this sync's scope`, outside);
+    const groups: ValidRecord[][] = this.parts.map(() => []);
+    for (const r of records) groups[partitionOf(r.loc, this.parts.length)]!.push(r);
+    const ids = this.#ids(id);
+    // Every part, even one given no record, so that every part's expiry moves on together.
+    const results = await Promise.all(groups.map((group, p) => this.parts[p]!.upsert(ids[p]!, group, now)));
+    const total = (of: (r: UpsertResult) => number) => results.reduce((n, r) => n + of(r), 0);
+    return {
+      atomic: results.filter((_, p) => groups[p]!.length > 0).length <= 1,
+      writes: total((r) => r.writes),
+      inserted: total((r) => r.inserted),
+      updated: total((r) => r.updated),
+      unchanged: total((r) => r.unchanged),
+    };
+  }
+
+  async commit(id: string, options: CommitOptions, now?: number): Promise<SyncCommit> {
+    const ids = this.#ids(id);
+    let infos = await this.#infos(id);
+    const first = combine(id, infos);
+    if (first.state === "aborted") throw new SyncStateError(`sync ${id} was aborted; start a new one`);
+    if (first.state === "committed") return { sync: first, done: true };
+    if (first.state === "open") {
+      if (first.received === 0) throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
+      const maxDelete = options.maxDelete ?? first.maxDelete;
+      // What each open part would delete: a guard at 0 refuses with the counts (a part deleting nothing passes, deleting nothing).
+      const counts = await Promise.all(
+        infos.map(async (info, p) => {
+          if (info.state !== "open") return { wouldDelete: 0, inScope: 0 };
+          try {
+            await this.parts[p]!.commit(ids[p]!, { maxDelete: 0, maxChunks: 0, partOfNonEmpty: true }, now);
+            return { wouldDelete: 0, inScope: 0 };
+          } catch (err) {
+            if (err instanceof SyncGuardError) return { wouldDelete: err.wouldDelete, inScope: err.inScope };
+            throw err;
+          }
+        }),
+      );
+      const wouldDelete = counts.reduce((n, c) => n + c.wouldDelete, 0);
+      const inScope = counts.reduce((n, c) => n + c.inScope, 0);
+      if (wouldDelete > maxDelete * inScope) {
+        const share = (x: number) => `${Math.round(x * 1000) / 10}%`;
+        throw new SyncGuardError(
+          `this sync would delete ${wouldDelete.toLocaleString("en-US")} of the ${inScope.toLocaleString("en-US")} records in its scope (${share(wouldDelete / inScope)}); the guard allows ${share(maxDelete)}: nothing was deleted and the sync is still open (commit again with a larger maxDelete to go ahead)`,
+          wouldDelete,
+          inScope,
+          maxDelete,
+        );
+      }
+      // The site passed: every part still open goes on (its own share may be above the site's).
+      for (const [p, c] of counts.entries()) {
+        if (c.wouldDelete === 0) continue;
+        await this.parts[p]!.commit(ids[p]!, { maxDelete: 1, maxChunks: 0, partOfNonEmpty: true }, now);
+      }
+    }
+    // One part per call, within the call's chunk budget: the client commits again until done.
+    infos = await this.#infos(id);
+    const p = infos.findIndex((info) => info.state !== "committed");
+    if (p >= 0) infos[p] = (await this.parts[p]!.commit(ids[p]!, { maxChunks: options.maxChunks, partOfNonEmpty: true }, now)).sync;
+    const sync = combine(id, infos);
+    return { sync, done: sync.state === "committed" };
+  }
+
+  async abort(id: string, now?: number): Promise<SyncInfo> {
+    const ids = this.#ids(id);
+    const infos = await this.#infos(id);
+    if (infos.some((i) => i.state === "committing" || i.state === "committed")) {
+      throw new SyncStateError(`sync ${id} is ${combine(id, infos).state === "committed" ? "committed" : "committing"}; it cannot be aborted`);
+    }
+    return combine(id, await Promise.all(infos.map((info, p) => (info.state === "open" ? this.parts[p]!.abort(ids[p]!, now) : info))));
+  }
+
+  /** The site's syncs: parts started together share their start time and scope. */
+  async active(origin: string): Promise<SyncInfo[]> {
+    const lists = await Promise.all(this.parts.map((p) => p.active(origin)));
+    const key = (i: SyncInfo) => `${i.startedAt} ${JSON.stringify(i.scope)}`;
+    const out: SyncInfo[] = [];
+    for (const head of lists[0] ?? []) {
+      const parts = lists.map((list) => list.find((i) => key(i) === key(head)));
+      if (parts.every((i) => i !== undefined)) out.push(combine(parts.map((i) => i.id).join(SEPARATOR), parts));
+    }
+    return out;
+  }
+
+  async sweep(now: number, keepMs: number): Promise<number> {
+    const swept = await Promise.all(this.parts.map((p) => p.sweep(now, keepMs)));
+    return swept.reduce((n, s) => n + s, 0);
+  }
+}
