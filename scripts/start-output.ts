@@ -76,8 +76,11 @@ export class DevOutputGate {
       return { show: false, ready: true };
     }
     if (/^\s*[▲✘] \[(WARNING|ERROR)\]/.test(text)) this.#inBlock = true;
-    else if (text.trim() === "") this.#inBlock = false;
-    if (this.#inBlock) return { show: true, ready: false };
+    if (this.#inBlock) {
+      // A block's own lines are indented (its blank lines too): an empty line ends it.
+      if (text === "") this.#inBlock = false;
+      return { show: true, ready: false };
+    }
     this.held.push(raw);
     return { show: false, ready: false };
   }
