@@ -66,7 +66,7 @@ export function appliedCount(output: string): number | null {
 
 /** Migrations for every D1 database wrangler.jsonc binds: `DB` and the per-site ones of SITE_DATABASES. */
 export function applyMigrations(persistTo?: string, quiet = false): MigrationsApplied[] {
-  const databases = unstable_readConfig({ config: "wrangler.jsonc" }).d1_databases.map((d: { binding: string }) => d.binding);
+  const databases: string[] = unstable_readConfig({ config: "wrangler.jsonc" }).d1_databases.map((d: { binding: string }) => d.binding);
   return databases.map((binding) => ({
     binding,
     applied: appliedCount(wrangler(["d1", "migrations", "apply", binding, "--local", ...persistArgs(persistTo)], quiet)),

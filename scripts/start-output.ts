@@ -21,7 +21,9 @@ export function migrationsLine(databases: readonly MigrationsApplied[]): string 
 export function seedLine(seed: SeedResult, origin: string, ms: number): string {
   const store = `local ${seed.store.toUpperCase()}`;
   if (seed.seeded > 0) {
-    return stepLine(`demo seeded: ${seed.seeded.toLocaleString("en-US")} URLs into ${store} for ${origin} (${seed.shards} shards, ${(ms / 1000).toFixed(1)} s)`);
+    return stepLine(
+      `demo seeded: ${seed.seeded.toLocaleString("en-US")} URLs into ${store} for ${origin} (${seed.shards} shards, ${(ms / 1000).toFixed(1)} s)`,
+    );
   }
   const rebuilt = seed.manifestRebuilt ? "; its manifest was behind its rows: rebuilt" : "";
   return stepLine(`demo not seeded: ${store} already has URLs for ${origin}${rebuilt}`);

@@ -8,7 +8,7 @@
  *
  * Argument: JSON `{ origin, vars, state }` (see PrepareRequest).
  */
-import { applyMigrations, type LocalState, type MigrationsApplied, type SeedResult, seedIfEmpty } from "./local-db.ts";
+import { type LocalState, type MigrationsApplied, type SeedResult, applyMigrations, seedIfEmpty } from "./local-db.ts";
 
 export interface PrepareRequest {
   origin: string;
@@ -25,7 +25,7 @@ const send = (message: PrepareMessage): Promise<void> =>
   });
 
 const request = JSON.parse(process.argv[2] ?? "null") as PrepareRequest | null;
-if (!request) throw new Error("usage: node scripts/start-prepare.ts '{\"origin\":…,\"vars\":…,\"state\":…}'");
+if (!request) throw new Error('usage: node scripts/start-prepare.ts \'{"origin":…,"vars":…,"state":…}\'');
 
 await send({ step: "migrations", databases: applyMigrations(request.state.persistTo) });
 const started = Date.now();

@@ -15,9 +15,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseEnv } from "node:util";
 import { configProblems } from "./local-config.ts";
-import type { PrepareMessage, PrepareRequest } from "./start-prepare.ts";
-import { StartArgsError, type StartPlan, startPlan } from "./start-plan.ts";
 import { type AdminAccess, DevOutputGate, migrationsLine, seedLine, stepLine, whereToLook } from "./start-output.ts";
+import { StartArgsError, type StartPlan, startPlan } from "./start-plan.ts";
+import type { PrepareMessage, PrepareRequest } from "./start-prepare.ts";
 
 /**
  * Local secrets: a fresh clone has no .dev.vars (git-ignored), so the admin API (and with it

@@ -285,53 +285,49 @@ describe("npm start's output", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it(
-    "is one line per step, then where to look with the dashboard first; no wrangler table or Durable Object warning",
-    { timeout: 240_000 },
-    async () => {
-      dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-start-output-"));
-      const envFile = join(dir, "admin.env");
-      writeFileSync(envFile, "ADMIN_TOKEN=start-output-test-token-0123456789abcdef\n");
-      const port = await freePort();
-      const origin = `http://localhost:${port}`;
-      // As `npm start -- --port … --persist-to … --env-file …` runs it (a pipe, not a terminal).
-      const child = spawn(process.execPath, ["scripts/start.ts", "--port", String(port), "--persist-to", join(dir, "state"), "--env-file", envFile], {
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-      });
-      proc = child;
-      let output = "";
-      child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-      child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
-      const deadline = Date.now() + 200_000;
-      while (!output.includes("Ctrl-C stops it")) {
-        if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}):\n${output}`);
-        if (Date.now() > deadline) throw new Error(`npm start was not ready within 200 s:\n${output}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-      // Where it points answers: the dashboard (its sign-in form, signed out) and the index.
-      const dashboard = await fetch(`${origin}/sitemap-admin/`);
-      expect(dashboard.status).toBe(401);
-      expect(await dashboard.text()).toContain("<form");
-      expect((await fetch(`${origin}/sitemap.xml`)).status).toBe(200);
+  it("is one line per step, then where to look with the dashboard first; no wrangler table or Durable Object warning", { timeout: 240_000 }, async () => {
+    dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-start-output-"));
+    const envFile = join(dir, "admin.env");
+    writeFileSync(envFile, "ADMIN_TOKEN=start-output-test-token-0123456789abcdef\n");
+    const port = await freePort();
+    const origin = `http://localhost:${port}`;
+    // As `npm start -- --port … --persist-to … --env-file …` runs it (a pipe, not a terminal).
+    const child = spawn(process.execPath, ["scripts/start.ts", "--port", String(port), "--persist-to", join(dir, "state"), "--env-file", envFile], {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    });
+    proc = child;
+    let output = "";
+    child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+    const deadline = Date.now() + 200_000;
+    while (!output.includes("Ctrl-C stops it")) {
+      if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}):\n${output}`);
+      if (Date.now() > deadline) throw new Error(`npm start was not ready within 200 s:\n${output}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // Where it points answers: the dashboard (its sign-in form, signed out) and the index.
+    const dashboard = await fetch(`${origin}/sitemap-admin/`);
+    expect(dashboard.status).toBe(401);
+    expect(await dashboard.text()).toContain("<form");
+    expect((await fetch(`${origin}/sitemap.xml`)).status).toBe(200);
 
-      const lines = output.trimEnd().split("\n");
-      expect(output).not.toMatch(/[┌┬┐├┼┤└┴┘│]/); // wrangler's migration and binding tables
-      expect(output).not.toMatch(/Durable Object|WARNING|warn/i);
-      expect(output).not.toMatch(/Migrations to be applied|Your Worker has access/);
-      const migrations = readdirSync("migrations").filter((f) => f.endsWith(".sql")).length;
-      expect(lines.slice(0, 3)).toEqual([
-        `✓ D1 migrations applied (DB: ${migrations} new)`,
-        expect.stringMatching(new RegExp(`^✓ demo seeded: 126,000 URLs into local D1 for ${origin} \\(4 shards, \\d+\\.\\d s\\)$`)),
-        expect.stringMatching(/^✓ wrangler dev ready \(\d+\.\d s\)$/),
-      ]);
-      const list = lines.indexOf(`edge-sitemaps is running on ${origin}:`);
-      expect(list).toBe(4);
-      expect(lines[list + 1]).toMatch(new RegExp(`^  dashboard: +${origin}/sitemap-admin/ +\\(sign in with ADMIN_TOKEN from ${envFile}\\)$`));
-      expect(lines.slice(list + 2).some((line) => line.includes(`${origin}/sitemap.xml`))).toBe(true);
-      // The request log follows (wrangler's lines pass once it is ready).
-      expect(lines.length).toBeLessThanOrEqual(16);
-    },
-  );
+    const lines = output.trimEnd().split("\n");
+    expect(output).not.toMatch(/[┌┬┐├┼┤└┴┘│]/); // wrangler's migration and binding tables
+    expect(output).not.toMatch(/Durable Object|WARNING|warn/i);
+    expect(output).not.toMatch(/Migrations to be applied|Your Worker has access/);
+    const migrations = readdirSync("migrations").filter((f) => f.endsWith(".sql")).length;
+    expect(lines.slice(0, 3)).toEqual([
+      `✓ D1 migrations applied (DB: ${migrations} new)`,
+      expect.stringMatching(new RegExp(`^✓ demo seeded: 126,000 URLs into local D1 for ${origin} \\(4 shards, \\d+\\.\\d s\\)$`)),
+      expect.stringMatching(/^✓ wrangler dev ready \(\d+\.\d s\)$/),
+    ]);
+    const list = lines.indexOf(`edge-sitemaps is running on ${origin}:`);
+    expect(list).toBe(4);
+    expect(lines[list + 1]).toMatch(new RegExp(`^  dashboard: +${origin}/sitemap-admin/ +\\(sign in with ADMIN_TOKEN from ${envFile}\\)$`));
+    expect(lines.slice(list + 2).some((line) => line.includes(`${origin}/sitemap.xml`))).toBe(true);
+    // The request log follows (wrangler's lines pass once it is ready).
+    expect(lines.length).toBeLessThanOrEqual(16);
+  });
 });
