@@ -43,11 +43,19 @@ function adminAccess(plan: StartPlan): AdminAccess {
 
 /** On a terminal (and without --verbose, whose output would interleave), what is under way, replaced by its result line. */
 let live = Boolean(process.stdout.isTTY);
+let pendingShown = false;
 const pending = (text: string): void => {
-  if (live) process.stdout.write(`… ${text}`);
+  if (!live) return;
+  process.stdout.write(`… ${text}`);
+  pendingShown = true;
+};
+/** Clears what `pending` wrote, so that the next line starts on a line of its own. */
+const clearPending = (): void => {
+  if (pendingShown) process.stdout.write("\r\x1b[K");
+  pendingShown = false;
 };
 const done = (line: string): void => {
-  if (live) process.stdout.write("\r\x1b[K");
+  clearPending();
   console.log(line);
 };
 
@@ -60,7 +68,7 @@ function captured(child: ChildProcess): () => string {
 }
 
 function fail(what: string, output: string): never {
-  if (live) process.stdout.write("\r\x1b[K");
+  clearPending();
   if (output) process.stderr.write(output.endsWith("\n") ? output : `${output}\n`);
   console.error(`npm start: ${what}${output ? " (wrangler's output above)" : ""}`);
   process.exit(1);
@@ -114,6 +122,7 @@ function serve(plan: StartPlan, admin: AdminAccess): void {
         for (const where of whereToLook(plan.origin, admin, false)) console.log(where);
         console.log("");
       } else if (show) {
+        clearPending();
         out.write(`${line}\n`);
       }
     });
