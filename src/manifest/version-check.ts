@@ -6,7 +6,7 @@
  * its bytes"), so that a body under the version's ETag is never other bytes.
  */
 import type { StoredRecord } from "../core/types.ts";
-import { type ShardEntry, SectionPlanner } from "./manifest.ts";
+import { SectionPlanner, type ShardEntry } from "./manifest.ts";
 
 /** The records read for a shard are not those of the version it is served under (yet). */
 export class StaleShardError extends Error {

@@ -50,7 +50,7 @@ const BYTES_PER_GET = 8 * 1024 * 1024;
  */
 const BLOCKS_PER_STEP = 100;
 /** KV: "changes may take up to 60 seconds or more to be visible in other global network locations". */
-export const ADOPT_SETTLE_MS = 60_000;
+const ADOPT_SETTLE_MS = 60_000;
 
 /** Where an adoption stands: done, or to be resumed at `resumeAt` (ms; now or later). */
 export type AdoptProgress = { done: true } | { done: false; resumeAt: number };
@@ -186,7 +186,9 @@ async function endPass(db: SiteDb, kv: KVNamespace, origin: string, counts: Pass
  */
 function adoptEntry(db: SiteDb, entry: BlockEntry, section: string, now: number): void {
   const { v: _stub, x: _kinds, ...stored } = entry;
-  const existing = db.sql.exec<{ section: string; stamp: number; entry: string }>("SELECT section, stamp, entry FROM records WHERE key = ?", entry.k).toArray()[0];
+  const existing = db.sql
+    .exec<{ section: string; stamp: number; entry: string }>("SELECT section, stamp, entry FROM records WHERE key = ?", entry.k)
+    .toArray()[0];
   if (!existing) {
     db.writeRecord(entry, section, "keep", stored); // a loc already under another key: the first kept
     return;
@@ -211,7 +213,8 @@ function finish(db: SiteDb, counterText: string | null): void {
   db.set("next_key", Math.max(db.number("next_key", 1), (max.key ?? 0) + 1, Number.isSafeInteger(counter) ? counter : 0));
   db.set("last_stamp", Math.max(db.number("last_stamp", 0), max.stamp ?? 0));
   db.set("adopted", 1);
-  for (const name of ["adopt_cursor", "adopt_after", "adopt_counts", "adopt_pass", "adopt_pass_at", "adopt_resume_at", "adopt_blocks"] as const) db.set(name, null);
+  for (const name of ["adopt_cursor", "adopt_after", "adopt_counts", "adopt_pass", "adopt_pass_at", "adopt_resume_at", "adopt_blocks"] as const)
+    db.set(name, null);
   replayOldJournal(db);
 }
 

@@ -43,8 +43,7 @@ export interface EventualKv {
 }
 
 /** A written value as the log keeps it: text as is, bytes and streams (snapshots) only named. */
-const textOf = (value: unknown): string | null =>
-  value === null || value === undefined ? null : typeof value === "string" ? value : "(bytes)";
+const textOf = (value: unknown): string | null => (value === null || value === undefined ? null : typeof value === "string" ? value : "(bytes)");
 
 /** The type a read asks for: "text" (default), "json", "arrayBuffer" or "stream". */
 const typeOf = (type: unknown): string =>
