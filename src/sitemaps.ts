@@ -134,11 +134,17 @@ export function renderShard(
 /**
  * A shard's records as the record store's reader gives them. From a store whose request-path copy
  * may trail its committed writes (KV: `store.projection`), they are checked to be exactly the
- * shard's version, and fail at their end when they are not (src/manifest/version-check.ts): what
- * is served under the version's ETag, or cached under its key, is always that version's bytes.
+ * shard's version, and fail at their end when they are not while `versioned` says the bytes go out
+ * (or are stored) under that version (src/manifest/version-check.ts): what is served under the
+ * version's ETag, or cached under its key, is always that version's bytes.
  */
-export function shardPages(deps: SitemapDeps, origin: string, shard: ShardEntry): AsyncIterable<readonly StoredRecord[]> {
+export function shardPages(
+  deps: SitemapDeps,
+  origin: string,
+  shard: ShardEntry,
+  versioned: Promise<boolean> = Promise.resolve(true),
+): AsyncIterable<readonly StoredRecord[]> {
   const pages = deps.store.reader.recordPages({ origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey });
   if (deps.store.projection === null) return pages;
-  return versionChecked(pages, shard, renderFingerprint(renderOptions(deps.config, origin)));
+  return versionChecked(pages, shard, renderFingerprint(renderOptions(deps.config, origin)), versioned);
 }

@@ -86,7 +86,7 @@ export async function textFile(c: Ctx, section: string, n: number): Promise<Resp
     lastChange: shard.lastChange,
     tags: shardCacheTags(origin, shard.section, shard.n),
     contentType: "text/plain; charset=utf-8",
-    render: () => renderTextSitemap(paged(shardPages(s, origin, shard))),
+    render: (versioned) => renderTextSitemap(paged(shardPages(s, origin, shard, versioned))),
     current: rowsStillAt(s, manifest, shard),
   });
 }

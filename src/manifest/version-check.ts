@@ -15,13 +15,16 @@ export class StaleShardError extends Error {
 
 /**
  * The same pages, failing at their end (before the caller writes a document's closing tag) when
- * they are not exactly `shard.version`: the stream of a render over them then errors, so it is a
- * `503` before its first byte and a broken transfer after, never a complete body, never cached.
+ * they are not exactly `shard.version` and `versioned` resolves true (the bytes go out under the
+ * version's validators): the stream of a render over them then errors, so it is a `503` before its
+ * first byte and a broken transfer after, never a complete body, never cached. An answer sent
+ * without the version's validators (the rows moved past it) takes the bytes as they are.
  */
 export async function* versionChecked(
   pages: AsyncIterable<readonly StoredRecord[]>,
   shard: ShardEntry,
   renderFingerprint: string,
+  versioned: Promise<boolean>,
 ): AsyncGenerator<readonly StoredRecord[]> {
   const check = new SectionPlanner(shard.section, [shard], { maxUrls: Infinity, maxBytes: Infinity, overheadBytes: 0 }, renderFingerprint, 0);
   for await (const page of pages) {
@@ -29,7 +32,7 @@ export async function* versionChecked(
     yield page;
   }
   const [read] = check.finish(shard.lastKey);
-  if (read?.version !== shard.version) {
+  if (read?.version !== shard.version && (await versioned)) {
     throw new StaleShardError(
       `the records read for ${shard.section}-${shard.n} are not its version ${shard.version} (read ${read?.urlCount ?? 0} of ${shard.urlCount}): ` +
         "the store's request-path copy is behind; retried later",

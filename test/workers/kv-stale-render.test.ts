@@ -6,7 +6,9 @@
  * Retry-After when that shows before the first byte, a broken transfer after. Snapshots are in KV
  * too (SNAPSHOTS through the same wrapper): right after the cron, this location does not see the
  * new one yet and renders live, as a remote location does. Manifests in D1: the new version is
- * seen at once.
+ * seen at once. The other way round, rows that moved past the version (a write after the cron) go
+ * out as on D1: without validators, `no-store`, whatever KV holds (the writer object says so before
+ * the first byte).
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
@@ -23,7 +25,8 @@ afterEach(async () => {
 /** A KV site with `size` records, projected, pre-rendered and settled everywhere; one shard. */
 async function settledSite(label: string, size: number) {
   const snapshots = eventualKv(env.SNAPSHOTS);
-  const site = await eventualSite(label, restores, { MANIFEST_STORE: "d1", SNAPSHOTS: snapshots.kv, EDGE_CACHE_TTL: "3600" });
+  // No settle window: a change committed before the cron is the new version's, not "rows moved past it".
+  const site = await eventualSite(label, restores, { MANIFEST_STORE: "d1", SNAPSHOTS: snapshots.kv, EDGE_CACHE_TTL: "3600", REGEN_SETTLE_SECONDS: "0" });
   const advance = (ms: number) => {
     site.kv.advance(ms);
     snapshots.advance(ms);
@@ -109,5 +112,28 @@ describe("a live render whose KV blocks are older than the version it is served 
     }
     const text2 = await (await get(site.e, url, "identity")).text();
     expect(text2).toContain(`<loc>${site.origin}/b0/r1400</loc><lastmod>2026-11-05</lastmod>`);
+  });
+
+  it("rows that moved past the version (a write after the cron) go out without validators, no-store, never cached: as on D1", async () => {
+    const site = await settledSite("moved-on", 20);
+    // A write after the cron, projected, and seen here: the manifest still names the version before it.
+    await putUntilStored(site.e, site.origin, [{ loc: `${site.origin}/b0/r5`, lastmod: "2026-11-07" }]);
+    await settled(site.origin);
+    site.kv.advance(PROPAGATION_MS + 1_000);
+    // The text form is always rendered live: the writer object says the rows moved on, so no validators.
+    const url = `${site.origin}/sitemap-pages-1.txt`;
+    for (let i = 0; i < 2; i++) {
+      const moved = await get(site.e, url, "identity");
+      expect(moved.status).toBe(200);
+      expect(moved.headers.get("x-sitemap-source")).toBe("live");
+      expect(moved.headers.get("etag")).toBeNull();
+      expect(moved.headers.get("last-modified")).toBeNull();
+      expect(moved.headers.get("cache-control")).toBe("no-store");
+      expect((await moved.text()).split("\n")).toContain(`${site.origin}/b0/r5`);
+    }
+    // The XML is the version's snapshot, with its ETag: those bytes, until the next cron.
+    const xml = await get(site.e, `${site.origin}/sitemap-pages-1.xml`, "identity");
+    expect(xml.headers.get("x-sitemap-source")).toMatch(/^(snapshot|cache)$/);
+    expect(await xml.text()).not.toContain("2026-11-07");
   });
 });

@@ -19,7 +19,17 @@ import { applyDelete, applyUpsert } from "./apply-batch.ts";
 import type { BatchCounts, ScanRow, SiteAnswer, SiteOp, SiteWriterRpc, WriterStatus } from "./object-protocol.ts";
 import { Projector } from "./projection.ts";
 import { SiteDb } from "./site-db.ts";
-import { changesAfter, findByLoc, newestChange, newsRecords, newsStats, pendingChanges, recentRecords, scanPage } from "./site-queries.ts";
+import {
+  changesAfter,
+  findByLoc,
+  newestChange,
+  newsRecords,
+  newsStats,
+  pendingChanges,
+  rangeChangedAfter,
+  recentRecords,
+  scanPage,
+} from "./site-queries.ts";
 
 /** Adoption steps a read may run before it gives up for now (a step is 100 blocks, ~100,000 records); the alarm goes on. */
 const READ_ADOPT_STEPS = 5;
@@ -106,6 +116,11 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
   async recent(origin: string, limit: number): Promise<StoredRecord[]> {
     await this.#readable(origin);
     return recentRecords(this.#db, limit);
+  }
+
+  async changedAfter(origin: string, section: string, firstKey: number, lastKey: number, stamp: number): Promise<boolean> {
+    await this.#readable(origin);
+    return rangeChangedAfter(this.#db, section, firstKey, lastKey, stamp);
   }
 
   async status(origin: string): Promise<WriterStatus> {
