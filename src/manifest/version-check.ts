@@ -9,7 +9,7 @@ import type { StoredRecord } from "../core/types.ts";
 import { SectionPlanner, type ShardEntry } from "./manifest.ts";
 
 /** The records read for a shard are not those of the version it is served under (yet). */
-export class StaleShardError extends Error {
+class StaleShardError extends Error {
   override readonly name = "StaleShardError";
 }
 

@@ -30,7 +30,7 @@ const overflowEstimate = (stub: BlockEntry): number => (stub.s === undefined ? O
  * or why it cannot be used: not found, or holding another change stamp than its stub (one of the
  * two is not yet the other's version in this location: KV makes each key visible on its own).
  */
-export type OverflowRead = { entry: BlockEntry } | { problem: string };
+type OverflowRead = { entry: BlockEntry } | { problem: string };
 
 /** Reads the overflow values of `stubs`, in bulk gets of ≤ 100 keys and ≤ OVERFLOW_BYTES_PER_GET estimated bytes. */
 export async function readOverflow(kv: KVNamespace, origin: string, section: string, stubs: readonly BlockEntry[]): Promise<Map<number, OverflowRead>> {
