@@ -9,7 +9,16 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { D1RegenStore } from "../../src/adapters/d1/regen-store.ts";
 import { kvBulkEntries } from "../../src/adapters/kv/bulk.ts";
-import { type BlockEntry, blockName, counterName, listBlockNames, loadName, manifestName, overflowName, sitePrefix } from "../../src/adapters/kv/layout.ts";
+import {
+  type BlockEntry,
+  blockName,
+  counterName,
+  listBlockNames,
+  loadName,
+  manifestName,
+  overflowName,
+  sitePrefix,
+} from "../../src/adapters/kv/layout.ts";
 import { KvManifestStore } from "../../src/adapters/kv/manifest-store.ts";
 import { KvObjectChangeFeed } from "../../src/adapters/kv/object-feed.ts";
 import { KvRecordReader } from "../../src/adapters/kv/reader.ts";

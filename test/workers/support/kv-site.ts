@@ -11,7 +11,7 @@ import { freshOrigin } from "../support.ts";
 import { type EventualKv, eventualKv } from "./eventual-kv.ts";
 import { objectUsesKv } from "./kv-objects.ts";
 
-export const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
+const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
