@@ -57,7 +57,7 @@ async function seedKv(mf: Miniflare, origin: string, total: number): Promise<See
     out.values++;
     out.bytes += bytes;
     if (kind === "block") out.blockBytes += bytes;
-    else out.overflowBytes += bytes;
+    else if (kind === "overflow") out.overflowBytes += bytes;
   }
   await Promise.all(inFlight);
   return out;

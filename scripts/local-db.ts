@@ -7,7 +7,7 @@
  * 126,000 rows here), KV through the platform proxy; then the manifest is built with the Worker's
  * own code (services(), so MANIFEST_STORE is honoured) through the platform proxy.
  */
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,21 +28,49 @@ import { rebuildManifest } from "../src/sitemaps.ts";
 /** Rows per INSERT: ~300 × ~180 bytes stays far below D1's 100 KB statement limit. */
 const ROWS_PER_INSERT = 300;
 
-function wrangler(args: string[], quiet = false): void {
-  execFileSync("npx", ["wrangler", ...args], {
-    stdio: ["ignore", quiet ? "ignore" : "inherit", "inherit"],
+/** `wrangler …`: its stdout, also written to this process's stdout (and its stderr) unless quiet; a failure throws with its output. */
+function wrangler(args: string[], quiet = false): string {
+  const run = spawnSync("npx", ["wrangler", ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 64 * 1024 * 1024,
     env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
   });
+  if (!quiet) {
+    process.stdout.write(run.stdout ?? "");
+    process.stderr.write(run.stderr ?? "");
+  }
+  if (run.status !== 0) {
+    const output = quiet ? `\n${run.stdout ?? ""}${run.stderr ?? ""}` : "";
+    throw new Error(`wrangler ${args.slice(0, 3).join(" ")} failed (${run.error?.message ?? `exit ${run.status ?? run.signal}`})${output}`);
+  }
+  return run.stdout;
 }
 
 function persistArgs(persistTo?: string): string[] {
   return persistTo ? ["--persist-to", persistTo] : [];
 }
 
+export interface MigrationsApplied {
+  binding: string;
+  /** How many migrations this run applied (0: up to date); null when wrangler's output did not say. */
+  applied: number | null;
+}
+
+/** How many migrations `wrangler d1 migrations apply` says it applies, from its output. */
+export function appliedCount(output: string): number | null {
+  if (/No migrations to apply/i.test(output)) return 0;
+  const about = /About to apply (\d+) migration/i.exec(output);
+  return about ? Number(about[1]) : null;
+}
+
 /** Migrations for every D1 database wrangler.jsonc binds: `DB` and the per-site ones of SITE_DATABASES. */
-export function applyMigrations(persistTo?: string, quiet = false): void {
-  const databases = unstable_readConfig({ config: "wrangler.jsonc" }).d1_databases.map((d: { binding: string }) => d.binding);
-  for (const binding of databases) wrangler(["d1", "migrations", "apply", binding, "--local", ...persistArgs(persistTo)], quiet);
+export function applyMigrations(persistTo?: string, quiet = false): MigrationsApplied[] {
+  const databases: string[] = unstable_readConfig({ config: "wrangler.jsonc" }).d1_databases.map((d: { binding: string }) => d.binding);
+  return databases.map((binding) => ({
+    binding,
+    applied: appliedCount(wrangler(["d1", "migrations", "apply", binding, "--local", ...persistArgs(persistTo)], quiet)),
+  }));
 }
 
 /** Where the local Worker keeps its state and which env files it reads (wrangler dev's --persist-to and --env-file). */

@@ -7,7 +7,9 @@
  *   to the next `-…`); each value splits at its first `:`; a later value of a name wins;
  * - `--persist-to DIR` / `--persist-to=DIR`: where local D1/KV/Cache live;
  * - `--env-file FILE [FILE …]`: read instead of `.dev.vars`;
- * - `--port N` / `--port=N`: taken out here (npm start sets the port and SITES from it).
+ * - `--port N` / `--port=N`: taken out here (npm start sets the port and SITES from it);
+ * - `--verbose`: taken out here: npm start then shows wrangler's own output (migration tables,
+ *   warnings of the seeding step, `wrangler dev`'s start-up and interactive keys) as it comes.
  *
  * `-c/--config` and `-e/--env` are refused: the seeding reads wrangler.jsonc's top level, and a
  * Worker of another configuration or environment would read other stores (and other vars).
@@ -30,6 +32,8 @@ export interface StartPlan {
   vars: Record<string, string>;
   /** Arguments of `wrangler …` (starting with `dev`). */
   wranglerArgs: string[];
+  /** `--verbose`: show wrangler's own output, not only npm start's one line per step. */
+  verbose: boolean;
 }
 
 /** Variables read from the environment (`URL_SOURCE=kv npm start`). */
@@ -49,6 +53,7 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
   const cliVars: Record<string, string> = {};
   const envFiles: string[] = [];
   let persistTo: string | undefined;
+  let verbose = false;
   const rest: string[] = [];
 
   /** The values of an array option: the inline one, then the words up to the next flag. */
@@ -108,6 +113,11 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
         i = next;
         continue;
       }
+      case "verbose":
+        if (opt.inline !== undefined) throw new StartArgsError("--verbose takes no value");
+        verbose = true;
+        i += 1;
+        continue;
       case "c":
       case "config":
       case "e":
@@ -144,5 +154,6 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
     state: { ...(persistTo ? { persistTo } : {}), ...(envFiles.length > 0 ? { envFiles } : {}) },
     vars,
     wranglerArgs,
+    verbose,
   };
 }

@@ -7,12 +7,13 @@ import { EXT_NEWS } from "./core/extensions/kinds.ts";
 import { Fingerprint } from "./core/fingerprint.ts";
 import { renderSitemapIndex, renderUrlset } from "./core/render.ts";
 import { type Source, paged } from "./core/source.ts";
-import type { SitemapRef, UrlRecord } from "./core/types.ts";
+import type { SitemapRef, StoredRecord, UrlRecord } from "./core/types.ts";
 import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
 import { FEED_PATH, newsPath, shardPath } from "./documents/paths.ts";
 import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
 import { type BuildOptions, buildManifest } from "./manifest/build.ts";
 import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
+import { versionChecked } from "./manifest/version-check.ts";
 import type { RecordStore } from "./store/port.ts";
 
 export interface SitemapDeps {
@@ -123,18 +124,29 @@ export function renderShard(
   deps: SitemapDeps,
   origin: string,
   shard: ShardEntry,
-  records: Source<UrlRecord> = paged(
-    deps.store.reader.recordPages({
-      origin,
-      section: shard.section,
-      firstKey: shard.firstKey,
-      lastKey: shard.lastKey,
-    }),
-  ),
+  records: Source<UrlRecord> = paged(shardPages(deps, origin, shard)),
 ): ReadableStream<Uint8Array> {
   return renderUrlset(records, {
     ...renderOptions(deps.config, origin),
     // Declare the namespaces of what the shard's records use (news is not written in shards).
     namespaces: (shard.extKinds ?? 0) & SHARD_EXTENSIONS,
   });
+}
+
+/**
+ * A shard's records as the record store's reader gives them. From a store whose request-path copy
+ * may trail its committed writes (KV: `store.projection`), they are checked to be exactly the
+ * shard's version, and fail at their end when they are not while `versioned` says the bytes go out
+ * (or are stored) under that version (src/manifest/version-check.ts): what is served under the
+ * version's ETag, or cached under its key, is always that version's bytes.
+ */
+export function shardPages(
+  deps: SitemapDeps,
+  origin: string,
+  shard: ShardEntry,
+  versioned: Promise<boolean> = Promise.resolve(true),
+): AsyncIterable<readonly StoredRecord[]> {
+  const pages = deps.store.reader.recordPages({ origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey });
+  if (deps.store.projection === null) return pages;
+  return versionChecked(pages, shard, renderFingerprint(renderOptions(deps.config, origin)), versioned);
 }

@@ -16,7 +16,7 @@ import { feedVersion, renderAtomFeed } from "../formats/atom.ts";
 import { newsFileVersion, newsWindow, summarizeNews } from "../formats/news.ts";
 import { renderTextSitemap } from "../formats/text.ts";
 import { SITEMAP_XSL, SITEMAP_XSL_LAST_MODIFIED, SITEMAP_XSL_VERSION } from "../formats/xsl.ts";
-import { renderOptions } from "../sitemaps.ts";
+import { renderOptions, shardPages } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
 import { cachedNewsFiles, cachedValidators, storeNewsFiles, storeValidators } from "./cache/repeat-cache.ts";
 import { serveDocument, serveWithoutRender } from "./cache/serve.ts";
@@ -78,7 +78,6 @@ export async function textFile(c: Ctx, section: string, n: number): Promise<Resp
   const found = await shardFor(c, section, n);
   if (found instanceof Response) return found;
   const { manifest, shard } = found;
-  const range = { origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey };
   return serveDocument(serveContext(c), {
     origin,
     path: textPath(shard.section, shard.n),
@@ -87,7 +86,7 @@ export async function textFile(c: Ctx, section: string, n: number): Promise<Resp
     lastChange: shard.lastChange,
     tags: shardCacheTags(origin, shard.section, shard.n),
     contentType: "text/plain; charset=utf-8",
-    render: () => renderTextSitemap(paged(s.store.reader.recordPages(range))),
+    render: (versioned) => renderTextSitemap(paged(shardPages(s, origin, shard, versioned))),
     current: rowsStillAt(s, manifest, shard),
   });
 }

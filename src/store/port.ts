@@ -305,7 +305,7 @@ export interface RecordStore {
   readonly recent: RecentIndex | null;
   /** One-pass regeneration; null: regeneration reads key rows, then records per shard. */
   readonly scan: RangeScan | null;
-  /** Checked before a live render; null: not checked (KV: it would cost a call to the site's writer object per live render, docs/kv.md). */
+  /** Checked before a live render; null: not checked. */
   readonly freshness: RangeFreshness | null;
   /** Full sync (admin syncs, mirrors); null: the store cannot (KV: docs/sync.md says why). */
   readonly sync: RecordSync | null;

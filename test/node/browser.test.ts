@@ -21,6 +21,7 @@ import { gunzipSync } from "node:zlib";
 import { type BrowserContext, type Page, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoSection, withDemoExtensions } from "../../src/demo/demo-data.ts";
+import { readableUrl } from "../../src/formats/view/readable-url.ts";
 import { type RunningWorker, rawGet, startWorker } from "./support/worker.ts";
 import { validateXml } from "./support/xsd.ts";
 
@@ -257,7 +258,11 @@ describe.each(MODES)("browser view in headless Chromium, $name", ({ name, args }
       .locator("table#urls tbody tr td:nth-child(2) > a")
       .evaluateAll((as) => as.map((a) => ({ href: a.getAttribute("href"), text: a.textContent })));
     expect(links.map((l) => l.href)).toEqual(expected);
-    expect(links.map((l) => l.text)).toEqual(expected);
+    // Shown as a person reads it (non-ASCII decoded), linked exactly as listed.
+    expect(links.map((l) => l.text)).toEqual(expected.map(readableUrl));
+    const encoded = links.find((l) => /%C3%[89AB][0-9A-F]/.test(l.href ?? ""));
+    expect(encoded?.text).toMatch(/[À-ÿ]/);
+    expect(encoded?.text).not.toContain("%C3");
     const tricky = page.locator("table#urls tbody tr", { has: page.locator(`a[href="${site}${TRICKY_NORMALISED.replaceAll('"', '\\"')}"]`) });
     expect(await tricky.locator("td.date").textContent()).toBe("2026-01-02T03:04:05Z");
     expect(await tricky.locator(".tag.images").textContent()).toBe("1 images");

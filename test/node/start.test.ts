@@ -8,13 +8,14 @@
  * `--env-file` instead of the checkout's `.dev.vars`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { getPlatformProxy } from "wrangler";
 import { applyMigrations, seedIfEmpty } from "../../scripts/local-db.ts";
+import { DevOutputGate } from "../../scripts/start-output.ts";
 import { StartArgsError, startPlan } from "../../scripts/start-plan.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { locsOf } from "../shared/locs.ts";
@@ -76,6 +77,42 @@ describe("npm start's arguments", () => {
     expect(() => startPlan(["--port", "70000"], {})).toThrow(/--port must be a TCP port/);
     expect(() => startPlan(["--port"], {})).toThrow(/--port needs a value/);
     expect(() => startPlan(["--var"], {})).toThrow(/--var needs NAME:VALUE/);
+  });
+
+  it("takes --verbose out (wrangler has no such option): it only makes npm start show wrangler's own output", () => {
+    const plan = startPlan(["--verbose", "--port", "18403"], {});
+    expect(plan.verbose).toBe(true);
+    expect(plan.wranglerArgs).not.toContain("--verbose");
+    expect(startPlan([], {}).verbose).toBe(false);
+    expect(() => startPlan(["--verbose=yes"], {})).toThrow(/--verbose takes no value/);
+  });
+});
+
+describe("wrangler dev's start-up output under npm start", () => {
+  it("is held until 'Ready on'; its warning and error blocks pass at once; everything after passes", () => {
+    const gate = new DevOutputGate();
+    const shown = (line: string) => gate.line(line);
+    expect(shown(" ⛅️ wrangler 4.164.0")).toEqual({ show: false, ready: false });
+    expect(shown("Your Worker has access to the following bindings:").show).toBe(false);
+    expect(shown("env.DB (edge-sitemaps)     D1 Database     local").show).toBe(false);
+    expect(shown("\x1b[33m▲ \x1b[43;33m[\x1b[43;30mWARNING\x1b[43;33m]\x1b[0m \x1b[1mProcessing wrangler.jsonc configuration:").show).toBe(true);
+    expect(shown("    - unexpected field").show).toBe(true);
+    expect(shown("  ").show).toBe(true); // a blank line inside the block is indented
+    expect(shown("    - another").show).toBe(true);
+    expect(shown("").show).toBe(true); // the end of the block
+    expect(shown("Using secrets defined in .dev.vars").show).toBe(false);
+    expect(shown("[wrangler:warn] Unable to fetch the `Request.cf` object!").show).toBe(false);
+    expect(gate.ready).toBe(false);
+    expect(shown("\x1b[32m[wrangler:info]\x1b[39m Ready on http://127.0.0.1:8787")).toEqual({ show: false, ready: true });
+    expect(shown("[wrangler:info] GET /sitemap.xml 200 OK (12ms)")).toEqual({ show: true, ready: false });
+    expect(shown("Your Worker has access to the following bindings:").show).toBe(true); // a reload after ready: shown
+    expect(gate.held).toEqual([
+      " ⛅️ wrangler 4.164.0",
+      "Your Worker has access to the following bindings:",
+      "env.DB (edge-sitemaps)     D1 Database     local",
+      "Using secrets defined in .dev.vars",
+      "[wrangler:warn] Unable to fetch the `Request.cf` object!",
+    ]);
   });
 });
 
@@ -230,5 +267,67 @@ describe("npm start on fresh storage", () => {
     await proxy.dispose();
     const behind = await seedIfEmpty(plan.origin, { vars: plan.vars, ...plan.state, records });
     expect(behind).toEqual({ store: "d1", seeded: 0, shards: -1, manifestRebuilt: true });
+  });
+});
+
+describe("npm start's output", () => {
+  let proc: ChildProcess | null = null;
+  let dir = "";
+  afterEach(async () => {
+    const running = proc;
+    proc = null;
+    if (running?.pid && running.exitCode === null && running.signalCode === null) {
+      const exited = new Promise((resolve) => running.once("exit", resolve));
+      process.kill(-running.pid, "SIGINT");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (running.exitCode === null && running.signalCode === null) process.kill(-running.pid, "SIGKILL");
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("is one line per step, then where to look with the dashboard first; no wrangler table or Durable Object warning", { timeout: 240_000 }, async () => {
+    dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-start-output-"));
+    const envFile = join(dir, "admin.env");
+    writeFileSync(envFile, "ADMIN_TOKEN=start-output-test-token-0123456789abcdef\n");
+    const port = await freePort();
+    const origin = `http://localhost:${port}`;
+    // As `npm start -- --port … --persist-to … --env-file …` runs it (a pipe, not a terminal).
+    const child = spawn(process.execPath, ["scripts/start.ts", "--port", String(port), "--persist-to", join(dir, "state"), "--env-file", envFile], {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    });
+    proc = child;
+    let output = "";
+    child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+    const deadline = Date.now() + 200_000;
+    while (!output.includes("Ctrl-C stops it")) {
+      if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}):\n${output}`);
+      if (Date.now() > deadline) throw new Error(`npm start was not ready within 200 s:\n${output}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // Where it points answers: the dashboard (its sign-in form, signed out) and the index.
+    const dashboard = await fetch(`${origin}/sitemap-admin/`);
+    expect(dashboard.status).toBe(401);
+    expect(await dashboard.text()).toContain("<form");
+    expect((await fetch(`${origin}/sitemap.xml`)).status).toBe(200);
+
+    const lines = output.trimEnd().split("\n");
+    expect(output).not.toMatch(/[┌┬┐├┼┤└┴┘│]/); // wrangler's migration and binding tables
+    expect(output).not.toMatch(/Durable Object|WARNING|warn/i);
+    expect(output).not.toMatch(/Migrations to be applied|Your Worker has access/);
+    const migrations = readdirSync("migrations").filter((f) => f.endsWith(".sql")).length;
+    expect(lines.slice(0, 3)).toEqual([
+      `✓ D1 migrations applied (DB: ${migrations} new)`,
+      expect.stringMatching(new RegExp(`^✓ demo seeded: 126,000 URLs into local D1 for ${origin} \\(4 shards, \\d+\\.\\d s\\)$`)),
+      expect.stringMatching(/^✓ wrangler dev ready \(\d+\.\d s\)$/),
+    ]);
+    const list = lines.indexOf(`edge-sitemaps is running on ${origin}:`);
+    expect(list).toBe(4);
+    expect(lines[list + 1]).toMatch(new RegExp(`^  dashboard: +${origin}/sitemap-admin/ +\\(sign in with ADMIN_TOKEN from ${envFile}\\)$`));
+    expect(lines.slice(list + 2).some((line) => line.includes(`${origin}/sitemap.xml`))).toBe(true);
+    // The request log follows (wrangler's lines pass once it is ready).
+    expect(lines.length).toBeLessThanOrEqual(16);
   });
 });

@@ -8,6 +8,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { StoredRecord } from "../../src/core/types.ts";
+import { readableUrl } from "../../src/formats/view/readable-url.ts";
 import { VIEW_CACHE_NAME, viewEntryKey } from "../../src/formats/view/view-cache.ts";
 import { edgeKey } from "../../src/http/cache/edge.ts";
 import worker from "../../src/index.ts";
@@ -195,6 +196,43 @@ describe("browser view", () => {
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain("page must be a page number");
     expect((await browser(env, `${url}?q=${"x".repeat(201)}`)).status).toBe(400);
+  });
+
+  it("shows each URL decoded for reading and links the exact loc; hidden, ASCII and malformed escapes stay as written", async () => {
+    // Path, then what the row shows of it (after the origin).
+    const cases: [string, string][] = [
+      ["/stra%C3%9Fe-jalape%C3%B1o", "/straße-jalapeño"],
+      ["/caf%C3%A9/%F0%9F%98%80", "/café/😀"], // a 4-byte character
+      ["/a%20b/%3Cb%3E/%2F/%25C3%25A9", "/a%20b/%3Cb%3E/%2F/%25C3%25A9"], // ASCII escapes: as written
+      ["/bidi/%E2%80%AEtxt.exe%C3%A9", "/bidi/%E2%80%AEtxt.exeé"], // RIGHT-TO-LEFT OVERRIDE stays encoded
+      ["/hidden/a%E2%80%8Bb%C2%A0c%C2%ADd%EF%B8%8Fe%E3%80%80f", "/hidden/a%E2%80%8Bb%C2%A0c%C2%ADd%EF%B8%8Fe%E3%80%80f"], // ZWSP, NBSP, soft hyphen, VS16, ideographic space
+      ["/bad/%C3%28%FF%C0%AF%E2%82/%ED%A0%80%C3%A9", "/bad/%C3%28%FF%C0%AF%E2%82/%ED%A0%80é"], // malformed, overlong, truncated, surrogate
+    ];
+    const { origin, env } = await seedSite(d1Fixture, "view-readable", (o) => cases.map(([path]) => ({ loc: `${o}${path}`, section: "pages" })));
+    const res = await browser(env, `${origin}/sitemap-pages-1.xml`);
+    const html = await res.text();
+    const rows = [...html.matchAll(/<tr><td class="n">\d+<\/td><td><a href="([^"]*)">([^<]*)<\/a>/g)].map((m) => ({ href: m[1], text: m[2] }));
+    const expected = cases.map(([path, shown]) => ({ href: `${origin}${path}`, text: `${origin}${shown}` }));
+    expect(rows).toHaveLength(cases.length);
+    expect(rows).toEqual(expect.arrayContaining(expected));
+    // The XML (what crawlers read) is untouched.
+    const xml = text(await bytesOf(await crawler(env, `${origin}/sitemap-pages-1.xml`)));
+    expect(locsOf(xml).sort()).toEqual(expected.map((e) => e.href).sort());
+
+    // The filter finds what is shown, typed either way.
+    const filter = async (q: string) => hrefs(await (await browser(env, `${origin}/sitemap-pages-1.xml?q=${encodeURIComponent(q)}`)).text(), "urls");
+    expect(await filter("STRASSE".toLowerCase())).toEqual([]);
+    expect(await filter("Straße-JALAPEÑO")).toEqual([`${origin}/stra%C3%9Fe-jalape%C3%B1o`]);
+    expect(await filter("stra%c3%9fe")).toEqual([`${origin}/stra%C3%9Fe-jalape%C3%B1o`]);
+    expect(await filter("%E2%80%AE")).toEqual([`${origin}/bidi/%E2%80%AEtxt.exe%C3%A9`]);
+
+    // Decoding never makes markup, and never hides a character.
+    expect(readableUrl("/%3Cscript%3E%22%27")).toBe("/%3Cscript%3E%22%27");
+    for (const hidden of ["%E2%80%8F", "%E2%81%A6", "%D8%9C", "%EF%BB%BF", "%E1%85%9F", "%F3%A0%80%81", "%EE%80%80", "%C2%85", "%E2%80%A8"]) {
+      expect(readableUrl(`/x${hidden}y`), hidden).toBe(`/x${hidden}y`);
+    }
+    expect(readableUrl("/no-escapes/ü")).toBe("/no-escapes/ü");
+    expect(readableUrl("/caf%c3%a9")).toBe("/café"); // lowercase hex, as a typed filter may have it
   });
 
   it("shows news sitemaps and the feed", async () => {

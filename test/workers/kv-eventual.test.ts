@@ -5,19 +5,16 @@
  * decides from its SQLite, never from a KV read; its projection never has two writes of one key in
  * the air, so a late write cannot land over a newer one; a failed write is retried.
  */
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { blockName, manifestName, sitePrefix } from "../../src/adapters/kv/layout.ts";
 import { writerOf } from "../../src/adapters/kv/object-protocol.ts";
 import worker from "../../src/index.ts";
 import { services } from "../../src/services.ts";
-import { type EventualKv, PROPAGATION_MS, eventualKv } from "./support/eventual-kv.ts";
-import { inObject, inSql, kvWriters, objectStatus, objectUsesKv, settled } from "./support/kv-objects.ts";
-import { freshOrigin, locsOf } from "./support.ts";
-
-const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { type EventualKv, PROPAGATION_MS } from "./support/eventual-kv.ts";
+import { inObject, inSql, kvWriters, objectStatus, settled } from "./support/kv-objects.ts";
+import { batch, call, cron, eventualSite as kvSite, putUntilStored, sleep } from "./support/kv-site.ts";
+import { locsOf } from "./support.ts";
 
 let restores: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -25,42 +22,7 @@ afterEach(async () => {
   restores = [];
 });
 
-/** A fresh KV site whose writer object and Worker both see KV through the eventual wrapper. */
-async function eventualSite(label: string): Promise<{ origin: string; e: Env; kv: EventualKv }> {
-  const origin = freshOrigin(label);
-  const kv = eventualKv(env.URLS);
-  restores.push(await objectUsesKv(origin, kv.kv));
-  const e = { ...env, SITES: origin, URL_SOURCE: "kv", MANIFEST_STORE: "kv", URLS: kv.kv, EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" } as unknown as Env;
-  return { origin, e, kv };
-}
-
-async function call(e: Env, url: string, init: RequestInit = {}): Promise<Response> {
-  const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(url, init) as Request<unknown, IncomingRequestCfProperties>, e, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
-}
-
-/** PUTs a batch until it is acknowledged, retrying as the answer says. */
-async function putUntilStored(e: Env, origin: string, records: object[]): Promise<void> {
-  for (let attempt = 0; attempt < 40; attempt++) {
-    const response = await call(e, `${origin}/sitemap-admin/urls`, {
-      method: "PUT",
-      headers: { ...AUTH, "Content-Type": "application/json" },
-      body: JSON.stringify(records),
-    });
-    if (response.status === 200) return;
-    expect(response.status, await response.clone().text()).toBe(503);
-    await sleep(Number(response.headers.get("retry-after")) * 1000);
-  }
-  throw new Error("no 200 after 40 attempts");
-}
-
-async function cron(e: Env): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), e, ctx);
-  await waitOnExecutionContext(ctx);
-}
+const eventualSite = (label: string): Promise<{ origin: string; e: Env; kv: EventualKv }> => kvSite(label, restores);
 
 /** Every <loc> a crawler is served: the index, then each shard it lists. */
 async function served(e: Env, origin: string): Promise<string[]> {
@@ -73,9 +35,6 @@ async function served(e: Env, origin: string): Promise<string[]> {
   for (const shard of locsOf(await text(`${origin}/sitemap.xml`))) locs.push(...locsOf(await text(shard)));
   return locs;
 }
-
-const batch = (origin: string, n: number, size: number, lastmod = "2026-11-01") =>
-  Array.from({ length: size }, (_, i) => ({ loc: `${origin}/b${n}/r${i}`, lastmod }));
 
 describe("the KV source with eventually consistent KV", () => {
   it("1,000 records in 100 concurrent batches: all served after one cron run, each once, though no block has reached KV yet", async () => {

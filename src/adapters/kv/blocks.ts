@@ -6,7 +6,6 @@ import {
   type BlockMeta,
   type NamedBlock,
   blockName,
-  entrySize,
   listBlockNames,
   namedBlock,
   overflowName,
@@ -16,12 +15,26 @@ import {
 
 /** KV bulk get: ≤ 100 keys, ≤ 25 MB of values. */
 const MAX_BULK_KEYS = 100;
+/**
+ * Bytes of overflow values per bulk get, by their stubs' sizes: far below KV's 25 MB answer and the
+ * isolate's 128 MB, whatever the values (one is up to ~2 MiB). A value larger than this, or whose
+ * stub does not say its size (a hand-made layout), is read alone.
+ */
+const OVERFLOW_BYTES_PER_GET = 4 * 1024 * 1024;
 
-/** Replaces overflow stubs by their full entries (bulk gets of ≤ 100 keys and ≤ ~16 MB). */
-export async function withOverflow(kv: KVNamespace, origin: string, section: string, entries: BlockEntry[]): Promise<BlockEntry[]> {
-  const stubs = entries.filter((e) => e.v === 1);
-  if (stubs.length === 0) return entries;
-  const full = new Map<number, BlockEntry>();
+/** An overflow value's JSON is at most about twice its `<url>` element (stub `s`), plus field names. */
+const overflowEstimate = (stub: BlockEntry): number => (stub.s === undefined ? OVERFLOW_BYTES_PER_GET : 2 * stub.s + 1024);
+
+/**
+ * What an overflow stub's value read as: the full entry (change stamp and tombstone from the stub),
+ * or why it cannot be used: not found, or holding another change stamp than its stub (one of the
+ * two is not yet the other's version in this location: KV makes each key visible on its own).
+ */
+type OverflowRead = { entry: BlockEntry } | { problem: string };
+
+/** Reads the overflow values of `stubs`, in bulk gets of ≤ 100 keys and ≤ OVERFLOW_BYTES_PER_GET estimated bytes. */
+export async function readOverflow(kv: KVNamespace, origin: string, section: string, stubs: readonly BlockEntry[]): Promise<Map<number, OverflowRead>> {
+  const out = new Map<number, OverflowRead>();
   let group: BlockEntry[] = [];
   let bytes = 0;
   const flush = async (): Promise<void> => {
@@ -29,21 +42,46 @@ export async function withOverflow(kv: KVNamespace, origin: string, section: str
     const names = group.map((e) => overflowName(origin, section, e.k));
     const values = await kv.get(names, "text");
     group.forEach((stub, i) => {
-      const text = values.get(names[i]!);
-      if (text === null || text === undefined) throw new Error(`KV overflow record "${names[i]}" is missing (its block has a stub for key ${stub.k})`);
-      full.set(stub.k, { ...parseOverflow(text, names[i]!, stub.k), u: stub.u, ...(stub.d ? { d: 1 as const } : {}) });
+      const name = names[i]!;
+      const text = values.get(name);
+      if (text === null || text === undefined) {
+        out.set(stub.k, { problem: `KV overflow record "${name}" is missing (its block has a stub for key ${stub.k})` });
+        return;
+      }
+      const full = parseOverflow(text, name, stub.k);
+      if (full.u !== stub.u) {
+        out.set(stub.k, { problem: `KV overflow record "${name}" has change stamp ${full.u}, its block's stub ${stub.u}: not yet the same version` });
+        return;
+      }
+      out.set(stub.k, { entry: { ...full, ...(stub.d ? { d: 1 as const } : {}) } });
     });
     group = [];
     bytes = 0;
   };
   for (const stub of stubs) {
-    const size = 2 * entrySize(stub) + 1024;
-    if (group.length === MAX_BULK_KEYS || (group.length > 0 && bytes + size > 16 * 1024 * 1024)) await flush();
+    const size = overflowEstimate(stub);
+    if (group.length === MAX_BULK_KEYS || (group.length > 0 && bytes + size > OVERFLOW_BYTES_PER_GET)) await flush();
     group.push(stub);
     bytes += size;
   }
   await flush();
-  return entries.map((e) => (e.v === 1 ? full.get(e.k)! : e));
+  return out;
+}
+
+/**
+ * Replaces overflow stubs by their full entries; a value that is missing or of another version
+ * than its stub is an error (the request path never renders a mix of versions: docs/kv.md).
+ */
+export async function withOverflow(kv: KVNamespace, origin: string, section: string, entries: BlockEntry[]): Promise<BlockEntry[]> {
+  const stubs = entries.filter((e) => e.v === 1);
+  if (stubs.length === 0) return entries;
+  const full = await readOverflow(kv, origin, section, stubs);
+  return entries.map((e) => {
+    if (e.v !== 1) return e;
+    const read = full.get(e.k)!;
+    if ("problem" in read) throw new Error(read.problem);
+    return read.entry;
+  });
 }
 
 /** Candidate block names of a dense range, by arithmetic: no list() call. */

@@ -22,6 +22,10 @@
  *                                  `l#{origin}#{hh}`, and the counter in KV): read once when the
  *                                  site's writer object adopts the site (adopt.ts), never written.
  *   m#{origin}                     MANIFEST (only with MANIFEST_STORE=kv): the ShardManifest as JSON.
+ *   a#{origin}                     LOAD RECORD of a bulk load (bulk.ts): {"blocks", "entries", "values"},
+ *                                  how many blocks, block entries and overflow values the load
+ *                                  wrote. The writer object adopts a load only once it has read
+ *                                  all of them (adopt.ts); never written by the object.
  *
  * A block entry: {"k": key, "u": change stamp (ms), "s"?: UTF-8 bytes of the <url> element (computed
  * when absent), "d"?: 1 for a tombstone, "loc", "lastmod"?, "changefreq"?, "priority"?, "ext"?,
@@ -108,6 +112,30 @@ export const blockName = (origin: string, section: string, block: number): strin
 export const overflowName = (origin: string, section: string, key: number): string => `v${SEP}${origin}${SEP}${section}${SEP}${pad(key, KEY_DIGITS)}`;
 export const counterName = (origin: string): string => `c${SEP}${origin}`;
 export const manifestName = (origin: string): string => `m${SEP}${origin}`;
+export const loadName = (origin: string): string => `a${SEP}${origin}`;
+
+/** What a bulk load wrote for one site (its load record, `a#{origin}`). */
+export interface LoadRecord {
+  blocks: number;
+  entries: number;
+  values: number;
+}
+
+const count = z.number().int().min(0);
+const LoadRecordSchema = z.object({ blocks: count, entries: count, values: count });
+
+/** A load record's value, or a KvLayoutError naming the key. */
+export function parseLoadRecord(text: string, kvKey: string): LoadRecord {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new KvLayoutError(kvKey, "value is not JSON");
+  }
+  const parsed = LoadRecordSchema.safeParse(raw);
+  if (!parsed.success) throw new KvLayoutError(kvKey, 'a load record is {"blocks", "entries", "values"}: three counts');
+  return parsed.data;
+}
 
 /** Section and block number of a block key name under `sitePrefix(origin)`, or a KvLayoutError. */
 export function parseBlockName(name: string, origin: string): { section: string; block: number } {

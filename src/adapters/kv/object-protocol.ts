@@ -64,6 +64,8 @@ export interface SiteWriterRpc {
   newsStats(origin: string, sinceMs: number, untilMs: number): Promise<NewsStats>;
   newsRecords(origin: string, sinceMs: number, untilMs: number, offset: number, limit: number): Promise<StoredRecord[]>;
   recent(origin: string, limit: number): Promise<StoredRecord[]>;
+  /** Whether a record of the section's key range (tombstones included) has a change stamp after `stamp`. */
+  changedAfter(origin: string, section: string, firstKey: number, lastKey: number, stamp: number): Promise<boolean>;
   status(origin: string): Promise<WriterStatus>;
   /** Projects what is pending now, waiting up to `waitMs` for writes spaced by KV's per-key rate; the status after. */
   settle(origin: string, waitMs: number): Promise<WriterStatus>;

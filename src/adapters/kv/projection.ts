@@ -68,7 +68,10 @@ export class Projector {
   readonly #lastWrite = new Map<string, number>();
   #passing: Promise<void> = Promise.resolve();
   #inPass = false;
-  /** The running pass skipped an item written less than a second ago. */
+  /**
+   * The running pass left an item it may not write yet: written less than a second ago, or waiting
+   * for another item's write (the order). The next pass is then at least a second away, not at once.
+   */
   #spaced = false;
 
   /** `kv` is read at each write (tests swap the binding); `schedule` sets the object's alarm. */
@@ -125,14 +128,13 @@ export class Projector {
     const deadline = now + PASS_WAIT_MS;
     this.#inPass = true;
     try {
-      for (const [phase, items] of [
-        ["overflow", due.filter((i) => i.kind === "v" && !deletes.has(itemId(i)))],
-        ["blocks", due.filter((i) => i.kind === "b")],
-        ["removals", due.filter((i) => deletes.has(itemId(i)))],
-      ] as const) {
-        const ready = items.filter((item) => this.#orderAllows(phase, item)).slice(0, MAX_WRITES_PER_PASS - started);
-        started += ready.length;
-        await this.#writeAll(ready, deadline);
+      for (const items of [
+        due.filter((i) => i.kind === "v" && !deletes.has(itemId(i))),
+        due.filter((i) => i.kind === "b"),
+        due.filter((i) => deletes.has(itemId(i))),
+      ]) {
+        const ready = items.filter((item) => this.#waitsFor(item, deletes.has(itemId(item)))).slice(0, MAX_WRITES_PER_PASS - started);
+        started += await this.#writeAll(ready, deadline);
       }
     } finally {
       this.#inPass = false;
@@ -141,18 +143,28 @@ export class Projector {
     return started;
   }
 
-  /** Sets the alarm for when the next pending item can be written; none when every one is in flight (its settling reschedules). */
+  /**
+   * Sets the alarm whenever anything is pending: for when the next item can be written, when
+   * another instance's fence on an item ends, and, for a write of this instance still in the air,
+   * when another instance would take the item over. That last one is the backstop of a write that
+   * outlives its pass: its settling reschedules, but if this instance is gone before it settles
+   * (reset, evicted), only the alarm wakes the object again, and the next instance writes the item
+   * once its fence has passed. No pending row is ever left without an alarm.
+   */
   reschedule(now = Date.now()): void {
     const row = this.#db.sql
-      .exec<{ due: number | null; fenced: number | null }>(
+      .exec<{ due: number | null; fenced: number | null; mine: number | null }>(
         `SELECT MIN(CASE WHEN put_at IS NULL THEN retry_at END) AS due,
-                MIN(CASE WHEN put_at IS NOT NULL AND put_by != ? THEN put_at END) AS fenced
+                MIN(CASE WHEN put_at IS NOT NULL AND put_by != ? THEN put_at END) AS fenced,
+                MIN(CASE WHEN put_at IS NOT NULL AND put_by = ? THEN put_at END) AS mine
          FROM pending`,
+        this.#instance,
         this.#instance,
       )
       .one();
     let next = row.due === null ? Number.POSITIVE_INFINITY : Math.max(row.due, this.#spaced ? now + KEY_WRITE_SPACING_MS : now);
     if (row.fenced !== null) next = Math.min(next, Math.max(now, row.fenced + FOREIGN_PUT_FENCE_MS));
+    if (row.mine !== null) next = Math.min(next, Math.max(now + PASS_WAIT_MS, row.mine + FOREIGN_PUT_FENCE_MS));
     if (Number.isFinite(next)) this.#schedule(Math.max(now, next));
   }
 
@@ -166,20 +178,24 @@ export class Projector {
     return false;
   }
 
-  /** A block waits for the overflow values its range still owes; an overflow delete waits for its block. */
-  #orderAllows(phase: "overflow" | "blocks" | "removals", item: Item): boolean {
-    if (phase === "overflow") return true;
+  /**
+   * The write order readers need, from the pending rows as they are now (a row stays until its
+   * write has settled): a block waits until no overflow value in its range is owed (pending and to
+   * be put), so a stub never reaches KV before its value has; an overflow delete waits for its
+   * block, which must stop pointing at it first. Checked when the pass chooses the item and again,
+   * synchronously with building its value, when its write starts: a batch may commit between the two.
+   */
+  #waitsFor(item: Item, isDelete: boolean): boolean {
+    if (this.#orderAllows(item, isDelete)) return true;
+    this.#spaced = true;
+    return false;
+  }
+
+  #orderAllows(item: Item, isDelete: boolean): boolean {
     const sql = this.#db.sql;
-    if (phase === "blocks") {
-      const lo = item.n * BLOCK_SPAN;
-      return sql
-        .exec("SELECT 1 FROM pending WHERE kind = 'v' AND section = ? AND n BETWEEN ? AND ? LIMIT 1", item.section, lo, lo + BLOCK_SPAN - 1)
-        .toArray().length === 0
-        ? true
-        : this.#owedOverflowsAreDeletes(item.section, lo);
-    }
-    const block = blockOf(item.n);
-    return sql.exec("SELECT 1 FROM pending WHERE kind = 'b' AND section = ? AND n = ? LIMIT 1", item.section, block).toArray().length === 0;
+    if (item.kind === "b") return this.#owedOverflowsAreDeletes(item.section, item.n * BLOCK_SPAN);
+    if (!isDelete) return true;
+    return sql.exec("SELECT 1 FROM pending WHERE kind = 'b' AND section = ? AND n = ? LIMIT 1", item.section, blockOf(item.n)).toArray().length === 0;
   }
 
   /** True when every overflow value still pending in a block's range is one to delete (the block may go first). */
@@ -219,15 +235,23 @@ export class Projector {
     return { name, value, metadata: { n: parts.length, b: utf8Length(value) } };
   }
 
-  /** Writes items, CONCURRENCY at a time, waiting for them until `deadline` (they stay fenced after it). */
-  async #writeAll(items: readonly Item[], deadline: number): Promise<void> {
+  /**
+   * Writes items, CONCURRENCY at a time, waiting for them until `deadline` (they stay fenced after
+   * it). Returns how many writes it started.
+   */
+  async #writeAll(items: readonly Item[], deadline: number): Promise<number> {
     let next = 0;
+    let started = 0;
     const lane = async (): Promise<void> => {
       while (next < items.length && Date.now() < deadline) {
         const item = items[next++]!;
         if (this.#inFlight.has(itemId(item))) continue;
-        // Built now, not when the pass chose the item: rows may have changed while earlier writes were awaited.
-        const write = this.#start(item, this.#value(item));
+        // Built now, not when the pass chose the item: rows may have changed while earlier writes
+        // were awaited. The order is checked again with it, in the same synchronous step.
+        const value = this.#value(item);
+        if (!this.#waitsFor(item, value.value === null)) continue;
+        started++;
+        const write = this.#start(item, value);
         const left = deadline - Date.now();
         let timer: ReturnType<typeof setTimeout> | undefined;
         await Promise.race([write, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, left))))]);
@@ -235,6 +259,7 @@ export class Projector {
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, lane));
+    return started;
   }
 
   /** Starts one write; it settles the item's row whenever it settles. */

@@ -1,11 +1,13 @@
 /**
  * The KV record store (URL_SOURCE=kv). Writes, and every read that must be exact (the change feed,
- * the regeneration's scan, news and recent-change indexes, a record by loc), go to each site's
+ * the regeneration's scan, news and recent-change indexes, a record by loc, whether a shard's rows
+ * moved past its version), go to each site's
  * writer object (writer-object.ts, the Durable Object bound as KV_WRITERS), whose SQLite is the
  * source of truth; the request path reads the blocks it projects to KV (reader.ts).
  */
 import type { RecordStore } from "../../store/port.ts";
 import { KvObjectChangeFeed } from "./object-feed.ts";
+import { KvObjectFreshness } from "./object-freshness.ts";
 import { KvObjectNewsIndex, KvObjectRecentIndex } from "./object-indexes.ts";
 import type { SiteWriters } from "./object-protocol.ts";
 import { writerOf } from "./object-protocol.ts";
@@ -22,7 +24,7 @@ export function kvRecordStore(kv: KVNamespace, writers: SiteWriters, options: Kv
     news: new KvObjectNewsIndex(writers),
     recent: new KvObjectRecentIndex(writers),
     scan: new KvObjectScan(writers),
-    freshness: null,
+    freshness: new KvObjectFreshness(writers),
     sync: null,
     projection: { status: (origin) => writerOf(writers, origin).status(origin) },
   };

@@ -19,7 +19,20 @@
 import { type BlockEntry, entryKinds, entrySize } from "./layout.ts";
 
 /** Values kept in the `site` table. */
-type SiteValue = "origin" | "next_key" | "last_stamp" | "adopted" | "adopt_cursor" | "adopt_blocks";
+type SiteValue =
+  | "origin"
+  | "next_key"
+  | "last_stamp"
+  | "adopted"
+  // Adoption's progress (adopt.ts): the pass under way, where it stands, what it has read.
+  | "adopt_pass"
+  | "adopt_pass_at"
+  | "adopt_resume_at"
+  | "adopt_cursor"
+  | "adopt_after"
+  | "adopt_counts"
+  // Left by the version that kept a position in a list() page: read as "restart the pass".
+  | "adopt_blocks";
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS records (

@@ -201,3 +201,22 @@ export function newsRecords(db: SiteDb, sinceMs: number, untilMs: number, offset
 export function recentRecords(db: SiteDb, limit: number): StoredRecord[] {
   return db.sql.exec<RecordRow>(`SELECT ${COLUMNS} FROM records WHERE deleted = 0 ORDER BY stamp DESC, key DESC LIMIT ?`, limit).toArray().map(recordOf);
 }
+
+/**
+ * Has a record of a section's key range changed after `stamp` (ms)? One range of the change index
+ * (stamp, key): rows read = the site's changes after the stamp (those since the last regeneration),
+ * not the range's rows; as D1's RangeFreshness.
+ */
+export function rangeChangedAfter(db: SiteDb, section: string, firstKey: number, lastKey: number, stamp: number): boolean {
+  return (
+    db.sql
+      .exec(
+        "SELECT 1 FROM records INDEXED BY records_changed WHERE stamp > ? AND section = ? AND key BETWEEN ? AND ? LIMIT 1",
+        stamp,
+        section,
+        firstKey,
+        lastKey,
+      )
+      .toArray().length > 0
+  );
+}

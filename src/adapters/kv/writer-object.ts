@@ -16,12 +16,22 @@ import type { AuditEntry, StoredSession } from "../../admin-state/store.ts";
 import type { StoredRecord } from "../../core/types.ts";
 import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, ScanPosition } from "../../store/port.ts";
 import { runAdminCall } from "./admin-tables.ts";
-import { adoptStep } from "./adopt.ts";
+import { type AdoptProgress, adoptStep } from "./adopt.ts";
 import { applyDelete, applyUpsert } from "./apply-batch.ts";
 import type { AdminCall, BatchCounts, ScanRow, SiteAnswer, SiteOp, SiteWriterRpc, WriterStatus } from "./object-protocol.ts";
 import { Projector } from "./projection.ts";
 import { SiteDb } from "./site-db.ts";
-import { changesAfter, findByLoc, newestChange, newsRecords, newsStats, pendingChanges, recentRecords, scanPage } from "./site-queries.ts";
+import {
+  changesAfter,
+  findByLoc,
+  newestChange,
+  newsRecords,
+  newsStats,
+  pendingChanges,
+  rangeChangedAfter,
+  recentRecords,
+  scanPage,
+} from "./site-queries.ts";
 
 /** Adoption steps a read may run before it gives up for now (a step is 100 blocks, ~100,000 records); the alarm goes on. */
 const READ_ADOPT_STEPS = 5;
@@ -32,7 +42,7 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
   readonly #db: SiteDb;
   #projector: Projector | null = null;
   /** The adoption step running now, if any: one at a time. */
-  #adopting: Promise<boolean> | null = null;
+  #adopting: Promise<AdoptProgress> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -43,8 +53,15 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
     this.#claim(origin);
     if (this.#db.get("adopted") !== 1) {
       if (this.#adopting) return busy("the site's writer is adopting the records already in KV; nothing of this batch was written", 1);
-      if (!(await this.#adoptStep(origin))) {
-        return busy("the site's writer is adopting the records already in KV (one step done); nothing of this batch was written", 0);
+      const progress = await this.#adoptStep(origin);
+      if (!progress.done) {
+        const wait = Math.max(0, Math.ceil((progress.resumeAt - Date.now()) / 1000));
+        return busy(
+          wait > 0
+            ? `the site's writer is adopting the records already in KV and waits ${wait} s for KV to settle before it reads them again; nothing of this batch was written`
+            : "the site's writer is adopting the records already in KV (one step done); nothing of this batch was written",
+          wait,
+        );
       }
     }
     const now = Date.now();
@@ -103,6 +120,11 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
     return recentRecords(this.#db, limit);
   }
 
+  async changedAfter(origin: string, section: string, firstKey: number, lastKey: number, stamp: number): Promise<boolean> {
+    await this.#readable(origin);
+    return rangeChangedAfter(this.#db, section, firstKey, lastKey, stamp);
+  }
+
   async status(origin: string): Promise<WriterStatus> {
     this.#claim(origin);
     return { ...this.#projectorFor(origin).status(), adopting: this.#db.get("adopted") !== 1 };
@@ -131,7 +153,7 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
   override async alarm(): Promise<void> {
     const origin = this.#db.get("origin");
     if (typeof origin !== "string") return;
-    if (this.#db.get("adopted") !== 1 && !(await this.#adoptStep(origin))) return;
+    if (this.#db.get("adopted") !== 1 && !(await this.#adoptStep(origin)).done) return;
     await this.#projectorFor(origin).pass();
   }
 
@@ -163,16 +185,17 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
     return this.#projector;
   }
 
-  async #adoptStep(origin: string): Promise<boolean> {
+  async #adoptStep(origin: string): Promise<AdoptProgress> {
     if (this.#adopting) return this.#adopting;
     this.#adopting = adoptStep(this.#db, this.env.URLS, origin, Date.now()).finally(() => {
       this.#adopting = null;
     });
-    const done = await this.#adopting;
-    // Done: project what adoption marked; not yet: the alarm goes on with the next step meanwhile.
-    if (done) this.#projectSoon(origin, Date.now());
-    else await this.ctx.storage.setAlarm(Date.now());
-    return done;
+    const progress = await this.#adopting;
+    // Done: project what adoption marked; not yet: the alarm goes on with the next step meanwhile
+    // (at once, or when KV has had time to settle before the next pass).
+    if (progress.done) this.#projectSoon(origin, Date.now());
+    else await this.ctx.storage.setAlarm(progress.resumeAt);
+    return progress;
   }
 
   /** Reads wait for adoption (a few steps at most); a site still adopting after them is an error to retry. */
@@ -180,7 +203,10 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
     this.#claim(origin);
     for (let step = 0; this.#db.get("adopted") !== 1; step++) {
       if (step === READ_ADOPT_STEPS) throw new Error(`the writer of ${origin} is still adopting the records already in KV; try again shortly`);
-      await this.#adoptStep(origin);
+      const progress = await this.#adoptStep(origin);
+      if (!progress.done && progress.resumeAt > Date.now()) {
+        throw new Error(`the writer of ${origin} is adopting the records already in KV and waits for KV to settle; try again in a minute`);
+      }
     }
   }
 }

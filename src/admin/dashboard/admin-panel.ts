@@ -41,7 +41,7 @@ export function auditTrail(status: Status): Html {
   const error = "error" in status.audit ? html`<p class="bad">${status.audit.error}</p>` : "";
   if (status.audit.store === null) return html`<p>No audit trail: it needs the DB (D1) binding (or, for URL_SOURCE=kv, KV_WRITERS).</p>`;
   if (entries.length === 0) return html`${error}<p>No admin write yet.</p>`;
-  return html`${error}<table class="audit"><thead><tr><th>when</th><th>who</th><th>what</th><th>records</th><th>outcome</th></tr></thead><tbody>
+  return html`${error}<div class="scroll"><table class="audit"><thead><tr><th>when</th><th>who</th><th>what</th><th>records</th><th>outcome</th></tr></thead><tbody>
 ${entries.map(
   (e) =>
     html`<tr><td>${when(e.at)}</td><td>${e.who}</td><td>${e.method} ${e.resource}</td><td class="num">${e.records ?? "—"}</td><td class="${e.status >= 400 ? "num bad" : "num"}">${e.status}</td></tr>`,

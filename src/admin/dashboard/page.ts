@@ -40,15 +40,15 @@ function sections(status: Status): Html {
     const shown = shards.slice(0, SHARDS_SHOWN);
     return html`<section class="card">
 <h3>${name}</h3>
-<p class="figures">${figure(`section-${name}-shards`, number(s.shards), "shards")} ${figure(`section-${name}-urls`, number(s.urls), "URLs")} ${figure(`section-${name}-bytes`, bytes(sectionBytes), "XML")}</p>
-<table class="shards"><thead><tr><th>shard</th><th>URLs of ${number(MAX_URLS_PER_SITEMAP)}</th><th>bytes of 50 MiB</th><th>stored (gzip)</th></tr></thead><tbody>
+<div class="figures">${figure(`section-${name}-shards`, number(s.shards), "shards")} ${figure(`section-${name}-urls`, number(s.urls), "URLs")} ${figure(`section-${name}-bytes`, bytes(sectionBytes), "XML")}</div>
+<div class="scroll"><table class="shards"><thead><tr><th>shard</th><th>URLs of ${number(MAX_URLS_PER_SITEMAP)}</th><th>bytes of 50 MiB</th><th>stored (gzip)</th></tr></thead><tbody>
 ${shown.map(
   (f) => html`<tr><td>${f.document}</td>
 <td>${fillBar(f.urls, MAX_URLS_PER_SITEMAP, `${f.document} URLs`)} <span class="num">${number(f.urls)}</span></td>
 <td>${fillBar(f.bytes, MAX_SITEMAP_BYTES, `${f.document} bytes`)} <span class="num">${bytes(f.bytes)}</span></td>
 <td class="num">${bytes((m.snapshotBytes as Record<string, number | null>)[f.document] ?? null)}</td></tr>`,
 )}
-</tbody></table>
+</tbody></table></div>
 ${shards.length > shown.length ? html`<p class="note">and ${number(shards.length - shown.length)} more shards (GET /sitemap-admin/status lists all)</p>` : ""}
 </section>`;
   });
@@ -83,7 +83,7 @@ function runs(status: Status): Html {
     "shards rendered per run",
   )}<figcaption>shards rendered</figcaption></figure>
 </div>
-<table><thead><tr><th>started</th><th>trigger</th><th>duration</th><th>rows read</th><th>shards rendered</th><th></th></tr></thead><tbody>
+<div class="scroll"><table><thead><tr><th>started</th><th>trigger</th><th>duration</th><th>rows read</th><th>shards rendered</th><th></th></tr></thead><tbody>
 ${list
   .slice()
   .reverse()
@@ -91,19 +91,19 @@ ${list
     (r) =>
       html`<tr><td>${when(r.startedAt)}</td><td>${r.trigger ?? ""}</td><td class="num">${number(r.durationMs)} ms</td><td class="num">${number(r.rowsRead)}</td><td class="num">${number(r.shardsRendered)}</td><td>${r.ok ? "ok" : html`<span class="bad">failed</span>`}</td></tr>`,
   )}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 function regeneration(status: Status): Html {
   const r = status.regeneration;
   const without = status.manifest?.withoutSnapshot ?? [];
-  return html`<p class="figures">${figure("pending-shards", number(r.pendingShards), "shards pending")} ${figure("failed-documents", number(r.failed.length), "failing")} ${figure("without-snapshot", number(without.length), "served live")}</p>
+  return html`<div class="figures">${figure("pending-shards", number(r.pendingShards), "shards pending")} ${figure("failed-documents", number(r.failed.length), "failing")} ${figure("without-snapshot", number(without.length), "served live")}</div>
 <p>${r.enabled ? (r.running ? "A regeneration is running." : "Regeneration is on.") : html`<span class="bad">Regeneration is off.</span>`} ${r.passPending ? "A site pass is under way." : ""}</p>
 ${
   r.failed.length > 0
-    ? html`<table><thead><tr><th>document</th><th>error</th><th>attempts</th><th>retry</th></tr></thead><tbody>${r.failed.map(
+    ? html`<div class="scroll"><table><thead><tr><th>document</th><th>error</th><th>attempts</th><th>retry</th></tr></thead><tbody>${r.failed.map(
         (f) => html`<tr><td>${f.document}</td><td class="bad">${f.error}</td><td class="num">${f.attempts}</td><td>${when(f.retryAt)}</td></tr>`,
-      )}</tbody></table>`
+      )}</tbody></table></div>`
     : ""
 }`;
 }
@@ -120,22 +120,22 @@ interface NotificationRow {
 function notifications(status: Status): Html {
   const list = status.notifications as unknown as NotificationRow[];
   if (list.length === 0) return html`<p>No notification target is configured.</p>`;
-  return html`<table><thead><tr><th>target</th><th>last success</th><th>pending</th><th>last answer</th><th>last error</th></tr></thead><tbody>
+  return html`<div class="scroll"><table><thead><tr><th>target</th><th>last success</th><th>pending</th><th>last answer</th><th>last error</th></tr></thead><tbody>
 ${list.map(
   (n) =>
     html`<tr><td>${n.target}${n.retired ? " (retired)" : ""}</td><td>${when(n.lastSuccess)}</td><td class="num">${number(n.pending)}</td><td class="num">${n.httpStatus ?? "—"}</td><td class="${n.lastError ? "bad" : ""}">${n.lastError ?? ""}</td></tr>`,
 )}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 function mirrors(status: Status): Html {
   if (status.mirrors.length === 0) return html`<p>No mirrored sitemaps.</p>`;
-  return html`<table><thead><tr><th>mirror</th><th>state</th><th>last sync</th><th>last error</th></tr></thead><tbody>
+  return html`<div class="scroll"><table><thead><tr><th>mirror</th><th>state</th><th>last sync</th><th>last error</th></tr></thead><tbody>
 ${status.mirrors.map(
   (m) =>
     html`<tr><td class="url">${m.url}</td><td class="${m.state === "failing" ? "bad" : ""}">${m.state}</td><td>${when(m.lastSyncedAt)}</td><td class="${m.lastError ? "bad" : ""}">${m.lastError ?? ""}</td></tr>`,
 )}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 function searchConsole(status: Status): Html {
@@ -144,12 +144,12 @@ function searchConsole(status: Status): Html {
   const head = html`<p>Last read ${when(g.lastRead)}${g.httpStatus !== null ? html` (HTTP ${g.httpStatus})` : ""}; last success ${when(g.lastSuccess)}.
 ${g.lastError ? html`<span class="bad">${g.lastError}</span>` : ""} ${g.nextAttempt ? html`Next attempt ${when(g.nextAttempt)}.` : ""}</p>`;
   if (g.sitemaps.length === 0) return html`${head}<p>Search Console lists no sitemap for this site yet.</p>`;
-  return html`${head}<table><thead><tr><th>sitemap</th><th>last downloaded</th><th>errors</th><th>warnings</th><th>submitted</th><th></th></tr></thead><tbody>
+  return html`${head}<div class="scroll"><table><thead><tr><th>sitemap</th><th>last downloaded</th><th>errors</th><th>warnings</th><th>submitted</th><th></th></tr></thead><tbody>
 ${g.sitemaps.map(
   (m) =>
     html`<tr data-sitemap="${m.path}"><td class="url">${m.path}</td><td data-figure="gsc-downloaded">${when(m.lastDownloaded)}</td><td class="${m.hasErrors ? "num bad" : "num"}" data-figure="gsc-errors">${count(m.errors)}</td><td class="num">${count(m.warnings)}</td><td class="num">${count(m.submitted)}</td><td>${m.notDownloadedSinceChange ? html`<span class="warn">not downloaded since it changed</span>` : ""} ${m.isPending ? "pending" : ""} ${m.hasErrors ? html`<span class="bad">has errors</span>` : ""}</td></tr>`,
 )}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 /** What the dashboard shows beside the status: the session's actions (its CSRF token) and the last one's outcome. */
@@ -167,7 +167,7 @@ ${actions(session.csrf)}
 </header>
 <main>
 ${outcome(session.done)}
-<p class="figures">${figure("shards", number(m?.shards ?? 0), "shards")} ${figure("urls", number(m?.urls ?? 0), "URLs")} ${figure("bytes", bytes(m?.bytes ?? 0), "XML")} ${figure("snapshots", number(m?.snapshots ?? 0), "snapshots")} ${figure("index-stored", bytes(m?.snapshotBytes.index ?? null), "index stored")}</p>
+<div class="figures">${figure("shards", number(m?.shards ?? 0), "shards")} ${figure("urls", number(m?.urls ?? 0), "URLs")} ${figure("bytes", bytes(m?.bytes ?? 0), "XML")} ${figure("snapshots", number(m?.snapshots ?? 0), "snapshots")} ${figure("index-stored", bytes(m?.snapshotBytes.index ?? null), "index stored")}</div>
 <p class="note">${m ? html`version ${m.version}, built ${when(m.builtAt)}, newest change ${when(m.newestChange)}` : ""}</p>
 ${status.configuration.disabled.length > 0 ? html`<p class="bad">Off because of a bad variable: ${status.configuration.disabled.map((d) => `${d.feature} (${d.variable} ${d.rule})`).join("; ")}</p>` : ""}
 <h2>Sections and shards</h2>

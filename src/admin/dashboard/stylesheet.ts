@@ -1,10 +1,13 @@
 /**
  * The admin pages' stylesheet, served from its own route so the CSP can forbid inline styles
- * (`style-src 'self'`). Readable on a phone: one column, tables scroll sideways, bars shrink.
+ * (`style-src 'self'`). Readable on a phone (test/node/dashboard-phone.test.ts, 390 px): one
+ * column; a table wider than the screen scrolls inside its own box (`.scroll`, with shadows at an
+ * edge that has more to show: no script needed), never the page; each summary figure is a block
+ * of its value over its label, set apart from the next.
  */
 const CSS = `
-:root { color-scheme: light dark; --fg: #1b1f24; --muted: #5b6570; --line: #d5dae0; --bar: #2f6fde; --full: #c2410c; --bad: #b91c1c; --warn: #a16207; --bg: #fff; --card: #f6f8fa; }
-@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #9aa4ae; --line: #39414a; --bar: #5b9bff; --full: #fb923c; --bad: #f87171; --warn: #facc15; --bg: #111418; --card: #1a1f25; } }
+:root { color-scheme: light dark; --fg: #1b1f24; --muted: #5b6570; --line: #d5dae0; --bar: #2f6fde; --full: #c2410c; --bad: #b91c1c; --warn: #a16207; --bg: #fff; --card: #f6f8fa; --shade: rgb(0 0 0 / 0.18); --surface: var(--bg); }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #9aa4ae; --line: #39414a; --bar: #5b9bff; --full: #fb923c; --bad: #f87171; --warn: #facc15; --bg: #111418; --card: #1a1f25; --shade: rgb(0 0 0 / 0.6); } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
 header, main { max-width: 70rem; margin: 0 auto; padding: 0.75rem 1rem; }
@@ -17,12 +20,18 @@ form { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
 label { width: 100%; }
 input { flex: 1 1 12rem; font: inherit; padding: 0.4rem; }
 button { font: inherit; padding: 0.4rem 0.9rem; cursor: pointer; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem; margin: 0.75rem 0; overflow-x: auto; }
-.figures { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; margin: 0.5rem 0; }
-.figure { display: inline-flex; flex-direction: column; }
-.figure .value { font-size: 1.35rem; font-weight: 600; font-variant-numeric: tabular-nums; }
+.card { --surface: var(--card); background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem; margin: 0.75rem 0; min-width: 0; }
+.figures { display: flex; flex-wrap: wrap; gap: 0.75rem 1.25rem; margin: 0.5rem 0 0.75rem; }
+.figure { display: flex; flex-direction: column; min-width: 4.5rem; padding-left: 0.5rem; border-left: 3px solid var(--line); }
+.figure .value { font-size: 1.35rem; font-weight: 600; line-height: 1.2; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.figure .label { white-space: nowrap; }
 .figure .label, .note, figcaption { color: var(--muted); font-size: 0.85rem; }
-table { border-collapse: collapse; width: 100%; display: block; overflow-x: auto; }
+.scroll { overflow-x: auto; max-width: 100%; margin: 0.5rem 0;
+  background: linear-gradient(to right, var(--surface) 30%, transparent) left / 2.5rem 100% no-repeat local,
+    linear-gradient(to left, var(--surface) 30%, transparent) right / 2.5rem 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, var(--shade), transparent) left / 0.75rem 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, var(--shade), transparent) right / 0.75rem 100% no-repeat scroll; }
+table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 0.3rem 0.5rem; border-bottom: 1px solid var(--line); vertical-align: middle; white-space: nowrap; }
 td.url { white-space: normal; overflow-wrap: anywhere; min-width: 12rem; }
 .num { font-variant-numeric: tabular-nums; }

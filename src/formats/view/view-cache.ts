@@ -7,7 +7,7 @@
  *            what a page needs to read only its own key range from the record store;
  *   pages    each page's table rows, numbered, one a line (view-row.ts): a page of a version
  *            already read through is one cache read, no record read;
- *   locs     the lowercased locs, one a line, 5,000 rows an entry: what a filter matches against;
+ *   locs     the locs as shown, lowercased (view-row.ts matchText), one a line, 5,000 rows an entry: what a filter matches against;
  *            it then reads the pages of the rows it shows.
  *
  * Keys are the shard's URL plus the content version (and this format's number), so a new version
@@ -22,8 +22,8 @@ import { VIEW_PAGE_ROWS } from "../../core/limits.ts";
 
 /** The named cache the view's entries live in (apart from `caches.default`). */
 export const VIEW_CACHE_NAME = "sitemap-view";
-/** Bump when the digest or the row markup changes: entries of an older deploy are never read. */
-const FORMAT = 1;
+/** Bump when the digest, the row markup or the match lines change: entries of an older deploy are never read. */
+const FORMAT = 2;
 /** Rows per locs entry: 10 entries for a full shard, ~0.4 MB each for ordinary URLs. */
 const LOCS_ROWS = 5_000;
 

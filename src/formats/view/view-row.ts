@@ -9,6 +9,7 @@
 import { w3cSeconds } from "../../core/datetime-format.ts";
 import type { UrlRecord } from "../../core/types.ts";
 import { h } from "./page.ts";
+import { readableUrl } from "./readable-url.ts";
 
 /** A record as the view shows it; `updatedAt` for the feed's "Changed" column. */
 export type ViewRecord = UrlRecord & { updatedAt?: number };
@@ -17,8 +18,8 @@ export type DateColumn = "lastmod" | "updated";
 
 /** Everything of a row after its number cell (ends with `</tr>`, no line break). */
 export function rowCells(r: ViewRecord, dateColumn: DateColumn): string {
-  const loc = h(r.loc);
-  let url = `<a href="${loc}">${loc}</a>`;
+  // Linked exactly as the sitemap lists it, shown as a person reads it (readable-url.ts).
+  let url = `<a href="${h(r.loc)}">${h(readableUrl(r.loc))}</a>`;
   const news = r.ext?.news;
   if (news) url += `<div class="news">${h(news.title)} (${h(news.publication.name)}, ${h(news.publication_date)})</div>`;
   let ext = "";
@@ -31,8 +32,12 @@ export function rowCells(r: ViewRecord, dateColumn: DateColumn): string {
 
 export const numberedRow = (n: number, cells: string): string => `<tr><td class="n">${n}</td>${cells}\n`;
 
-/** What the filter compares `q` with (case-insensitive substring of the loc). */
-export const matchText = (loc: string): string => loc.toLowerCase();
+/**
+ * What the filter compares with: the loc as shown (readable-url.ts), lowercased. The filter's `q`
+ * is read the same way (`matchNeedle`), so `straße` and `stra%C3%9Fe` find the same rows.
+ */
+export const matchText = (loc: string): string => readableUrl(loc).toLowerCase();
+export const matchNeedle = (q: string): string => readableUrl(q).toLowerCase();
 
 /**
  * What the cache keeps of a row: its `matchText` as one line, and the row itself as one line. A

@@ -21,7 +21,7 @@ import { type Source, eachItem, paged } from "../../core/source.ts";
 import type { StoredRecord } from "../../core/types.ts";
 import type { RecordReader, ShardRange } from "../../store/port.ts";
 import type { ShardDigest, ViewCache } from "./view-cache.ts";
-import { type DateColumn, type ViewRecord, cellsOf, matchLine, matchText, numberedRow, rowCells, rowLine } from "./view-row.ts";
+import { type DateColumn, type ViewRecord, cellsOf, matchLine, matchNeedle, matchText, numberedRow, rowCells, rowLine } from "./view-row.ts";
 
 /** What the visitor asked for in the query string. */
 export interface ViewQuery {
@@ -60,7 +60,7 @@ export async function* scanRows<R extends ViewRecord>(
   dateColumn: DateColumn,
   sink: ((record: R, cells: string) => void) | null = null,
 ): Rows {
-  const needle = q.toLowerCase();
+  const needle = matchNeedle(q);
   const skip = (page - 1) * VIEW_PAGE_ROWS;
   let matched = 0;
   let shown = 0;
@@ -116,7 +116,7 @@ async function* cachedPage(digest: ShardDigest, rows: string, page: number): Row
 async function cachedFilter(cache: ViewCache, digest: ShardDigest, { page, q }: ViewQuery): Promise<Rows | null> {
   const locs = await cache.locs(digest);
   if (locs === null) return null;
-  const needle = q.toLowerCase();
+  const needle = matchNeedle(q);
   const skip = (page - 1) * VIEW_PAGE_ROWS;
   let matched = 0;
   /** Shard positions of the rows to show. */

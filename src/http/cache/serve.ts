@@ -30,8 +30,13 @@ export interface SitemapDocument extends DocumentHeaderFields {
   path: string;
   /** Key of the pre-rendered gzip bytes of exactly `version`, when stored. */
   snapshot?: string | null;
-  /** Live render (identity bytes). Called only when neither cache nor snapshot answers. */
-  render: () => ReadableStream<Uint8Array>;
+  /**
+   * Live render (identity bytes). Called only when neither cache nor snapshot answers. `versioned`
+   * resolves once the answer is chosen: true when it carries the version's validators (and may be
+   * cached), false when it goes out without them. A render that checks its own bytes against the
+   * version (src/manifest/version-check.ts) fails only in the first case.
+   */
+  render: (versioned: Promise<boolean>) => ReadableStream<Uint8Array>;
   /**
    * Before a live render: do the rows still hold exactly `version`? false (they moved on since the
    * manifest was made): the render goes out without validators and is never cached, because the
@@ -173,14 +178,17 @@ async function renderDocument(ctx: ServeContext, doc: SitemapDocument): Promise<
   const source = body ? "snapshot" : "live";
   if (!body) {
     // Rendered either way; started first, so its first read is in flight during the check.
-    const started = startBody(doc.render());
+    let choose: (versioned: boolean) => void = () => {};
+    const started = startBody(doc.render(new Promise<boolean>((resolve) => (choose = resolve))));
     let current = true;
     try {
       if (doc.current) current = await doc.current();
     } catch (err) {
+      choose(true);
       await started.cancel(err);
       return unavailable(err);
     }
+    choose(current);
     let xml: ReadableStream<Uint8Array>;
     try {
       xml = await started.ready;

@@ -12,8 +12,8 @@
 export const PROPAGATION_MS = 60_000;
 
 interface Shadow {
-  /** What readers still see: the value before the write, or null (not found). */
-  value: string | null;
+  /** What readers still see: the value before the write (its bytes), or null (not found). */
+  value: ArrayBuffer | null;
   metadata: unknown;
   until: number;
 }
@@ -42,8 +42,12 @@ export interface EventualKv {
   maxConcurrentPerKey(): number;
 }
 
-const textOf = (value: unknown): string | null =>
-  value === null || value === undefined ? null : typeof value === "string" ? value : JSON.stringify(value);
+/** A written value as the log keeps it: text as is, bytes and streams (snapshots) only named. */
+const textOf = (value: unknown): string | null => (value === null || value === undefined ? null : typeof value === "string" ? value : "(bytes)");
+
+/** The type a read asks for: "text" (default), "json", "arrayBuffer" or "stream". */
+const typeOf = (type: unknown): string =>
+  (typeof type === "object" && type !== null ? (type as { type?: string }).type : (type as string | undefined)) ?? "text";
 
 export function eventualKv(real: KVNamespace, start = Date.now()): EventualKv {
   let clock = start;
@@ -62,9 +66,13 @@ export function eventualKv(real: KVNamespace, start = Date.now()): EventualKv {
     return undefined;
   };
 
-  const parse = (text: string | null, type: unknown): unknown => {
-    if (text === null) return null;
-    const kind = typeof type === "object" && type !== null ? (type as { type?: string }).type : type;
+  /** A shadowed value in the form a read asks for. */
+  const parse = (bytes: ArrayBuffer | null, type: unknown): unknown => {
+    if (bytes === null) return null;
+    const kind = typeOf(type);
+    if (kind === "arrayBuffer") return bytes.slice(0);
+    if (kind === "stream") return new Response(bytes.slice(0)).body;
+    const text = new TextDecoder().decode(bytes);
     return kind === "json" ? JSON.parse(text) : text;
   };
 
@@ -78,7 +86,7 @@ export function eventualKv(real: KVNamespace, start = Date.now()): EventualKv {
     maxInAir = Math.max(maxInAir, inAir.get(name)!);
     try {
       if (holding?.(name)) await new Promise<void>((resolve) => heldWrites.push({ name, release: resolve }));
-      const before = await real.getWithMetadata(name, "text");
+      const before = await real.getWithMetadata(name, "arrayBuffer");
       await apply();
       // Readers elsewhere keep seeing what was there (the first value, if writes follow each other).
       const earlier = visible(name);
@@ -100,19 +108,19 @@ export function eventualKv(real: KVNamespace, start = Date.now()): EventualKv {
         const out = new Map<string, unknown>();
         for (const name of key) {
           const shadow = visible(name);
-          out.set(name, parse(shadow ? shadow.value : (fresh.get(name) ?? null), type));
+          const text = fresh.get(name) ?? null;
+          out.set(name, shadow ? parse(shadow.value, type) : text !== null && typeOf(type) === "json" ? JSON.parse(text) : text);
         }
         return out;
       }
       const shadow = visible(key);
       if (shadow) return parse(shadow.value, type);
-      return parse(await real.get(key, "text"), type);
+      return real.get(key, type as "text");
     },
     async getWithMetadata(key: string, type?: unknown): Promise<unknown> {
       const shadow = visible(key);
       if (shadow) return { value: parse(shadow.value, type), metadata: shadow.value === null ? null : shadow.metadata, cacheStatus: null };
-      const fresh = await real.getWithMetadata(key, "text");
-      return { value: parse(fresh.value, type), metadata: fresh.metadata, cacheStatus: null };
+      return real.getWithMetadata(key, type as "text");
     },
     async list(options: KVNamespaceListOptions = {}): Promise<unknown> {
       const page = await real.list(options);

@@ -1,0 +1,34 @@
+/**
+ * `npm start`'s preparation (D1 migrations, then the demo seed), run by scripts/start.ts as a child
+ * process. What wrangler and workerd print meanwhile (the migration tables; the platform proxy's
+ * warnings that the KV_WRITERS Durable Object "will not work in local development" and is "not
+ * exported": the seeding never uses it, the Worker under `wrangler dev` does) is its stdout and
+ * stderr, which npm start shows only when this fails or with `--verbose`. Each step's result goes
+ * to the parent over the IPC channel.
+ *
+ * Argument: JSON `{ origin, vars, state }` (see PrepareRequest).
+ */
+import { type LocalState, type MigrationsApplied, type SeedResult, applyMigrations, seedIfEmpty } from "./local-db.ts";
+
+export interface PrepareRequest {
+  origin: string;
+  vars: Record<string, string>;
+  state: LocalState;
+}
+
+export type PrepareMessage = { step: "migrations"; databases: MigrationsApplied[] } | { step: "seed"; seed: SeedResult; ms: number };
+
+const send = (message: PrepareMessage): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (!process.send) return reject(new Error("scripts/start-prepare.ts is run by npm start (it reports over IPC)"));
+    process.send(message, undefined, {}, (error) => (error ? reject(error) : resolve()));
+  });
+
+const request = JSON.parse(process.argv[2] ?? "null") as PrepareRequest | null;
+if (!request) throw new Error('usage: node scripts/start-prepare.ts \'{"origin":…,"vars":…,"state":…}\'');
+
+await send({ step: "migrations", databases: applyMigrations(request.state.persistTo) });
+const started = Date.now();
+const seed = await seedIfEmpty(request.origin, { vars: request.vars, ...request.state });
+await send({ step: "seed", seed, ms: Date.now() - started });
+process.disconnect?.();
