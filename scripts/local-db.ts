@@ -5,7 +5,9 @@
  * Seeding goes to the record store the Worker will read (URL_SOURCE, decided as wrangler decides
  * the Worker's vars): D1 through multi-row INSERTs with `wrangler d1 execute --file` (≈ 8 s for
  * 126,000 rows here), KV through the platform proxy; then the manifest is built with the Worker's
- * own code (services(), so MANIFEST_STORE is honoured) through the platform proxy.
+ * own code (servicesFor(), so MANIFEST_STORE and SITE_DATABASES are honoured) through the platform
+ * proxy. A site over several databases (SITE_DATABASES "origin=DB,DB_2,…") is seeded across them,
+ * each record into its home partition, and each partition's manifest is built.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -21,7 +23,8 @@ import { urlElementBytes } from "../src/core/writers.ts";
 import { type DemoInput, demoRecords } from "../src/demo/demo-data.ts";
 import { demoStamps } from "../src/demo/stamps.ts";
 import { listedShards } from "../src/manifest/manifest.ts";
-import { services } from "../src/services.ts";
+import { partitionOf } from "../src/partitions/home.ts";
+import { servicesFor } from "../src/services.ts";
 import type { Services } from "../src/services-type.ts";
 import { rebuildManifest } from "../src/sitemaps.ts";
 
@@ -133,9 +136,22 @@ export interface SeedResult {
   manifestRebuilt: boolean;
 }
 
-async function hasRecords(env: Env, store: "d1" | "kv", origin: string): Promise<boolean> {
-  if (store === "kv") return (await env.URLS.list({ prefix: sitePrefix(origin), limit: 1 })).keys.length > 0;
-  return (await env.DB.prepare("SELECT 1 AS one FROM urls WHERE origin = ?1 LIMIT 1").bind(origin).first()) !== null;
+/** The D1 bindings a site's records live in (SITE_DATABASES; several for a partitioned site). */
+const bindingsOf = (config: Config, origin: string): readonly string[] => config.siteDatabases.get(origin) ?? ["DB"];
+
+/** The services that hold a site's records and manifests: the site's database, or each of its partitions. */
+const unitsOf = (env: Env, origin: string): Services[] => {
+  const site = servicesFor(env, origin);
+  return site.partitions ?? [site];
+};
+
+async function hasRecords(env: Env, config: Config, origin: string): Promise<boolean> {
+  if (config.urlSource === "kv") return (await env.URLS.list({ prefix: sitePrefix(origin), limit: 1 })).keys.length > 0;
+  for (const binding of bindingsOf(config, origin)) {
+    const db = (env as unknown as Record<string, D1Database>)[binding]!;
+    if ((await db.prepare("SELECT 1 AS one FROM urls WHERE origin = ?1 LIMIT 1").bind(origin).first()) !== null) return true;
+  }
+  return false;
 }
 
 /**
@@ -147,22 +163,43 @@ async function hasRecords(env: Env, store: "d1" | "kv", origin: string): Promise
 export async function seedIfEmpty(origin: string, options: SeedOptions): Promise<SeedResult> {
   const found = await withLocalEnv(options.vars, options, async (env, config) => ({
     config,
-    has: await hasRecords(env, config.urlSource, origin),
+    has: await hasRecords(env, config, origin),
   }));
   const store = found.config.urlSource;
   if (found.has) {
-    const manifestRebuilt = await withLocalEnv(options.vars, options, (env) => rebuildManifestIfBehind(services(env), origin));
+    const manifestRebuilt = await withLocalEnv(options.vars, options, async (env) => {
+      let rebuilt = false;
+      for (const unit of unitsOf(env, origin)) rebuilt = (await rebuildManifestIfBehind(unit, origin)) || rebuilt;
+      return rebuilt;
+    });
     return { store, seeded: 0, shards: -1, manifestRebuilt };
   }
   const { config } = found;
   const records = validateBatch((options.records ?? demoRecords)(origin), { sites: config.sites, defaultSection: config.defaultSection });
   const stampOf = demoStamps(records.length, Date.now(), config.regen.settleSeconds);
-  if (store === "d1") writeD1(records, stampOf, options.persistTo);
-  const manifest = await withLocalEnv(options.vars, options, async (env) => {
+  if (store === "d1") {
+    // A partitioned site: each record into the database its loc's hash names (src/partitions/home.ts).
+    const bindings = bindingsOf(config, origin);
+    const indices = bindings.map((): number[] => []);
+    for (const [i, r] of records.entries()) indices[partitionOf(r.loc, bindings.length)]!.push(i);
+    for (const [p, binding] of bindings.entries()) {
+      const share = indices[p]!;
+      if (share.length > 0)
+        writeD1(
+          binding,
+          share.map((i) => records[i]!),
+          (j) => stampOf(share[j]!),
+          options.persistTo,
+        );
+    }
+  }
+  const shards = await withLocalEnv(options.vars, options, async (env) => {
     if (store === "kv") await writeKv(env, records, stampOf);
-    return rebuildManifest(services(env), origin);
+    let listed = 0;
+    for (const unit of unitsOf(env, origin)) listed += listedShards(await rebuildManifest(unit, origin)).length;
+    return listed;
   });
-  return { store, seeded: records.length, shards: listedShards(manifest).length, manifestRebuilt: false };
+  return { store, seeded: records.length, shards, manifestRebuilt: false };
 }
 
 /**
@@ -192,12 +229,12 @@ async function rebuildManifestIfBehind(deps: Services, origin: string): Promise<
  * URL_SOURCE=d1: multi-row INSERTs through `wrangler d1 execute --file` (per-statement calls
  * through the platform proxy took over a minute for 126,000 rows).
  */
-function writeD1(records: readonly ValidRecord[], stampOf: (i: number) => number, persistTo: string | undefined): void {
+function writeD1(binding: string, records: readonly ValidRecord[], stampOf: (i: number) => number, persistTo: string | undefined): void {
   const dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-seed-"));
   try {
     const file = join(dir, "seed.sql");
     writeFileSync(file, insertSql(records, stampOf));
-    wrangler(["d1", "execute", "DB", "--local", "--yes", "--file", file, ...persistArgs(persistTo)], true);
+    wrangler(["d1", "execute", binding, "--local", "--yes", "--file", file, ...persistArgs(persistTo)], true);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
