@@ -3,6 +3,7 @@ import { readSearchConsoleStatus } from "./gsc/scheduled.ts";
 import { app } from "./http/app.ts";
 import { mirrorAll } from "./mirror/scheduled.ts";
 import { notifyAfterRegeneration } from "./notify/notifier.ts";
+import { rebalanceAll } from "./partitions/rebalance.ts";
 import { regenerateAll } from "./regen/scheduled.ts";
 import { databaseServices } from "./services.ts";
 import type { Services } from "./services-type.ts";
@@ -27,6 +28,8 @@ export default {
     await sweepSyncs(databases);
     // Fetch and sync mirrored sitemaps first, so this run publishes what they changed (docs/mirror.md). Never throws.
     await mirrorAll(databases);
+    // A database appended to a partitioned site's list is filled one bounded step per run (src/partitions/rebalance.ts). Never throws.
+    await rebalanceAll(databases);
     // Pre-render what changed and publish it (docs/regeneration.md). Never throws.
     await regenerateAll(databases, ctx, "cron");
     // After the regeneration: tell search engines what changed (docs/notify.md). Never throws.

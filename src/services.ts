@@ -4,6 +4,7 @@ import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
 import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
 import { D1MirrorStateStore } from "./adapters/d1/mirror-state.ts";
 import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
+import { D1LayoutStore } from "./adapters/d1/partition-layout.ts";
 import { d1RecordStore } from "./adapters/d1/record-store.ts";
 import { D1RegenStore } from "./adapters/d1/regen-store.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
@@ -18,6 +19,7 @@ import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import { shardBase } from "./partitions/keys.ts";
+import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
 import type { Services } from "./services-type.ts";
 
@@ -63,8 +65,14 @@ function wired(env: Env): Wired {
     }
     if (names.length > 1) {
       const sites = new Set([origin]);
-      const parts = names.map((name, p) => wire({ ...env, DB: raw[name] } as Env, { ...config, sites, shardBase: new Map([[origin, shardBase(p)]]) }));
-      partitioned.set(origin, partitionedServices({ ...config, sites }, parts));
+      // The layout (how many partitions hold records, a move under way) lives in the first database.
+      const layouts = new D1LayoutStore(raw[names[0]!] as D1Database);
+      const layoutOf = () => layouts.load(origin, names.length);
+      const parts = names.map((name, p) => {
+        const part = wire({ ...env, DB: raw[name] } as Env, { ...config, sites, shardBase: new Map([[origin, shardBase(p)]]) });
+        return { ...part, store: servedStore(part.store, p, layoutOf), layouts };
+      });
+      partitioned.set(origin, partitionedServices({ ...config, sites }, parts, layoutOf));
       continue;
     }
     let set = sitesOf.get(names[0]!);
@@ -142,5 +150,6 @@ function wire(env: Env, config: Config): Services {
     // Sessions and the audit trail: the site's D1 database, or, for a KV site without one, its writer object.
     admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
     partitions: null,
+    layouts: null,
   };
 }

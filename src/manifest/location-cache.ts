@@ -54,8 +54,8 @@ export async function requestManifest(
   return manifest;
 }
 
-/** Drops this location's copy of a site's manifest. */
-async function forgetManifest(origin: string): Promise<void> {
+/** Drops this location's copy of a site's manifest (also after a partitioned site's move, src/partitions/rebalance.ts). */
+export async function forgetManifest(origin: string): Promise<void> {
   await edgeCache()?.delete(new Request(manifestKey(origin)));
 }
 

@@ -8,6 +8,7 @@ import { Fingerprint } from "../core/fingerprint.ts";
 import type { ManifestStore, ShardEntry, ShardManifest } from "../manifest/manifest.ts";
 import { type SitemapDeps, currentManifest } from "../sitemaps.ts";
 import { siteKey } from "./keys.ts";
+import type { LayoutOf } from "./served.ts";
 
 /** A partition's shards as the site sees them: keys in the partition's range of the site's key space. */
 function siteShard(partition: number, shard: ShardEntry): ShardEntry {
@@ -41,13 +42,17 @@ export function mergeManifests(origin: string, parts: readonly ShardManifest[]):
 export class PartitionedManifestStore implements ManifestStore {
   /** Each partition's deps: its own records and manifests (a partition without one builds it once). */
   readonly parts: readonly SitemapDeps[];
+  readonly layoutOf: LayoutOf;
 
-  constructor(parts: readonly SitemapDeps[]) {
+  constructor(parts: readonly SitemapDeps[], layoutOf: LayoutOf) {
     this.parts = parts;
+    this.layoutOf = layoutOf;
   }
 
+  /** The partitions that hold records: a database being filled by a move is listed from its flip on. */
   async load(origin: string): Promise<ShardManifest> {
-    return mergeManifests(origin, await Promise.all(this.parts.map((p) => currentManifest(p, origin))));
+    const { settled } = await this.layoutOf();
+    return mergeManifests(origin, await Promise.all(this.parts.slice(0, settled).map((p) => currentManifest(p, origin))));
   }
 
   save(): Promise<void> {

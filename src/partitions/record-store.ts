@@ -23,21 +23,11 @@ import type {
   ShardRange,
   UpsertResult,
 } from "../store/port.ts";
-import { partitionOf } from "./home.ts";
 import { partitionKey, siteKey } from "./keys.ts";
+import { homeOf } from "./layout.ts";
+import { byPartition } from "./route.ts";
+import type { LayoutOf } from "./served.ts";
 import { PartitionedSync } from "./sync.ts";
-
-/** Items grouped by the partition of their loc, in their first order. */
-export function byPartition<T>(items: readonly T[], locOf: (item: T) => string, n: number): Map<number, T[]> {
-  const groups = new Map<number, T[]>();
-  for (const item of items) {
-    const p = partitionOf(locOf(item), n);
-    let group = groups.get(p);
-    if (!group) groups.set(p, (group = []));
-    group.push(item);
-  }
-  return groups;
-}
 
 /** A partition's range of a site-key range. */
 function localRange(range: ShardRange): { partition: number; range: ShardRange } {
@@ -49,9 +39,11 @@ const withSiteKey = <R extends { key: number }>(partition: number, record: R): R
 
 class PartitionedReader implements RecordReader {
   readonly parts: readonly RecordStore[];
+  readonly layoutOf: LayoutOf;
 
-  constructor(parts: readonly RecordStore[]) {
+  constructor(parts: readonly RecordStore[], layoutOf: LayoutOf) {
     this.parts = parts;
+    this.layoutOf = layoutOf;
   }
 
   async *recordPages(range: ShardRange): AsyncIterable<readonly StoredRecord[]> {
@@ -67,7 +59,7 @@ class PartitionedReader implements RecordReader {
   }
 
   async find(loc: string): Promise<FoundRecord | null> {
-    const p = partitionOf(loc, this.parts.length);
+    const p = homeOf(loc, await this.layoutOf());
     const found = await this.parts[p]!.reader.find(loc);
     return found && withSiteKey(p, found);
   }
@@ -75,13 +67,15 @@ class PartitionedReader implements RecordReader {
 
 class PartitionedWriter implements RecordWriter {
   readonly parts: readonly RecordStore[];
+  readonly layoutOf: LayoutOf;
 
-  constructor(parts: readonly RecordStore[]) {
+  constructor(parts: readonly RecordStore[], layoutOf: LayoutOf) {
     this.parts = parts;
+    this.layoutOf = layoutOf;
   }
 
   async upsert(records: readonly ValidRecord[], now?: number): Promise<UpsertResult> {
-    const groups = byPartition(records, (r) => r.loc, this.parts.length);
+    const groups = byPartition(records, (r) => r.loc, await this.layoutOf());
     const results = await Promise.all([...groups].map(([p, group]) => this.parts[p]!.writer.upsert(group, now)));
     return {
       // Each partition's part is one transaction; the batch as a whole is atomic only when it had one part.
@@ -94,7 +88,7 @@ class PartitionedWriter implements RecordWriter {
   }
 
   async delete(locs: readonly string[], now?: number): Promise<DeleteResult> {
-    const groups = byPartition(locs, (loc) => loc, this.parts.length);
+    const groups = byPartition(locs, (loc) => loc, await this.layoutOf());
     const results = await Promise.all([...groups].map(([p, group]) => this.parts[p]!.writer.delete(group, now)));
     return {
       atomic: results.length <= 1 && results.every((r) => r.atomic),
@@ -193,21 +187,24 @@ class PartitionedChanges implements ChangeFeed {
   }
 }
 
-/** The site's view of its partitions' stores (all of one kind). */
-export function partitionedRecordStore(parts: readonly RecordStore[]): RecordStore {
+/**
+ * The site's view of its partitions' stores (all of one kind, each as served.ts serves it), every
+ * configured one: those past the layout's `settled` count take records only through a move.
+ */
+export function partitionedRecordStore(parts: readonly RecordStore[], layoutOf: LayoutOf): RecordStore {
   const news = parts.map((p) => p.news);
   const recent = parts.map((p) => p.recent);
   const syncs = parts.map((p) => p.sync);
   return {
     kind: parts[0]!.kind,
-    reader: new PartitionedReader(parts),
-    writer: new PartitionedWriter(parts),
+    reader: new PartitionedReader(parts, layoutOf),
+    writer: new PartitionedWriter(parts, layoutOf),
     changes: new PartitionedChanges(parts.map((p) => p.changes)),
     news: news.every((n) => n !== null) ? new PartitionedNews(news) : null,
     recent: recent.every((r) => r !== null) ? new PartitionedRecent(recent) : null,
     scan: null,
     freshness: parts.every((p) => p.freshness !== null) ? new PartitionedFreshness(parts.map((p) => p.freshness)) : null,
-    sync: syncs.every((s) => s !== null) ? new PartitionedSync(syncs) : null,
+    sync: syncs.every((s) => s !== null) ? new PartitionedSync(syncs, layoutOf) : null,
     projection: null,
   };
 }

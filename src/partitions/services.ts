@@ -7,14 +7,19 @@ import type { Config } from "../config.ts";
 import type { Services } from "../services-type.ts";
 import { PartitionedManifestStore } from "./manifest-store.ts";
 import { partitionedRecordStore } from "./record-store.ts";
+import type { LayoutOf } from "./served.ts";
 
-export function partitionedServices(config: Config, parts: readonly Services[]): Services {
+/** `parts`: every configured partition's services, their stores already as served (served.ts). */
+export function partitionedServices(config: Config, parts: readonly Services[], layoutOf: LayoutOf): Services {
   const home = parts[0]!;
   return {
     ...home,
     config,
-    store: partitionedRecordStore(parts.map((p) => p.store)),
-    manifests: new PartitionedManifestStore(parts),
+    store: partitionedRecordStore(
+      parts.map((p) => p.store),
+      layoutOf,
+    ),
+    manifests: new PartitionedManifestStore(parts, layoutOf),
     partitions: [...parts],
   };
 }

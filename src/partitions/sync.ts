@@ -10,9 +10,10 @@
  * resumes part after part where it stopped.
  */
 import type { ValidRecord } from "../core/validate.ts";
-import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../store/errors.ts";
+import { StoreBusyError, SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../store/errors.ts";
 import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../store/port.ts";
-import { partitionOf } from "./home.ts";
+import { byPartition } from "./route.ts";
+import type { LayoutOf } from "./served.ts";
 
 const SEPARATOR = ".";
 
@@ -53,14 +54,17 @@ function outsideScope(scope: SyncScope, records: readonly ValidRecord[]): number
 
 export class PartitionedSync implements RecordSync {
   readonly parts: readonly RecordSync[];
+  readonly layoutOf: LayoutOf;
 
-  constructor(parts: readonly RecordSync[]) {
+  /** `parts`: every configured partition; a sync spans those that hold records (the layout's `settled`). */
+  constructor(parts: readonly RecordSync[], layoutOf: LayoutOf) {
     this.parts = parts;
+    this.layoutOf = layoutOf;
   }
 
   #ids(id: string): string[] {
     const ids = id.split(SEPARATOR);
-    if (ids.length !== this.parts.length) throw new SyncNotFoundError(`no sync ${id} (never started, or expired and swept)`);
+    if (ids.length > this.parts.length) throw new SyncNotFoundError(`no sync ${id} (never started, or expired and swept)`);
     return ids;
   }
 
@@ -71,7 +75,11 @@ export class PartitionedSync implements RecordSync {
   }
 
   async start(scope: SyncScope, options: { maxDelete: number; ttlMs: number }, now = Date.now()): Promise<SyncInfo> {
-    const parts = await Promise.all(this.parts.map((p) => p.start(scope, options, now)));
+    const layout = await this.layoutOf();
+    if (layout.target > layout.settled) {
+      throw new StoreBusyError("busy", "the site's records are being moved onto a database added to it; start the sync once the move has flipped", 60);
+    }
+    const parts = await Promise.all(this.parts.slice(0, layout.settled).map((p) => p.start(scope, options, now)));
     return combine(parts.map((p) => p.id).join(SEPARATOR), parts);
   }
 
@@ -90,9 +98,12 @@ export class PartitionedSync implements RecordSync {
     if (info.state !== "open") throw new SyncStateError(`sync ${id} is ${info.state}, not open`);
     const outside = outsideScope(info.scope, records);
     if (outside.length > 0) throw new SyncScopeError(`${outside.length} of the records are outside this sync's scope`, outside);
-    const groups: ValidRecord[][] = this.parts.map(() => []);
-    for (const r of records) groups[partitionOf(r.loc, this.parts.length)]!.push(r);
     const ids = this.#ids(id);
+    const byHome = byPartition(records, (r) => r.loc, await this.layoutOf());
+    if ([...byHome.keys()].some((p) => p >= ids.length)) {
+      throw new SyncStateError(`sync ${id} began before a database was added to the site; start a new sync`);
+    }
+    const groups: ValidRecord[][] = ids.map((_, p) => byHome.get(p) ?? []);
     // Every part, even one given no record, so that every part's expiry moves on together.
     const results = await Promise.all(groups.map((group, p) => this.parts[p]!.upsert(ids[p]!, group, now)));
     const total = (of: (r: UpsertResult) => number) => results.reduce((n, r) => n + of(r), 0);
@@ -167,8 +178,11 @@ export class PartitionedSync implements RecordSync {
     const key = (i: SyncInfo) => `${i.startedAt} ${JSON.stringify(i.scope)}`;
     const out: SyncInfo[] = [];
     for (const head of lists[0] ?? []) {
-      const parts = lists.map((list) => list.find((i) => key(i) === key(head)));
-      if (parts.every((i) => i !== undefined)) out.push(combine(parts.map((i) => i.id).join(SEPARATOR), parts));
+      const found = lists.map((list) => list.find((i) => key(i) === key(head)));
+      // A sync spans the partitions that held records when it started: a prefix of them.
+      const end = found.indexOf(undefined);
+      const parts = (end < 0 ? found : found.slice(0, end)) as SyncInfo[];
+      out.push(combine(parts.map((i) => i.id).join(SEPARATOR), parts));
     }
     return out;
   }

@@ -1,0 +1,48 @@
+/**
+ * A partitioned site's layout: how many partitions hold its records (`settled`), and, while a
+ * database added to its list is being filled, how many will (`target`). Kept in the site's first
+ * database (src/adapters/d1/partition-layout.ts), read by every routed write and every partition read.
+ *
+ * Jump consistent hashing (home.ts) moves, from n to m partitions, only buckets whose new home is a
+ * new partition (≥ n): old partitions only lose records, new ones only gain them.
+ */
+import { partitionOf } from "./home.ts";
+
+/** Where a move's copy stands: the next row of partition `partition` after (section, key). */
+export interface MoveCursor {
+  partition: number;
+  section: string;
+  key: number;
+}
+
+export interface PartitionLayout {
+  settled: number;
+  target: number;
+  /** When the last move took effect (ms); null: records never moved, no partition hides any row. */
+  flippedAt: number | null;
+  /** The copy's position while target > settled. */
+  cursor: MoveCursor | null;
+}
+
+export interface LayoutStore {
+  /** The site's layout; created as `initial` partitions, settled, the first time it is asked for. */
+  load(origin: string, initial: number): Promise<PartitionLayout>;
+  save(origin: string, layout: PartitionLayout, now: number): Promise<void>;
+}
+
+/** Whether a loc is being moved now: writes to it wait for the move's flip. */
+export const isMoving = (loc: string, layout: PartitionLayout): boolean =>
+  layout.target > layout.settled && partitionOf(loc, layout.target) >= layout.settled;
+
+/** The partition that holds a loc now (writes, lookups). */
+export const homeOf = (loc: string, layout: PartitionLayout): number => partitionOf(loc, layout.settled);
+
+/**
+ * Whether partition `p`'s copy of a loc is the one served. After a move, an old partition still
+ * holds the rows it gave away until they are cleaned; a new partition being filled holds rows
+ * whose home is still the old one until the flip, but it is not served before.
+ */
+export function isServedBy(loc: string, p: number, layout: PartitionLayout): boolean {
+  if (layout.flippedAt === null) return true;
+  return partitionOf(loc, p < layout.settled ? layout.settled : layout.target) === p;
+}

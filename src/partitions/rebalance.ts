@@ -1,0 +1,196 @@
+/**
+ * Growing a partitioned site: a database appended to its SITE_DATABASES list is filled by a move,
+ * one bounded step at a time (the cron calls `rebalanceAll`), resumable from the layout row alone.
+ *
+ *  1. start: the layout's `target` becomes the configured count. From then on a write touching a
+ *     loc whose home will be a new partition is refused (503, nothing written), so what is copied
+ *     stays what the old partition serves. The copy begins at the next step, after writes that
+ *     read the old layout have finished.
+ *  2. copy: each old partition's rows are walked in key order, a page at a time; live rows whose
+ *     new home is a new partition are upserted there. The cursor is saved after every page, so a
+ *     killed step resumes where it stopped (upserting a page again changes nothing). The new
+ *     partitions are not listed in the index yet; the old ones still serve every loc.
+ *  3. flip: the new partitions' manifests are built; the old partitions' manifests lose their
+ *     snapshots and their validators (so no cache keeps bytes with rows that leave), under their
+ *     regeneration leases; then one write of the layout row (`settled` = `target`) is the switch:
+ *     from it on, the index lists the new partitions and the old ones leave the moved rows out of
+ *     everything they serve (served.ts). Each loc is served by exactly one partition before the
+ *     switch and after it. A site pass of every old partition then renders snapshots again.
+ *
+ * The moved rows stay in the old partition, hidden; see docs/capacity.md "Partitions" for what a
+ * move costs and what is not built.
+ */
+
+import { Fingerprint } from "../core/fingerprint.ts";
+import type { ValidRecord } from "../core/validate.ts";
+import { forgetManifest } from "../manifest/location-cache.ts";
+import type { ShardManifest } from "../manifest/manifest.ts";
+import { regenerateSite } from "../regen/regenerate.ts";
+import { regenDeps } from "../regen/scheduled.ts";
+import type { Lease } from "../regen/store.ts";
+import type { Services } from "../services-type.ts";
+import { rebuildManifest } from "../sitemaps.ts";
+import type { ScannedRecord } from "../store/port.ts";
+import { partitionOf } from "./home.ts";
+import { type PartitionLayout, isMoving } from "./layout.ts";
+
+/** Rows read per page of the copy. */
+const PAGE_ROWS = 500;
+/** Rows read per step at most (the cron's invocation). */
+const STEP_ROWS = 50_000;
+/** The leases the flip takes outlive it by far. */
+const FLIP_LEASE_MS = 5 * 60_000;
+
+export interface RebalanceStep {
+  origin: string;
+  /** settled: nothing to move; started: the move began; copying: copied this step, more to do; waiting: a regeneration holds a lease, the flip waits; flipped: done. */
+  state: "settled" | "started" | "copying" | "waiting" | "flipped" | "refused";
+  settled: number;
+  target: number;
+  rowsRead: number;
+  copied: number;
+}
+
+const recordOf = (origin: string, r: ScannedRecord): ValidRecord => ({
+  origin,
+  loc: r.loc,
+  section: r.section,
+  lastmod: r.lastmod ?? null,
+  changefreq: r.changefreq ?? null,
+  priority: r.priority ?? null,
+  ...(r.ext ? { ext: r.ext } : {}),
+});
+
+/** One page of an old partition after the cursor: copies its moving rows; false when the partition is done. */
+async function copyPage(parts: readonly Services[], origin: string, layout: PartitionLayout, now: number): Promise<{ read: number; copied: number }> {
+  const cursor = layout.cursor!;
+  const scan = parts[cursor.partition]!.store.scan;
+  if (!scan) throw new Error("a partitioned site's store must scan its rows (D1)");
+  const page: ScannedRecord[] = [];
+  for await (const row of scan.scan(origin, { section: cursor.section, key: cursor.key + 1 }, null)) {
+    page.push(row);
+    if (page.length >= PAGE_ROWS) break;
+  }
+  if (page.length === 0) {
+    layout.cursor = { partition: cursor.partition + 1, section: "", key: -1 };
+    return { read: 0, copied: 0 };
+  }
+  const groups = new Map<number, ValidRecord[]>();
+  for (const row of page) {
+    if (row.deleted || !isMoving(row.loc, layout)) continue;
+    const to = partitionOf(row.loc, layout.target);
+    let group = groups.get(to);
+    if (!group) groups.set(to, (group = []));
+    group.push(recordOf(origin, row));
+  }
+  for (const [to, records] of groups) await parts[to]!.store.writer.upsert(records, now);
+  const last = page[page.length - 1]!;
+  layout.cursor = { partition: cursor.partition, section: last.section, key: last.key };
+  return { read: page.length, copied: [...groups.values()].reduce((n, g) => n + g.length, 0) };
+}
+
+/** A manifest whose shards render live and uncached until the partition's next run: their rows are about to change what they serve. */
+function withoutSnapshots(manifest: ShardManifest, now: number): ShardManifest {
+  return {
+    ...manifest,
+    // Checked before a live render (src/http/sitemap-documents.ts): every range counts as changed, so nothing is cached.
+    builtAt: 0,
+    snapshot: null,
+    shards: manifest.shards.map(({ pageStarts: _, ...s }) => ({
+      ...s,
+      snapshot: null,
+      version: new Fingerprint().addString(s.version).addString("moved").addNumber(now).digest(),
+    })),
+  };
+}
+
+async function flip(site: Services, parts: readonly Services[], origin: string, layout: PartitionLayout, now: number): Promise<boolean> {
+  for (let q = layout.settled; q < layout.target; q++) await rebuildManifest(parts[q]!, origin, null);
+  const leases: [Services, Lease][] = [];
+  try {
+    for (const part of parts.slice(0, layout.settled)) {
+      const lease = part.regen ? await part.regen.acquire(origin, now, FLIP_LEASE_MS) : null;
+      if (part.regen && !lease) return false;
+      if (lease) leases.push([part, lease]);
+    }
+    for (const part of parts.slice(0, layout.settled)) {
+      const manifest = await part.manifests.load(origin);
+      if (manifest) await part.manifests.save(withoutSnapshots(manifest, now));
+    }
+    await site.layouts!.save(origin, { settled: layout.target, target: layout.target, flippedAt: now, cursor: null }, now);
+    await forgetManifest(origin).catch(() => {});
+  } finally {
+    for (const [part, lease] of leases) await part.regen!.release(origin, lease);
+  }
+  return true;
+}
+
+/** One step of the site's move, if any. Throws what its stores throw; the next step resumes. */
+export async function rebalanceStep(site: Services, origin: string, options: { maxRows?: number; now?: number } = {}): Promise<RebalanceStep> {
+  const parts = site.partitions!;
+  const now = options.now ?? Date.now();
+  const layout = await site.layouts!.load(origin, parts.length);
+  const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0): RebalanceStep => ({
+    origin,
+    state,
+    settled: layout.settled,
+    target: layout.target,
+    rowsRead,
+    copied,
+  });
+  if (parts.length < layout.target) {
+    console.error(
+      JSON.stringify({
+        event: "sitemap.partitions.refused",
+        origin,
+        reason: "a database of the site was removed from SITE_DATABASES: its records would be lost",
+        layout,
+      }),
+    );
+    return result("refused");
+  }
+  if (layout.settled === layout.target) {
+    if (parts.length === layout.settled) return result("settled");
+    layout.target = parts.length;
+    layout.cursor = { partition: 0, section: "", key: -1 };
+    await site.layouts!.save(origin, layout, now);
+    return result("started");
+  }
+  let rowsRead = 0;
+  let copied = 0;
+  while (layout.cursor!.partition < layout.settled && rowsRead < (options.maxRows ?? STEP_ROWS)) {
+    const page = await copyPage(parts, origin, layout, now);
+    await site.layouts!.save(origin, layout, now);
+    rowsRead += page.read;
+    copied += page.copied;
+  }
+  if (layout.cursor!.partition < layout.settled) return result("copying", rowsRead, copied);
+  if (!(await flip(site, parts, origin, layout, now))) return result("waiting", rowsRead, copied);
+  // The old partitions render their snapshots again, without the rows that left (a site pass each, resumed by later runs).
+  for (const part of parts.slice(0, layout.settled)) {
+    const deps = regenDeps(part);
+    if (deps)
+      await regenerateSite(deps, origin, { trigger: "rebalance", full: true }).catch((err: unknown) =>
+        console.error("site pass after a move failed", err),
+      );
+  }
+  return { ...result("flipped", rowsRead, copied), settled: layout.target };
+}
+
+/** The cron's step of every partitioned site's move. Never throws. */
+export async function rebalanceAll(databases: readonly Services[]): Promise<RebalanceStep[]> {
+  const steps: RebalanceStep[] = [];
+  for (const site of databases) {
+    if (!site.partitions || !site.layouts) continue;
+    for (const origin of site.config.sites) {
+      try {
+        const step = await rebalanceStep(site, origin);
+        if (step.state !== "settled") console.log(JSON.stringify({ event: "sitemap.partitions.move", ...step }));
+        steps.push(step);
+      } catch (err) {
+        console.error("partition move step failed; the next run resumes it", err);
+      }
+    }
+  }
+  return steps;
+}

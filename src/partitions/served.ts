@@ -1,0 +1,74 @@
+/**
+ * One partition's store as it is served: after a move, rows the partition gave away (or holds for
+ * a move not yet flipped) are left out of everything that renders, plans or announces — shard
+ * pages, the regeneration's scan and key rows, the change feed, news and the feed — so that each
+ * loc is served by exactly one partition, decided by the one layout row (layout.ts).
+ *
+ * Until a site's first move (`flippedAt` null) nothing is filtered and nothing is computed per row.
+ */
+import type { StoredRecord } from "../core/types.ts";
+import type { ChangeFeed, KeyRow, NewsIndex, RangeScan, RecentIndex, RecordReader, RecordStore, ShardRange } from "../store/port.ts";
+import { type PartitionLayout, isServedBy } from "./layout.ts";
+
+/** The layout of the partition's site, read for each operation (one small query in the site's first database). */
+export type LayoutOf = () => Promise<PartitionLayout>;
+
+type Served = (loc: string) => boolean;
+
+async function servedTest(layoutOf: LayoutOf, partition: number): Promise<Served | null> {
+  const layout = await layoutOf();
+  return layout.flippedAt === null ? null : (loc) => isServedBy(loc, partition, layout);
+}
+
+export function servedStore(store: RecordStore, partition: number, layoutOf: LayoutOf): RecordStore {
+  const served = () => servedTest(layoutOf, partition);
+  const scan: RangeScan | null = store.scan && {
+    async *scan(origin, from, until) {
+      const test = await served();
+      for await (const row of store.scan!.scan(origin, from, until)) if (!test || test(row.loc)) yield row;
+    },
+  };
+  const reader: RecordReader = {
+    async *recordPages(range: ShardRange) {
+      const test = await served();
+      for await (const page of store.reader.recordPages(range)) yield test ? page.filter((r) => test(r.loc)) : page;
+    },
+    async *keyRows(origin: string): AsyncIterable<KeyRow> {
+      const test = await served();
+      // Key rows carry no loc: once rows are hidden, they come from the scan, which does.
+      if (!test || !scan) {
+        yield* store.reader.keyRows(origin);
+        return;
+      }
+      for await (const row of scan.scan(origin, { section: "", key: -1 }, null)) {
+        yield { section: row.section, key: row.key, updatedAt: row.updatedAt, deleted: row.deleted, size: row.size, extKinds: row.extKinds };
+      }
+    },
+    async find(loc: string) {
+      const test = await served();
+      const found = await store.reader.find(loc);
+      return found && (!test || test(loc)) ? found : null;
+    },
+  };
+  const changes: ChangeFeed = {
+    indexed: store.changes.indexed,
+    async changes(origin, after, limit, until) {
+      const test = await served();
+      const page = await store.changes.changes(origin, after, limit, until);
+      return test ? { ...page, rows: page.rows.filter((r) => test(r.loc)) } : page;
+    },
+    newest: (origin, until) => store.changes.newest(origin, until),
+    pending: (origin, after) => store.changes.pending(origin, after),
+  };
+  const keep = async (records: Promise<StoredRecord[]>): Promise<StoredRecord[]> => {
+    const test = await served();
+    const list = await records;
+    return test ? list.filter((r) => test(r.loc)) : list;
+  };
+  const news: NewsIndex | null = store.news && {
+    stats: (origin, since, until) => store.news!.stats(origin, since, until),
+    records: (origin, since, until, offset, limit) => keep(store.news!.records(origin, since, until, offset, limit)),
+  };
+  const recent: RecentIndex | null = store.recent && { records: (origin, limit) => keep(store.recent!.records(origin, limit)) };
+  return { ...store, reader, scan, changes, news, recent };
+}
