@@ -11,10 +11,10 @@
  */
 
 /** Buckets per site: the unit a rebalance moves. 4,096 keeps a bucket of a 100M-URL site at ~25,000 URLs. */
-export const BUCKETS = 4096;
+const BUCKETS = 4096;
 
 /** FNV-1a (32 bits) of the loc's UTF-16 code units, modulo BUCKETS. */
-export function bucketOf(loc: string): number {
+function bucketOf(loc: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < loc.length; i++) {
     h ^= loc.charCodeAt(i);
@@ -41,7 +41,7 @@ function jump(bucket: number, n: number): number {
 const tables = new Map<number, Uint8Array>();
 
 /** The partition of every bucket over `n` partitions (computed once per n). */
-export function bucketTable(n: number): Uint8Array {
+function bucketTable(n: number): Uint8Array {
   let table = tables.get(n);
   if (!table) {
     table = new Uint8Array(BUCKETS);

@@ -6,7 +6,7 @@
  */
 
 /** Keys per partition in the site's key space: 2^40 (a trillion) each, 64 partitions stay below 2^53. */
-export const KEY_SPAN = 2 ** 40;
+const KEY_SPAN = 2 ** 40;
 
 /** Shard numbers per partition and section: partition p's shards are p × SHARD_SPAN + 1, + 2, … */
 export const SHARD_SPAN = 1_000_000;
@@ -18,9 +18,6 @@ export function partitionKey(key: number): { partition: number; key: number } {
   const partition = Math.floor(key / KEY_SPAN);
   return { partition, key: key - partition * KEY_SPAN };
 }
-
-/** The partition a shard number belongs to. */
-export const partitionOfShard = (n: number): number => Math.floor((n - 1) / SHARD_SPAN);
 
 /** The first shard number of partition p, minus one (the planners' base). */
 export const shardBase = (partition: number): number => partition * SHARD_SPAN;

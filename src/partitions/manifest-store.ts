@@ -23,7 +23,7 @@ function siteShard(partition: number, shard: ShardEntry): ShardEntry {
 }
 
 /** One manifest of the site from its partitions' manifests, in partition order. */
-export function mergeManifests(origin: string, parts: readonly ShardManifest[]): ShardManifest {
+function mergeManifests(origin: string, parts: readonly ShardManifest[]): ShardManifest {
   const shards = parts.flatMap((m, p) => m.shards.map((s) => siteShard(p, s)));
   shards.sort((a, b) => (a.section < b.section ? -1 : a.section > b.section ? 1 : a.firstKey - b.firstKey));
   const version = new Fingerprint().addNumber(parts.length);

@@ -23,7 +23,8 @@ beforeAll(async () => {
 const envOf = (origin: string, databases: string): Env =>
   ({ ...baseEnv, SITES: origin, SITE_DATABASES: `${origin}=${databases}`, MAX_URLS_PER_SHARD: "40", INDEXNOW_ENDPOINT: "", PING_URLS: "" }) as Env;
 
-const put = (env: Env, origin: string, records: unknown[]) => call(env, `${origin}/sitemap-admin/urls`, { method: "PUT", headers: AUTH, body: JSON.stringify(records) });
+const put = (env: Env, origin: string, records: unknown[]) =>
+  call(env, `${origin}/sitemap-admin/urls`, { method: "PUT", headers: AUTH, body: JSON.stringify(records) });
 
 /** Every loc of every shard the index lists (duplicates kept), and the partitions listed. */
 async function crawl(env: Env, origin: string): Promise<{ locs: string[]; partitions: number[] }> {
@@ -65,7 +66,10 @@ describe("adding a database to a partitioned site", () => {
 
     expect(await rebalanceStep(site, origin)).toMatchObject({ state: "started", settled: 3, target: 4 });
     // While the move runs, a write touching a loc on the move waits (nothing written); others go through.
-    const busy = await put(four, origin, [{ loc: moving[0], lastmod: "2026-11-02" }, { loc: staying[0], lastmod: "2026-11-02" }]);
+    const busy = await put(four, origin, [
+      { loc: moving[0], lastmod: "2026-11-02" },
+      { loc: staying[0], lastmod: "2026-11-02" },
+    ]);
     expect(busy.status).toBe(503);
     expect(busy.headers.get("Retry-After")).toBe("60");
     expect((await put(four, origin, [{ loc: staying[1], lastmod: "2026-11-02" }])).status).toBe(200);

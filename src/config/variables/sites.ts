@@ -88,7 +88,7 @@ const SITE_DATABASES_RULE =
 /** D1 binding names: what wrangler accepts as a JavaScript identifier for a binding. */
 const BINDING_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Partitions of one site at most: keys and shard numbers of each partition live in their own range (src/partitions/keys.ts). */
-export const MAX_PARTITIONS = 64;
+const MAX_PARTITIONS = 64;
 export const SITE_DATABASES = variable({
   name: "SITE_DATABASES",
   presence: "default",
