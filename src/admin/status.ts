@@ -13,6 +13,7 @@ import type { Services } from "../services-type.ts";
 import type { ProjectionState } from "../store/port.ts";
 import { auditStatus } from "./audit.ts";
 import { jsonResponse } from "./json.ts";
+import { partitionsStatus } from "./partitions-status.ts";
 import type { getStatus } from "./routes.ts";
 import { syncStatus } from "./syncs.ts";
 
@@ -95,6 +96,8 @@ export async function siteStatus(s: Services, origin: string) {
     robots: await robotsStatus(s.robotsLoop, s.config, origin),
     // The last 100 admin writes: who, when, what, the outcome (src/admin/audit.ts).
     audit: await auditStatus(s, origin),
+    // A site over several databases: its layout and each partition's regeneration (src/partitions/); null otherwise.
+    partitions: await partitionsStatus(s, origin),
   };
 }
 

@@ -65,6 +65,8 @@ describe("adding a database to a partitioned site", () => {
     expect(live.filter((loc) => partitionOf(loc, 3) !== partitionOf(loc, 4) && partitionOf(loc, 4) !== 3)).toEqual([]);
 
     expect(await rebalanceStep(site, origin)).toMatchObject({ state: "started", settled: 3, target: 4 });
+    const status = await call(four, `${origin}/sitemap-admin/status`, { headers: AUTH });
+    expect(((await status.json()) as { partitions: unknown }).partitions).toMatchObject({ configured: 4, settled: 3, move: { target: 4 } });
     // While the move runs, a write touching a loc on the move waits (nothing written); others go through.
     const busy = await put(four, origin, [
       { loc: moving[0], lastmod: "2026-11-02" },

@@ -96,6 +96,12 @@ describe("a site over several D1 databases (partitions)", () => {
       expect([...partitionsListed].sort(), step).toEqual([0, 1, 2]);
     }
 
+    // Status: the site's manifest over all partitions, and each partition's regeneration.
+    const status = await admin(env, origin, "GET", "/status");
+    expect(status.json["manifest"]).toMatchObject({ urls: 300 });
+    expect(status.json["partitions"]).toMatchObject({ configured: 3, settled: 3, move: null });
+    expect((status.json["partitions"] as { partitions: { lastRun: { ok: boolean } }[] }).partitions.map((p) => p.lastRun.ok)).toEqual([true, true, true]);
+
     // A loc is read back from its partition through the site.
     const one = locs[7]!;
     const found = await call(env, `${origin}/sitemap-admin/urls?loc=${encodeURIComponent(one)}`, { headers: AUTH });

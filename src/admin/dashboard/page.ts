@@ -108,6 +108,19 @@ ${
 }`;
 }
 
+/** A site over several databases: each partition's regeneration, and a move under way. */
+function partitions(status: Status): Html {
+  const p = status.partitions;
+  if (!p) return html``;
+  const move = p.move
+    ? html`<p>A database is being filled: ${p.settled} → ${p.move.target} partitions (copying partition ${p.move.copying?.partition ?? "?"}).</p>`
+    : "";
+  return html`${move}<div class="scroll"><table><thead><tr><th>partition</th><th>served</th><th>running</th><th>pending shards</th><th>last run</th></tr></thead><tbody>${p.partitions.map(
+    (row) =>
+      html`<tr><td class="num">${row.partition}</td><td>${row.served ? "yes" : "not yet"}</td><td>${row.running ? "yes" : "no"}</td><td class="num">${row.pendingShards}</td><td>${row.lastRun ? (row.lastRun.ok ? "ok" : html`<span class="bad">failed</span>`) : "none"}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
 interface NotificationRow {
   target: string;
   lastSuccess: string | null;
@@ -174,6 +187,7 @@ ${status.configuration.disabled.length > 0 ? html`<p class="bad">Off because of 
 ${sections(status)}
 <h2>Regeneration</h2>
 ${regeneration(status)}
+${partitions(status)}
 ${runs(status)}
 <h2>Notifications</h2>
 ${notifications(status)}

@@ -1,0 +1,35 @@
+/**
+ * The status of a partitioned site's partitions (SITE_DATABASES "origin=DB_1,DB_2,…"): the layout
+ * (how many hold records, a move under way and where its copy stands) and each partition's own
+ * regeneration, which runs apart from the others. Null for any other site.
+ */
+import type { Services } from "../services-type.ts";
+
+export async function partitionsStatus(s: Services, origin: string) {
+  if (!s.partitions || !s.layouts) return null;
+  const layout = await s.layouts.load(origin, s.partitions.length);
+  const now = Date.now();
+  const each = await Promise.all(
+    s.partitions.map(async (part, partition) => {
+      const progress = part.regen ? await part.regen.peek(origin) : null;
+      const [last] = part.regen ? await part.regen.runs(origin, 1) : [];
+      return {
+        partition,
+        // A database listed after the others is served once a move has filled it.
+        served: partition < layout.settled,
+        running: progress !== null && progress.leaseUntil > now,
+        pendingShards: progress?.state.pending.length ?? 0,
+        passPending: progress?.state.pass ?? null,
+        lastRun: last ? { ok: last.ok, ...(last.summary as object) } : null,
+      };
+    }),
+  );
+  return {
+    configured: s.partitions.length,
+    settled: layout.settled,
+    // A move: the databases being filled, and the old partition whose rows are being copied.
+    move: layout.target > layout.settled ? { target: layout.target, copying: layout.cursor } : null,
+    lastMoveAt: layout.flippedAt === null ? null : new Date(layout.flippedAt).toISOString(),
+    partitions: each,
+  };
+}
