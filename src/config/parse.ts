@@ -129,6 +129,10 @@ export function parseConfig(env: RawEnv): Config {
   if ([...dateOnlySites].some((origin) => !sites.has(origin))) throw new ConfigError(v.DATE_ONLY_SITES.name, v.DATE_ONLY_SITES.rule);
   const siteDatabases = read(v.SITE_DATABASES);
   if ([...siteDatabases.keys()].some((origin) => !sites.has(origin))) throw new ConfigError(v.SITE_DATABASES.name, v.SITE_DATABASES.rule);
+  // Partitions are D1's (docs/capacity.md "Partitions"): a KV site's records live in its one writer object.
+  if (read(v.URL_SOURCE) === "kv" && [...siteDatabases.values()].some((list) => list.length > 1)) {
+    throw new ConfigError(v.SITE_DATABASES.name, "lists several databases for a site, which only URL_SOURCE=d1 can spread records over");
+  }
   const manifestTtl = read(v.MANIFEST_CACHE_TTL);
   const feed = featureOrOff(disabled, "feed", () => ({ size: read(v.FEED_SIZE), inIndex: read(v.FEED_IN_INDEX) }), { size: 0, inIndex: false });
   const admin = featureOrOff(

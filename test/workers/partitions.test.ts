@@ -170,6 +170,9 @@ describe("a site over several D1 databases (partitions)", () => {
     expect(parseConfig({ SITES: a, SITE_DATABASES: `${a}=DB,PART_B` }).siteDatabases).toEqual(new Map([[a, ["DB", "PART_B"]]]));
     expect(() => parseConfig({ SITES: a, SITE_DATABASES: `${a}=DB,DB` })).toThrow(/SITE_DATABASES/);
     expect(() => parseConfig({ SITES: a, SITE_DATABASES: `${a}=,PART_B` })).toThrow(/SITE_DATABASES/);
+    // Partitions are D1's: the KV source keeps a site in one writer object.
+    expect(() => parseConfig({ SITES: a, SITE_DATABASES: `${a}=DB,PART_B`, URL_SOURCE: "kv" })).toThrow(/SITE_DATABASES.*URL_SOURCE=d1/);
+    expect(parseConfig({ SITES: a, SITE_DATABASES: `${a}=DB`, URL_SOURCE: "kv" }).siteDatabases.size).toBe(1);
     const { origin, env } = newSite("wired");
     expect(servicesFor(env, origin).partitions).toHaveLength(3);
   });
