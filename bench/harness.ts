@@ -217,6 +217,8 @@ async function startStorage(options: object, shared: object): Promise<Miniflare>
 export async function startHarness(
   vars: Record<string, string> = {},
   layout: Pick<BenchOptions, "storage" | "heapCapMiB"> = { storage: "separate", heapCapMiB: null },
+  /** D1 bindings besides wrangler.jsonc's (a site over several databases, bench/partitions.ts), each migrated. */
+  extraD1: readonly string[] = [],
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-bench-"));
   liveDirs.add(dir);
@@ -228,7 +230,9 @@ export async function startHarness(
     process.env["WRANGLER_LOG"] ??= "error"; // no "Using secrets defined in .dev.vars" in the tables
     const config = unstable_readConfig({ config: join(ROOT, "wrangler.jsonc") });
     const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
-    const { modulesRules: _rules, ...options } = workerOptions as typeof workerOptions & { modulesRules?: unknown };
+    const { modulesRules: _rules, ...declared } = workerOptions as typeof workerOptions & { modulesRules?: unknown };
+    const d1 = { ...(declared.d1Databases as Record<string, unknown>), ...Object.fromEntries(extraD1.map((b) => [b, { id: b }])) };
+    const options = { ...declared, d1Databases: d1 };
     const configVars = config.vars as Record<string, unknown>;
     const before = new Set<number>();
     const existing = findWorkerdPid(new Set());
@@ -289,12 +293,14 @@ export async function startHarness(
     const inspector = await inspectorSession(mf);
 
     // Migrations, split the way wrangler splits them, each file in one batch.
-    const db = await mf.getD1Database("DB");
-    for (const file of readdirSync(join(ROOT, "migrations"))
-      .filter((f) => f.endsWith(".sql"))
-      .sort()) {
-      const statements = unstable_splitSqlQuery(readFileSync(join(ROOT, "migrations", file), "utf8"));
-      await db.batch(statements.map((sql: string) => db.prepare(sql)));
+    for (const binding of ["DB", ...extraD1]) {
+      const db = await mf.getD1Database(binding);
+      for (const file of readdirSync(join(ROOT, "migrations"))
+        .filter((f) => f.endsWith(".sql"))
+        .sort()) {
+        const statements = unstable_splitSqlQuery(readFileSync(join(ROOT, "migrations", file), "utf8"));
+        await db.batch(statements.map((sql: string) => db.prepare(sql)));
+      }
     }
 
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });

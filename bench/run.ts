@@ -7,7 +7,7 @@
  *   --scale 100k|1m|all|2m|10m  end-to-end data sets (default all = 100,000 and 1,000,000 records;
  *                        2m and 10m are large-scale runs, not in CI)
  *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, view-cost, capacity,
- *                        kv-scale (default all but capacity and kv-scale; browser-view, headless Chromium, and
+ *                        kv-scale, partitions (default all but capacity, kv-scale and partitions; browser-view, headless Chromium, and
  *                        view-cost, a full shard of its own, are left out of --quick unless named; capacity and
  *                        kv-scale seed again, so they run only when named)
  *   --runs N             timed repetitions per case (default 5)
@@ -26,6 +26,7 @@ import { ingestBench } from "./ingest.ts";
 import { kvScaleBench } from "./kv-scale.ts";
 import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
 import { memoryBench } from "./memory.ts";
+import { partitionsBench } from "./partitions.ts";
 import { rendererBench } from "./renderer.ts";
 import { validationBench } from "./validation.ts";
 import { viewCostBench } from "./view-cost.ts";
@@ -93,6 +94,7 @@ if (wants("workerd") || wants("load")) {
 }
 if (options.only?.has("capacity")) await section("capacity", async () => markdownTable(await capacityBench(options)));
 if (options.only?.has("kv-scale")) await section("kv-scale", async () => markdownTable(await kvScaleBench(options)));
+if (options.only?.has("partitions")) await section("partitions", async () => markdownTable(await partitionsBench(options)));
 if (!options.quick || options.only?.has("browser-view")) {
   await section("browser-view", async () => markdownTable(await browserViewBench(options)));
 }

@@ -22,6 +22,7 @@ import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { regenDeps } from "../../src/regen/scheduled.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
+import { partitionRoute } from "./partition-routes.ts";
 
 /** Rows read, rows written and statements of one measured operation. */
 export interface D1Counter {
@@ -330,6 +331,9 @@ export default {
       return new Response(new Uint8Array(bytes), { encodeBody: "manual", headers: { "Content-Encoding": "gzip" } });
     }
     try {
+      // A site over several databases (bench/partitions.ts).
+      const partitioned = url.pathname.startsWith("/__bench/p/") ? await partitionRoute(env, ctx, url, countingD1) : null;
+      if (partitioned) return partitioned;
       switch (url.pathname) {
         case "/__bench/seed":
           return await seed(env, url);

@@ -1,0 +1,185 @@
+/**
+ * One site over several D1 databases (docs/capacity.md "Partitions"), measured in workerd
+ * (`npm run bench -- --only partitions --scale 1m`; not in CI): three databases seeded (each record
+ * straight into its home database), then the index, a cold shard of each partition, the first
+ * full regeneration partition by partition, 10,000 scattered changes and the incremental run after
+ * them, storage per partition, and a fourth database filled by a move.
+ *
+ * Per partition figures are what a partition's own job costs; with partitions running in parallel
+ * (one job each) a site's wall time is the slowest partition's, not the sum.
+ */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { type Harness, startHarness } from "./harness.ts";
+import { type BenchOptions, type Row, type Section, int, median, ms, now } from "./lib.ts";
+import { GZIP, MIX } from "./workerd.ts";
+
+const OLD = ["DB", "P_2", "P_3"];
+const NEW = "P_4";
+const SEED_BATCH = 50_000;
+const SHARD_SPAN = 1_000_000;
+
+interface Regen {
+  summary: { converged: boolean; rowsRead: number; shardsRendered: number; pendingShards: number; passPending: boolean; mode: string };
+  rowsRead: number;
+  queries: number;
+}
+
+function sqliteFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sqliteFiles(path));
+    else if (name.endsWith(".sqlite") && !name.includes("metadata")) out.push(path);
+  }
+  return out;
+}
+
+/** Bytes of each local D1 file holding the site's records, by its live row count. */
+function storageByRows(dir: string, origin: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const file of sqliteFiles(dir)) {
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      const has = db.prepare("SELECT name FROM sqlite_schema WHERE name = 'urls'").get();
+      if (!has) continue;
+      const { n } = db.prepare("SELECT count(*) AS n FROM urls WHERE origin = ? AND deleted = 0").get(origin) as { n: number };
+      const { page_count } = db.prepare("PRAGMA page_count").get() as { page_count: number };
+      const { page_size } = db.prepare("PRAGMA page_size").get() as { page_size: number };
+      if (n > 0) out.set(n, page_count * page_size);
+    } catch {
+      // not a D1 file
+    } finally {
+      db.close();
+    }
+  }
+  return out;
+}
+
+/** Runs one partition's regeneration until it converged: invocations, rows, the largest invocation's statements, wall time. */
+async function untilConverged(h: Harness, sd: string, partition: number, full = false) {
+  let runs = 0;
+  let rows = 0;
+  let maxQueries = 0;
+  const started = now();
+  for (;;) {
+    const r = await h.bench<Regen>("p/regen", { sd, partition, ...(full && runs === 0 ? { full: 1 } : {}) });
+    runs++;
+    rows += r.rowsRead;
+    maxQueries = Math.max(maxQueries, r.queries);
+    if (r.summary.converged || runs >= 200) break;
+  }
+  return { runs, rows, maxQueries, ms: now() - started };
+}
+
+export async function partitionsBench(options: BenchOptions): Promise<Section> {
+  const total = options.scales[options.scales.length - 1]!;
+  const rows: Row[] = [];
+  const add = (name: string, value: string, detail = "") => rows.push({ name, value, detail });
+  const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" }, options, [...OLD.slice(1), NEW]);
+  try {
+    const sd3 = `${h.origin}=${OLD.join(",")}`;
+    const sd4 = `${h.origin}=${[...OLD, NEW].join(",")}`;
+    const as = (path: string, sd: string) =>
+      `/__bench/as?path=${encodeURIComponent(path)}&vars=${encodeURIComponent(JSON.stringify({ SITE_DATABASES: sd, EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" }))}`;
+
+    let t = now();
+    let stamp = Date.now() - 30 * 86_400_000;
+    for (const { section, share } of MIX) {
+      const count = Math.round(total * share);
+      for (let start = 0; start < count; start += SEED_BATCH) {
+        const n = Math.min(SEED_BATCH, count - start);
+        await h.bench("p/seed", { sd: sd3, section, start, count: n, stamp });
+        stamp += n;
+      }
+    }
+    const seedMs = now() - t;
+    const perDb = await h.bench<Record<string, number>>("p/rows", { sd: sd3 });
+    add(
+      "seed (each record into its home database, D1 batches)",
+      `${ms(seedMs)}`,
+      `${int(total)} records, ${int(total / (seedMs / 1000))}/s; per database ${Object.values(perDb).map(int).join(" / ")}`,
+    );
+
+    t = now();
+    const first = await h.get(as("/sitemap.xml", sd3), GZIP);
+    add("index, first request (each partition's manifest built by one keyset walk)", ms(now() - t), `status ${first.status}`);
+    const idx: number[] = [];
+    for (let i = 0; i < options.runs; i++) idx.push((await h.get(as("/sitemap.xml", sd3), GZIP)).ms);
+    add("index, manifests stored (3 partitions' manifests read and merged)", ms(median(idx)), `${options.runs} runs`);
+
+    for (const [p] of OLD.entries()) {
+      const times: number[] = [];
+      for (let i = 0; i < options.runs; i++) times.push((await h.get(as(`/sitemap-products-${p * SHARD_SPAN + 1}.xml`, sd3), GZIP)).ms);
+      add(`cold shard of partition ${p} (50,000 URLs, live render)`, ms(median(times)), `${options.runs} runs`);
+    }
+
+    t = now();
+    let slowest = 0;
+    for (const [p] of OLD.entries()) {
+      const r = await untilConverged(h, sd3, p);
+      slowest = Math.max(slowest, r.ms);
+      add(
+        `first full regeneration, partition ${p}`,
+        ms(r.ms),
+        `${r.runs} invocations, ${int(r.rows)} rows read, largest invocation ${int(r.maxQueries)} statements`,
+      );
+    }
+    add("first full regeneration, the site", `${ms(now() - t)} one after the other`, `${ms(slowest)} with one job per partition (the slowest)`);
+
+    const touched = await h.bench<{ updated: number; rowsRead: number; rowsWritten: number }>("p/touch", {
+      sd: sd3,
+      section: "products",
+      count: 10_000,
+      stride: Math.floor((total * 0.8) / 10_000),
+    });
+    add(
+      "10,000 scattered changes, one batch through the site",
+      `${int(touched.updated)} updated`,
+      `${int(touched.rowsRead)} rows read, ${int(touched.rowsWritten)} written`,
+    );
+    let incRows = 0;
+    for (const [p] of OLD.entries()) {
+      const r = await untilConverged(h, sd3, p);
+      incRows += r.rows;
+      add(
+        `incremental run after them, partition ${p}`,
+        ms(r.ms),
+        `${r.runs} invocations, ${int(r.rows)} rows read, largest ${int(r.maxQueries)} statements`,
+      );
+    }
+    add("incremental, rows read per change", (incRows / 10_000).toFixed(1), "every touched shard is re-rendered whole (50,000 rows)");
+
+    const sizes = storageByRows(join(h.dir, "state"), h.origin);
+    for (const [n, bytes] of [...sizes].sort((a, b) => b[0] - a[0]))
+      add(`storage of a partition of ${int(n)} records`, `${(bytes / 1e6).toFixed(1)} MB`, `${Math.round(bytes / n)} B per record`);
+
+    t = now();
+    let steps = 0;
+    let read = 0;
+    let written = 0;
+    for (;;) {
+      const step = await h.bench<{ state: string; rowsRead: number; rowsWritten: number }>("p/rebalance", { sd: sd4, maxRows: 50_000 });
+      steps++;
+      read += step.rowsRead;
+      written += step.rowsWritten;
+      if (step.state === "flipped" || steps > 500) break;
+    }
+    const moved = await h.bench<Record<string, number>>("p/rows", { sd: sd4 });
+    add(
+      "adding a fourth database: the move (copy + flip + site pass of each old partition)",
+      ms(now() - t),
+      `${steps} steps, ${int(read)} rows read, ${int(written)} written; live rows now ${Object.values(moved).map(int).join(" / ")} (the old ones keep the moved rows hidden)`,
+    );
+    const after = await h.get(as("/sitemap.xml", sd4), GZIP);
+    add("index after the move", `status ${after.status}`, "");
+  } finally {
+    await h.dispose();
+  }
+  return {
+    title: `Partitions: one site over three D1 databases, then four (${int(total)} records)`,
+    note: "workerd, local D1 (one SQLite file per database); partitions measured one after the other on a shared 2-core machine",
+    rows,
+  };
+}
