@@ -15,7 +15,7 @@
  *     regeneration leases; then one write of the layout row (`settled` = `target`) is the switch:
  *     from it on, the index lists the new partitions and the old ones leave the moved rows out of
  *     everything they serve (served.ts). Each loc is served by exactly one partition before the
- *     switch and after it. A site pass of every old partition then renders snapshots again.
+ *     switch and after it. A site pass of every partition then renders snapshots again.
  *
  * The moved rows stay in the old partition, hidden; see docs/capacity.md "Partitions" for what a
  * move costs and what is not built.
@@ -170,8 +170,9 @@ export async function rebalanceStep(site: Services, origin: string, options: { m
   }
   if (layout.cursor!.partition < layout.settled) return result("copying", rowsRead, copied);
   if (!(await flip(site, parts, origin, layout, now))) return result("waiting", rowsRead, copied);
-  // The old partitions render their snapshots again, without the rows that left (a site pass each, resumed by later runs).
-  for (const part of parts.slice(0, layout.settled)) {
+  // Every partition renders its snapshots again: the old ones without the rows that left, the new ones
+  // with the rows they took (a site pass each, resumed by later runs).
+  for (const part of parts) {
     const deps = regenDeps(part);
     if (deps)
       await regenerateSite(deps, origin, { trigger: "rebalance", full: true }).catch((err: unknown) =>

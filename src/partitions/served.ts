@@ -53,9 +53,12 @@ export function servedStore(store: RecordStore, partition: number, layoutOf: Lay
   const changes: ChangeFeed = {
     indexed: store.changes.indexed,
     async changes(origin, after, limit, until) {
-      const test = await served();
+      const layout = await layoutOf();
       const page = await store.changes.changes(origin, after, limit, until);
-      return test ? { ...page, rows: page.rows.filter((r) => test(r.loc)) } : page;
+      // A database being filled by a move announces nothing: its rows are copies, served from the flip on.
+      if (partition >= layout.settled) return { ...page, rows: [] };
+      if (layout.flippedAt === null) return page;
+      return { ...page, rows: page.rows.filter((r) => isServedBy(r.loc, partition, layout)) };
     },
     newest: (origin, until) => store.changes.newest(origin, until),
     pending: (origin, after) => store.changes.pending(origin, after),
