@@ -88,6 +88,10 @@ describe("adding a database to a partitioned site", () => {
       await expectOnce(four, origin, live, `after step ${steps} (${step.state})`);
       if (step.state === "flipped") break;
       expect(step.state).toBe("copying");
+      // The database being filled holds copies, and its change feed (what notification announces) stays silent.
+      const feed = await site.partitions![3]!.store.changes.changes(origin, { stamp: 0, key: 0, moveSeq: 0 }, 1000);
+      expect(await rows(baseEnv.PART_D, origin)).toBeGreaterThan(0);
+      expect(feed.rows).toEqual([]);
       expect(steps).toBeLessThan(10);
     }
     expect(steps).toBeGreaterThan(1);
