@@ -8,7 +8,7 @@ import type { GscStatusStore } from "./gsc/store.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { MirrorStateStore } from "./mirror/store.ts";
 import type { NotifyStateStore } from "./notify/store.ts";
-import type { LayoutStore } from "./partitions/layout.ts";
+import type { SiteLayout } from "./partitions/layout.ts";
 import type { RegenStore } from "./regen/store.ts";
 import type { RobotsLastGoodStore } from "./robots/last-good-store.ts";
 import type { RobotsLoopStore } from "./robots/loop-store.ts";
@@ -43,5 +43,5 @@ export interface Services {
    */
   partitions: Services[] | null;
   /** A partitioned site's layout (how many partitions hold records, a move under way), in its first database; null for any other site. */
-  layouts: LayoutStore | null;
+  layouts: SiteLayout | null;
 }

@@ -19,6 +19,7 @@ import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import { shardBase } from "./partitions/keys.ts";
+import { type PartitionLayout, siteLayout } from "./partitions/layout.ts";
 import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
 import type { Services } from "./services-type.ts";
@@ -67,11 +68,17 @@ function wired(env: Env): Wired {
       const sites = new Set([origin]);
       // The layout (how many partitions hold records, a move under way) lives in the first database.
       const layouts = new D1LayoutStore(raw[names[0]!] as D1Database);
-      const layoutOf = () => layouts.load(origin, names.length);
-      const parts = names.map((name, p) => {
-        const part = wire({ ...env, DB: raw[name] } as Env, { ...config, sites, shardBase: new Map([[origin, shardBase(p)]]) });
-        return { ...part, store: servedStore(part.store, p, layoutOf), layouts };
-      });
+      const wiredParts = names.map((name, p) =>
+        wire({ ...env, DB: raw[name] } as Env, { ...config, sites, shardBase: new Map([[origin, shardBase(p)]]) }),
+      );
+      const layoutOf = () =>
+        siteLayout(
+          layouts,
+          origin,
+          wiredParts.map((p) => p.store.changes),
+        );
+      const layout = { read: layoutOf, save: (l: PartitionLayout, now: number) => layouts.save(origin, l, now) };
+      const parts = wiredParts.map((part, p) => ({ ...part, store: servedStore(part.store, p, layoutOf), layouts: layout }));
       partitioned.set(origin, partitionedServices({ ...config, sites }, parts, layoutOf));
       continue;
     }

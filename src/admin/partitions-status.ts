@@ -7,7 +7,7 @@ import type { Services } from "../services-type.ts";
 
 export async function partitionsStatus(s: Services, origin: string) {
   if (!s.partitions || !s.layouts) return null;
-  const layout = await s.layouts.load(origin, s.partitions.length);
+  const layout = await s.layouts.read();
   const now = Date.now();
   const each = await Promise.all(
     s.partitions.map(async (part, partition) => {

@@ -6,6 +6,7 @@
  * Jump consistent hashing (home.ts) moves, from n to m partitions, only buckets whose new home is a
  * new partition (≥ n): old partitions only lose records, new ones only gain them.
  */
+import type { ChangeFeed } from "../store/port.ts";
 import { partitionOf } from "./home.ts";
 
 /** Where a move's copy stands: the next row of partition `partition` after (section, key). */
@@ -25,9 +26,30 @@ export interface PartitionLayout {
 }
 
 export interface LayoutStore {
-  /** The site's layout; created as `initial` partitions, settled, the first time it is asked for. */
-  load(origin: string, initial: number): Promise<PartitionLayout>;
+  /** The site's layout; null before its first use. */
+  load(origin: string): Promise<PartitionLayout | null>;
+  /** Records `settled` partitions unless a layout exists (the existing one wins); returns the layout. */
+  create(origin: string, settled: number): Promise<PartitionLayout>;
   save(origin: string, layout: PartitionLayout, now: number): Promise<void>;
+}
+
+/** One partitioned site's layout (what its services hold). */
+export interface SiteLayout {
+  read(): Promise<PartitionLayout>;
+  save(layout: PartitionLayout, now: number): Promise<void>;
+}
+
+/**
+ * The site's layout, recorded at its first use: as many partitions as hold records then (all of
+ * the list when none does yet), so that a database appended before the site's first request is
+ * still filled by a move and never taken for one that holds its share.
+ */
+export async function siteLayout(store: LayoutStore, origin: string, feeds: readonly Pick<ChangeFeed, "newest">[]): Promise<PartitionLayout> {
+  const found = await store.load(origin);
+  if (found) return found;
+  const newest = await Promise.all(feeds.map((f) => f.newest(origin, Number.MAX_SAFE_INTEGER)));
+  const last = newest.findLastIndex((n) => n !== null);
+  return store.create(origin, last < 0 ? feeds.length : last + 1);
 }
 
 /** Whether a loc is being moved now: writes to it wait for the move's flip. */

@@ -121,7 +121,7 @@ async function flip(site: Services, parts: readonly Services[], origin: string, 
       const manifest = await part.manifests.load(origin);
       if (manifest) await part.manifests.save(withoutSnapshots(manifest, now));
     }
-    await site.layouts!.save(origin, { settled: layout.target, target: layout.target, flippedAt: now, cursor: null }, now);
+    await site.layouts!.save({ settled: layout.target, target: layout.target, flippedAt: now, cursor: null }, now);
     await forgetManifest(origin).catch(() => {});
   } finally {
     for (const [part, lease] of leases) await part.regen!.release(origin, lease);
@@ -133,7 +133,7 @@ async function flip(site: Services, parts: readonly Services[], origin: string, 
 export async function rebalanceStep(site: Services, origin: string, options: { maxRows?: number; now?: number } = {}): Promise<RebalanceStep> {
   const parts = site.partitions!;
   const now = options.now ?? Date.now();
-  const layout = await site.layouts!.load(origin, parts.length);
+  const layout = await site.layouts!.read();
   const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0): RebalanceStep => ({
     origin,
     state,
@@ -157,14 +157,14 @@ export async function rebalanceStep(site: Services, origin: string, options: { m
     if (parts.length === layout.settled) return result("settled");
     layout.target = parts.length;
     layout.cursor = { partition: 0, section: "", key: -1 };
-    await site.layouts!.save(origin, layout, now);
+    await site.layouts!.save(layout, now);
     return result("started");
   }
   let rowsRead = 0;
   let copied = 0;
   while (layout.cursor!.partition < layout.settled && rowsRead < (options.maxRows ?? STEP_ROWS)) {
     const page = await copyPage(parts, origin, layout, now);
-    await site.layouts!.save(origin, layout, now);
+    await site.layouts!.save(layout, now);
     rowsRead += page.read;
     copied += page.copied;
   }

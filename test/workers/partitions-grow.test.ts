@@ -6,6 +6,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { partitionOf } from "../../src/partitions/home.ts";
 import { SHARD_SPAN } from "../../src/partitions/keys.ts";
@@ -112,5 +113,24 @@ describe("adding a database to a partitioned site", () => {
     // Snapshots are published by the regeneration (the move ran a site pass of every partition): the deletes show after it.
     await regenerateAll(databaseServices(four));
     await expectOnce(four, origin, remaining, "regenerated after the move");
+  });
+
+  it("a database appended before the site's first request is still filled by a move, never taken for a share", async () => {
+    const origin = freshOrigin("grow-early");
+    const three = envOf(origin, "DB,PART_B,PART_C");
+    const records = validRecords(three, demoSection(origin, "pages", 90));
+    // Seeded as npm start does: straight into each record's home database, no request made.
+    const dbs = [baseEnv.DB, baseEnv.PART_B, baseEnv.PART_C];
+    for (const [p, db] of dbs.entries()) await new D1RecordWriter(db).upsert(records.filter((r) => partitionOf(r.loc, 3) === p));
+    const four = envOf(origin, "DB,PART_B,PART_C,PART_D");
+    const site = servicesFor(four, origin);
+    expect(await site.layouts!.read()).toMatchObject({ settled: 3, target: 3 });
+    await expectOnce(
+      four,
+      origin,
+      records.map((r) => r.loc),
+      "before the move",
+    );
+    expect(await rebalanceStep(site, origin)).toMatchObject({ state: "started", target: 4 });
   });
 });

@@ -15,20 +15,27 @@ export class D1LayoutStore implements LayoutStore {
     this.#db = db;
   }
 
-  async load(origin: string, initial: number): Promise<PartitionLayout> {
-    const [, read] = await this.#db.batch<LayoutRow>([
-      this.#db
-        .prepare("INSERT OR IGNORE INTO partition_layouts (origin, settled, target, updated_at) VALUES (?1, ?2, ?2, ?3)")
-        .bind(origin, initial, Date.now()),
-      this.#db.prepare("SELECT settled, target, flipped_at, cursor FROM partition_layouts WHERE origin = ?1").bind(origin),
-    ]);
-    const row = read!.results[0]!;
-    return {
-      settled: row.settled,
-      target: row.target,
-      flippedAt: row.flipped_at,
-      cursor: row.cursor === null ? null : (JSON.parse(row.cursor) as MoveCursor),
-    };
+  async load(origin: string): Promise<PartitionLayout | null> {
+    const row = await this.#db
+      .prepare("SELECT settled, target, flipped_at, cursor FROM partition_layouts WHERE origin = ?1")
+      .bind(origin)
+      .first<LayoutRow>();
+    return (
+      row && {
+        settled: row.settled,
+        target: row.target,
+        flippedAt: row.flipped_at,
+        cursor: row.cursor === null ? null : (JSON.parse(row.cursor) as MoveCursor),
+      }
+    );
+  }
+
+  async create(origin: string, settled: number): Promise<PartitionLayout> {
+    await this.#db
+      .prepare("INSERT OR IGNORE INTO partition_layouts (origin, settled, target, updated_at) VALUES (?1, ?2, ?2, ?3)")
+      .bind(origin, settled, Date.now())
+      .run();
+    return (await this.load(origin))!;
   }
 
   async save(origin: string, layout: PartitionLayout, now: number): Promise<void> {
