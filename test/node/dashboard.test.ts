@@ -89,6 +89,13 @@ function startFake(jwks: () => unknown): Server {
           ],
         });
       }
+      // The shards under the index (sitemapIndex=): one with its own report.
+      if (
+        req.method === "GET" &&
+        path === `/webmasters/v3/sites/${encodeURIComponent(`${SITE}/`)}/sitemaps?sitemapIndex=${encodeURIComponent(`${SITE}/sitemap.xml`)}`
+      ) {
+        return json({ sitemap: [{ path: `${SITE}/sitemap-pages-1.xml`, lastDownloaded: DOWNLOADED, errors: "0", warnings: "1", contents: [] }] });
+      }
       if (req.method === "PUT") return res.writeHead(204).end();
       res.writeHead(404).end();
     });
@@ -197,7 +204,10 @@ describe("the dashboard in Chromium", () => {
     expect(status.manifest.shards).toBe(4); // 120 + 140 URLs at 100 per shard
     expect(status.manifest.urls).toBe(260);
     expect(gscReads.length).toBe(1);
-    expect(status.searchConsole.sitemaps).toEqual([expect.objectContaining({ errors: 2, lastDownloaded: DOWNLOADED })]);
+    expect(status.searchConsole.sitemaps).toEqual([
+      expect.objectContaining({ path: `${SITE}/sitemap.xml`, errors: 2, lastDownloaded: DOWNLOADED }),
+      expect.objectContaining({ path: `${SITE}/sitemap-pages-1.xml`, errors: 0, warnings: 1 }),
+    ]);
 
     const context = await browser.newContext();
     const page = await context.newPage();
