@@ -31,6 +31,21 @@ interface MirrorRow {
   error_at: number | null;
 }
 
+interface ChildRow {
+  child: string;
+  etag: string | null;
+  last_modified: string | null;
+  digest: string | null;
+  read_at: number | null;
+}
+
+const childOf = (row: ChildRow): MirrorChild => ({
+  url: row.child,
+  validators: { etag: row.etag, lastModified: row.last_modified },
+  digest: row.digest,
+  readAt: row.read_at,
+});
+
 /** Index sitemaps per INSERT statement (3 parameters each, ≤ 100). */
 const CHILDREN_PER_STATEMENT = 33;
 
@@ -116,9 +131,16 @@ export class D1MirrorStateStore implements MirrorStateStore {
     const row = await this.#db
       .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE url = ?1 AND n = ?2")
       .bind(url, n)
-      .first<{ child: string; etag: string | null; last_modified: string | null; digest: string | null; read_at: number | null }>();
-    if (row === null) return null;
-    return { url: row.child, validators: { etag: row.etag, lastModified: row.last_modified }, digest: row.digest, readAt: row.read_at };
+      .first<ChildRow>();
+    return row === null ? null : childOf(row);
+  }
+
+  async children(url: string, from: number, limit: number): Promise<MirrorChild[]> {
+    const { results } = await this.#db
+      .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE url = ?1 AND n >= ?2 ORDER BY n LIMIT ?3")
+      .bind(url, from, limit)
+      .all<ChildRow>();
+    return results.map(childOf);
   }
 
   async setChildRead(url: string, n: number, validators: Validators, digest: string, readAt: number): Promise<void> {
