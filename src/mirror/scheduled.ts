@@ -11,6 +11,7 @@ import type { Services } from "../services-type.ts";
 import { runBudget } from "./budget.ts";
 import type { MirrorBudget } from "./deps.ts";
 import { shownUrl } from "./failure.ts";
+import type { Fetcher } from "./fetch.ts";
 import { type MirrorOutcome, runMirror } from "./run.ts";
 import { newMirrorState } from "./store.ts";
 
@@ -25,6 +26,8 @@ export interface MirrorRunOptions {
   urls?: readonly string[];
   /** The run's time (ms): a pass tells what it read in this run by it. */
   now?: number;
+  /** The outbound fetch to mirrored hosts (default: the global one; tests pass a fake remote). */
+  fetch?: Fetcher;
 }
 
 /**
@@ -57,7 +60,7 @@ export async function mirrorAll(databases: readonly Services[], options: MirrorR
       const left = wanting.length - i;
       const turn = { requests: Math.ceil(budget.requests / left), records: Math.ceil(budget.records / left) };
       const given = { ...turn };
-      const outcome = await mirrorTurn(url, databases, turn, now);
+      const outcome = await mirrorTurn(url, databases, turn, now, options.fetch);
       outcomes.set(url, outcome);
       budget.requests -= given.requests - turn.requests;
       budget.records -= given.records - turn.records;
@@ -70,7 +73,7 @@ export async function mirrorAll(databases: readonly Services[], options: MirrorR
   return outcomes;
 }
 
-async function mirrorTurn(url: string, databases: readonly Services[], turn: MirrorBudget, now: number): Promise<MirrorOutcome> {
+async function mirrorTurn(url: string, databases: readonly Services[], turn: MirrorBudget, now: number, fetch: Fetcher | undefined): Promise<MirrorOutcome> {
   const s = ownerOf(url, databases);
   if (!s?.mirrors) return "failed"; // no D1 binding: nowhere to keep a mirror's state
   try {
@@ -79,7 +82,8 @@ async function mirrorTurn(url: string, databases: readonly Services[], turn: Mir
       await s.mirrors.save({ ...state, checkedAt: now, error: "mirrors need the D1 record source (URL_SOURCE=d1)", errorAt: now });
       return "failed";
     }
-    const outcome = await runMirror({ config: s.config, sync: s.store.sync, state: s.mirrors }, url, turn, now);
+    const deps = { config: s.config, sync: s.store.sync, state: s.mirrors, ...(fetch ? { fetch } : {}) };
+    const outcome = await runMirror(deps, url, turn, now);
     console.log(JSON.stringify({ event: "sitemap.mirror", url: shownUrl(url), outcome, turnLeft: turn }));
     return outcome;
   } catch (err) {
