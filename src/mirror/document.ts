@@ -89,11 +89,13 @@ async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetch
   let batch = new Map<string, ValidRecord>();
   let kept = new Set<string>();
   let seen = 0;
-  const flush = async (upTo: number): Promise<void> => {
+  // `last`: the document is read whole; the caller saves the state as it moves on to the next one.
+  const flush = async (upTo: number, last = false): Promise<void> => {
     if (batch.size > 0) await deps.sync.upsert(state.syncId!, [...batch.values()]);
     if (kept.size > 0) await deps.sync.keep(state.syncId!, [...kept]);
     batch = new Map();
     kept = new Set();
+    if (last) return;
     state.recordsDone = upTo;
     state.prefix = upTo === 0 ? null : { locs: await locs.value(), content: await content.value() };
     await deps.state.save(state);
@@ -152,7 +154,7 @@ async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetch
   }
   // Shorter than the part already sent: it changed.
   if (seen < skip) return { changed: true };
-  await flush(seen);
+  await flush(seen, true);
   const childrenDigest = children.length === 0 ? null : await listed.value();
   return { finished: true, validators: fetched.validators, digest: await content.value(), children, childrenDigest };
 }

@@ -27,7 +27,27 @@ export async function fetchSitemap(
   limits: FetchLimits,
   fetcher: Fetcher = (input, init) => fetch(input, init),
 ): Promise<Fetched> {
-  const signal = AbortSignal.timeout(limits.timeoutMs);
+  // A timer of our own, cleared once the document is read or let go: an index of 10,000 sitemaps
+  // must not leave 10,000 timers running (workerd allows 10,000 at a time).
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${limits.timeoutMs} ms`, "TimeoutError")), limits.timeoutMs);
+  const done = (): void => clearTimeout(timer);
+  try {
+    return await fetchWithin(url, conditional, limits, fetcher, controller.signal, done);
+  } catch (err) {
+    done();
+    throw err;
+  }
+}
+
+async function fetchWithin(
+  url: string,
+  conditional: Validators | null,
+  limits: FetchLimits,
+  fetcher: Fetcher,
+  signal: AbortSignal,
+  done: () => void,
+): Promise<Fetched> {
   const headers: Record<string, string> = { Accept: "application/xml, text/xml, application/gzip, */*;q=0.5", "User-Agent": "edge-sitemaps-mirror" };
   if (conditional?.etag) headers["If-None-Match"] = conditional.etag;
   if (conditional?.lastModified) headers["If-Modified-Since"] = conditional.lastModified;
@@ -56,6 +76,7 @@ export async function fetchSitemap(
     }
     if (response.status === 304 && conditional !== null) {
       await response.body?.cancel();
+      done();
       return { status: 304 };
     }
     if (response.status !== 200 || response.body === null) {
@@ -66,8 +87,11 @@ export async function fetchSitemap(
     return {
       status: 200,
       validators: { etag: response.headers.get("etag"), lastModified: response.headers.get("last-modified") },
-      text: decodeText(body, target, limits),
-      cancel: () => body.cancel().catch(() => undefined),
+      text: decodeText(body, target, limits, done),
+      cancel: () => {
+        done();
+        return body.cancel().catch(() => undefined);
+      },
     };
   }
 }
@@ -107,13 +131,14 @@ async function* capped(bytes: AsyncIterable<Uint8Array>, maxBytes: number): Asyn
  * bomb is stopped at the cap without being inflated first: src/mirror/inflate.ts), at most
  * `maxBytes` decompressed, UTF-8.
  */
-async function* decodeText(body: ReadableStream<Uint8Array>, url: string, limits: FetchLimits): AsyncGenerator<string> {
+async function* decodeText(body: ReadableStream<Uint8Array>, url: string, limits: FetchLimits, done: () => void): AsyncGenerator<string> {
   const raw = body.getReader();
   let first: Uint8Array | undefined;
   try {
     const head = await raw.read();
     first = head.value;
   } catch (err) {
+    done();
     throw new MirrorFailure(`${shownUrl(url)}: ${timedOut(err, limits) ?? "the answer broke off"}`);
   }
   const gzipped = first !== undefined && first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b;
@@ -142,6 +167,7 @@ async function* decodeText(body: ReadableStream<Uint8Array>, url: string, limits
     if (err instanceof CorruptGzip) throw new MirrorFailure(`${shownUrl(url)}: the gzip data is corrupt or cut short`);
     throw err;
   } finally {
+    done();
     await raw.cancel().catch(() => undefined);
   }
 }

@@ -24,7 +24,7 @@ import { forceNextPass, listedDigest, readDocument } from "./document.ts";
 import { MirrorFailure, scrubbed, shownUrl } from "./failure.ts";
 import { type Fetched, fetchSitemap } from "./fetch.ts";
 import { siteOfUrl } from "./site.ts";
-import { type MirrorState, NO_PASS, newMirrorState, noCounts } from "./store.ts";
+import { type ChildRead, type MirrorChild, type MirrorState, NO_PASS, newMirrorState, noCounts } from "./store.ts";
 
 export type MirrorOutcome = "unchanged" | "in-progress" | "synced" | "failed";
 
@@ -93,10 +93,13 @@ function endPass(state: MirrorState): MirrorState {
   return { ...state, ...NO_PASS };
 }
 
-/** Moves the pass on to its next document (the one that failed last, if any, has been read: its error goes). */
-async function nextDocument(deps: MirrorDeps, state: MirrorState): Promise<void> {
+/**
+ * Moves the pass on to its next document (the one that failed last, if any, has been read: its
+ * error goes); `read`: how the current one was read whole, saved in the same write.
+ */
+async function nextDocument(deps: MirrorDeps, state: MirrorState, read?: ChildRead): Promise<void> {
   Object.assign(state, { child: state.child + 1, recordsDone: 0, prefix: null, error: null, errorAt: null });
-  await deps.state.save(state);
+  await deps.state.save(state, read);
 }
 
 /** Whether the budget allows starting a document: a request to fetch it, and a record to read. */
@@ -108,8 +111,11 @@ const canRead = (budget: MirrorBudget): boolean => budget.requests > 0 && budget
  */
 async function readAll(deps: MirrorDeps, state: MirrorState, first: Fetched | null, budget: MirrorBudget, now: number): Promise<boolean> {
   let answer = first;
+  // The listed sitemaps ahead, read from D1 a page at a time.
+  let ahead: MirrorChild[] = [];
   for (;;) {
-    const child = state.child < 0 ? null : await deps.state.child(state.url, state.child);
+    if (state.child >= 0 && ahead.length === 0) ahead = await deps.state.children(state.url, state.child, PAGE);
+    const child = state.child < 0 ? null : (ahead.shift() ?? null);
     if (state.child >= 0 && child === null) return true;
     if (budget.records <= 0 || (answer === null && budget.requests <= 0)) {
       if (answer?.status === 200) await answer.cancel();
@@ -122,8 +128,8 @@ async function readAll(deps: MirrorDeps, state: MirrorState, first: Fetched | nu
       await deps.state.setChildren(state.url, read.children);
       state.topReadAt = now;
       state.childrenDigest = read.childrenDigest;
-    } else await deps.state.setChildRead(state.url, state.child, read.validators, read.digest, now);
-    await nextDocument(deps, state);
+      await nextDocument(deps, state);
+    } else await nextDocument(deps, state, { n: state.child, validators: read.validators, digest: read.digest, readAt: now });
   }
 }
 
@@ -193,8 +199,7 @@ async function readAgain(deps: MirrorDeps, state: MirrorState, url: string, budg
   }
   const read = await readDocument(deps, state, url, null, budget);
   if (!read.finished) return false;
-  await deps.state.setChildRead(state.url, state.child, read.validators, read.digest, now);
-  await nextDocument(deps, state);
+  await nextDocument(deps, state, { n: state.child, validators: read.validators, digest: read.digest, readAt: now });
   return true;
 }
 

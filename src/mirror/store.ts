@@ -79,9 +79,18 @@ export interface MirrorChild {
   readAt: number | null;
 }
 
+/** How, and when (the cron run's time), a pass read the n-th sitemap of an index whole. */
+export interface ChildRead {
+  n: number;
+  validators: Validators;
+  digest: string;
+  readAt: number;
+}
+
 export interface MirrorStateStore {
   load(url: string): Promise<MirrorState | null>;
-  save(state: MirrorState): Promise<void>;
+  /** Saves the state; with `read`, in the same write, how its n-th sitemap was read whole (as setChildRead). */
+  save(state: MirrorState, read?: ChildRead): Promise<void>;
   /** Replaces the index's sitemap list of the pass under way (none with validators or digest yet). */
   setChildren(url: string, children: readonly string[]): Promise<void>;
   /** The n-th sitemap of the index (null past the end). */

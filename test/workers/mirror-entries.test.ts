@@ -109,7 +109,7 @@ describe("gzip", () => {
     class Counting {
       readonly readable: ReadableStream<Uint8Array>;
       readonly writable: WritableStream<Uint8Array>;
-      constructor(format: CompressionFormat) {
+      constructor(format: ConstructorParameters<typeof DecompressionStream>[0]) {
         const inner = new Real(format);
         this.readable = inner.readable;
         const w = inner.writable.getWriter();

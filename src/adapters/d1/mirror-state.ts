@@ -1,5 +1,6 @@
 /** Mirror state in D1 (migrations/0006_mirrors.sql, 0007_mirror_validators.sql). */
 import {
+  type ChildRead,
   type MirrorChild,
   type MirrorCounts,
   type MirrorState,
@@ -83,8 +84,8 @@ export class D1MirrorStateStore implements MirrorStateStore {
     };
   }
 
-  async save(s: MirrorState): Promise<void> {
-    await this.#db
+  async save(s: MirrorState, read?: ChildRead): Promise<void> {
+    const state = this.#db
       .prepare(
         `INSERT OR REPLACE INTO mirrors (url, etag, last_modified, sync_id, pass_etag, pass_last_modified, child, records_done, counts, checked_at, ok_at, error, error_at, site, prefix, check_child, verifying, top_read_at, children_digest)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)`,
@@ -109,8 +110,15 @@ export class D1MirrorStateStore implements MirrorStateStore {
         s.verifying ? 1 : 0,
         s.topReadAt,
         s.childrenDigest,
-      )
-      .run();
+      );
+    if (read === undefined) await state.run();
+    else await this.#db.batch([state, this.#childRead(s.url, read)]);
+  }
+
+  #childRead(url: string, r: ChildRead): D1PreparedStatement {
+    return this.#db
+      .prepare("UPDATE mirror_children SET etag = ?3, last_modified = ?4, digest = ?5, read_at = ?6 WHERE url = ?1 AND n = ?2")
+      .bind(url, r.n, r.validators.etag, r.validators.lastModified, r.digest, r.readAt);
   }
 
   async setChildren(url: string, children: readonly string[]): Promise<void> {
@@ -144,10 +152,7 @@ export class D1MirrorStateStore implements MirrorStateStore {
   }
 
   async setChildRead(url: string, n: number, validators: Validators, digest: string, readAt: number): Promise<void> {
-    await this.#db
-      .prepare("UPDATE mirror_children SET etag = ?3, last_modified = ?4, digest = ?5, read_at = ?6 WHERE url = ?1 AND n = ?2")
-      .bind(url, n, validators.etag, validators.lastModified, digest, readAt)
-      .run();
+    await this.#childRead(url, { n, validators, digest, readAt }).run();
   }
 
   async forgetChildReads(url: string): Promise<void> {

@@ -9,7 +9,10 @@ import type { Fetcher } from "../../../src/mirror/fetch.ts";
 import { runMirror } from "../../../src/mirror/run.ts";
 import { type MirrorRunOptions, mirrorAll } from "../../../src/mirror/scheduled.ts";
 import { mirrorStatus } from "../../../src/mirror/status.ts";
+import type { MirrorStateStore } from "../../../src/mirror/store.ts";
 import { services } from "../../../src/services.ts";
+import type { Services } from "../../../src/services-type.ts";
+import type { RecordSync } from "../../../src/store/port.ts";
 import { locsOf } from "../../shared/locs.ts";
 import { call, freshOrigin } from "../support.ts";
 
@@ -29,11 +32,13 @@ export const xml =
       : new Response(body, { headers: { "Content-Type": "application/xml", ...(etag ? { ETag: etag } : {}) } });
 
 /** A deployment serving one fresh site with the given mirrors (paths on that site), and a fake remote. */
-export function mirrorSite(paths: readonly string[], vars: Record<string, string> = {}) {
+export function mirrorSite(paths: readonly string[], vars: Record<string, string> = {}, ports?: { mirrors: MirrorStateStore; sync: RecordSync }) {
   const origin = freshOrigin("mirror");
   const urls = paths.map((p) => `${origin}${p}`);
   const env = { ...baseEnv, URL_SOURCE: "d1", SITES: origin, MIRROR_SITEMAPS: urls.join(" "), ...vars } as Env;
-  const s = services(env);
+  const wired = services(env);
+  // The mirror's ports in memory instead of D1 (support/memory-mirror-ports.ts), when given.
+  const s: Services = ports ? { ...wired, mirrors: ports.mirrors, store: { ...wired.store, sync: ports.sync } } : wired;
   const answers = new Map<string, Answer>();
   /** Requests of the current run, by URL; `perRun` keeps each run's total. */
   let asked: string[] = [];
