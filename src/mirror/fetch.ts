@@ -102,7 +102,12 @@ function timedOut(err: unknown, limits: FetchLimits): string | null {
 }
 
 /** The body's bytes as they arrive; a timeout or a connection cut short is a MirrorFailure. */
-async function* arriving(raw: ReadableStreamDefaultReader<Uint8Array>, first: Uint8Array | undefined, url: string, limits: FetchLimits): AsyncGenerator<Uint8Array> {
+async function* arriving(
+  raw: ReadableStreamDefaultReader<Uint8Array>,
+  first: Uint8Array | undefined,
+  url: string,
+  limits: FetchLimits,
+): AsyncGenerator<Uint8Array> {
   if (first !== undefined) yield first;
   for (;;) {
     let chunk: ReadableStreamReadResult<Uint8Array>;

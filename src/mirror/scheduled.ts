@@ -73,7 +73,13 @@ export async function mirrorAll(databases: readonly Services[], options: MirrorR
   return outcomes;
 }
 
-async function mirrorTurn(url: string, databases: readonly Services[], turn: MirrorBudget, now: number, fetch: Fetcher | undefined): Promise<MirrorOutcome> {
+async function mirrorTurn(
+  url: string,
+  databases: readonly Services[],
+  turn: MirrorBudget,
+  now: number,
+  fetch: Fetcher | undefined,
+): Promise<MirrorOutcome> {
   const s = ownerOf(url, databases);
   if (!s?.mirrors) return "failed"; // no D1 binding: nowhere to keep a mirror's state
   try {

@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SLICE_BYTES } from "../../src/mirror/inflate.ts";
-import { call } from "./support.ts";
 import { mirrorSite, url, urlset, xml } from "./support/mirror-remote.ts";
+import { call } from "./support.ts";
 
 const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
 
@@ -42,12 +42,14 @@ describe("an invalid entry keeps its URL", () => {
     expect(await m.served()).toEqual(locs);
     // The invalid field is dropped, the rest of the entry kept.
     const rows = new Map(
-      (await m.env.DB.prepare("SELECT loc, lastmod, changefreq, priority FROM urls WHERE origin = ?1").bind(m.origin).all<{
-        loc: string;
-        lastmod: string | null;
-        changefreq: string | null;
-        priority: number | null;
-      }>()).results.map((r) => [r.loc, r]),
+      (
+        await m.env.DB.prepare("SELECT loc, lastmod, changefreq, priority FROM urls WHERE origin = ?1").bind(m.origin).all<{
+          loc: string;
+          lastmod: string | null;
+          changefreq: string | null;
+          priority: number | null;
+        }>()
+      ).results.map((r) => [r.loc, r]),
     );
     expect(rows.get(locs[0]!)).toMatchObject({ lastmod: null });
     expect(rows.get(locs[50]!)).toMatchObject({ lastmod: "2026-02-01", priority: null });

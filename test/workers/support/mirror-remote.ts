@@ -3,7 +3,6 @@
  * every request counted per run, each run a cron run of its own (a later `now`).
  */
 import { env as baseEnv } from "cloudflare:workers";
-import { rebuildManifest } from "../../../src/sitemaps.ts";
 import type { MirrorBudget } from "../../../src/mirror/deps.ts";
 import type { Fetcher } from "../../../src/mirror/fetch.ts";
 import { runMirror } from "../../../src/mirror/run.ts";
@@ -12,6 +11,7 @@ import { mirrorStatus } from "../../../src/mirror/status.ts";
 import type { MirrorStateStore } from "../../../src/mirror/store.ts";
 import { services } from "../../../src/services.ts";
 import type { Services } from "../../../src/services-type.ts";
+import { rebuildManifest } from "../../../src/sitemaps.ts";
 import type { RecordSync } from "../../../src/store/port.ts";
 import { locsOf } from "../../shared/locs.ts";
 import { call, freshOrigin } from "../support.ts";
