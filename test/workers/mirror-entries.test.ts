@@ -87,7 +87,37 @@ describe("an invalid entry keeps its URL", () => {
   });
 });
 
+async function gzip(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+}
+
+/** A body arriving in pieces of `size` bytes, as a network would deliver it. */
+function inPieces(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (at >= bytes.length) controller.close();
+      else controller.enqueue(bytes.slice(at, (at += size)));
+    },
+  });
+}
+
 describe("gzip", () => {
+  it("a gzipped sitemap arriving in small pieces is read whole; one cut short fails, nothing deleted", async () => {
+    const m = mirrorSite(["/sitemap.xml.gz"]);
+    const [mirror] = m.urls as [string];
+    const locs = Array.from({ length: 3000 }, (_, i) => `${m.origin}/z/${String(i).padStart(4, "0")}`);
+    const bytes = await gzip(urlset(locs.map((loc) => url(loc, "<lastmod>2026-01-01</lastmod>"))));
+    m.answers.set(mirror, () => new Response(inPieces(bytes, 777)));
+    expect(await m.runOne(mirror, { requests: 10, records: 5000 })).toBe("synced");
+    expect(await m.live()).toEqual(locs);
+
+    m.answers.set(mirror, () => new Response(inPieces(bytes.slice(0, bytes.length - 100), 777)));
+    expect(await m.runOne(mirror, { requests: 10, records: 5000 })).toBe("failed");
+    expect((await m.status())[0]!.lastError).toBe(`${mirror}: the gzip data is corrupt or cut short`);
+    expect(await m.live()).toEqual(locs);
+  });
+
   it("a gzip bomb (256 MiB of spaces, one chunk) is refused at MIRROR_MAX_BYTES having fed the decompressor one slice at a time", async () => {
     // A sitemap that goes on: its root element, then 256 MiB of spaces (what a parser reads on).
     const spaces = new Uint8Array(1 << 20).fill(0x20);
