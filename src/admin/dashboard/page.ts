@@ -130,10 +130,11 @@ ${list.map(
 
 function mirrors(status: Status): Html {
   if (status.mirrors.length === 0) return html`<p>No mirrored sitemaps.</p>`;
-  return html`<div class="scroll"><table><thead><tr><th>mirror</th><th>state</th><th>last sync</th><th>last error</th></tr></thead><tbody>
+  // repaired: entries the remote lists that failed validation and kept their URL (docs/mirror.md).
+  return html`<div class="scroll"><table><thead><tr><th>mirror</th><th>state</th><th>last sync</th><th>repaired</th><th>last error</th></tr></thead><tbody>
 ${status.mirrors.map(
   (m) =>
-    html`<tr><td class="url">${m.url}</td><td class="${m.state === "failing" ? "bad" : ""}">${m.state}</td><td>${when(m.lastSyncedAt)}</td><td class="${m.lastError ? "bad" : ""}">${m.lastError ?? ""}</td></tr>`,
+    html`<tr><td class="url">${m.url}</td><td class="${m.state === "failing" ? "bad" : ""}">${m.state}</td><td>${when(m.lastSyncedAt)}</td><td class="num">${number(m.counts.repaired)}</td><td class="${m.lastError ? "bad" : ""}">${m.lastError ?? ""}</td></tr>`,
 )}
 </tbody></table></div>`;
 }
