@@ -4,6 +4,7 @@
  */
 import type { Config } from "./config.ts";
 import type { GscStatusStore } from "./gsc/store.ts";
+import type { JobScheduler } from "./jobs/scheduler.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { MirrorStateStore } from "./mirror/store.ts";
 import type { NotifyStateStore } from "./notify/store.ts";
@@ -29,4 +30,6 @@ export interface Services {
   gsc: GscStatusStore | null;
   /** The last good copy of each site's robots.txt (KV namespace SNAPSHOTS); null without it (an unreachable origin answers 503). */
   robotsLastGood: RobotsLastGoodStore | null;
+  /** Background jobs on the JOBS queue, their debounce and state in D1 (src/jobs/); null without both bindings. */
+  jobs: JobScheduler | null;
 }

@@ -1,5 +1,6 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
 import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
+import { D1JobStateStore } from "./adapters/d1/job-state.ts";
 import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
 import { D1MirrorStateStore } from "./adapters/d1/mirror-state.ts";
 import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
@@ -12,6 +13,7 @@ import { kvRecordStore } from "./adapters/kv/record-store.ts";
 import { KvRobotsLastGoodStore } from "./adapters/kv/robots-last-good.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { type JobQueue, JobScheduler } from "./jobs/scheduler.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { Services } from "./services-type.ts";
@@ -98,6 +100,7 @@ function wire(env: Env, config: Config): Services {
       : new D1ManifestStore(binding<D1Database>(env, "DB", "MANIFEST_STORE=d1 keeps manifests in the D1 database bound as DB"));
   const snapshotKv = (env as unknown as Record<string, unknown>)["SNAPSHOTS"] as KVNamespace | undefined;
   const db = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
+  const queue = (env as unknown as Record<string, unknown>)["JOBS"] as JobQueue | undefined;
   return {
     config,
     store,
@@ -109,5 +112,6 @@ function wire(env: Env, config: Config): Services {
     mirrors: db ? new D1MirrorStateStore(db) : null,
     gsc: db ? new D1GscStatusStore(db) : null,
     robotsLastGood: snapshotKv ? new KvRobotsLastGoodStore(snapshotKv) : null,
+    jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,
   };
 }

@@ -5,6 +5,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { searchConsoleStatus } from "../gsc/status.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import { jobsStatus } from "../jobs/status.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
@@ -89,6 +90,8 @@ export async function siteStatus(s: Services, origin: string) {
     mirrors: await mirrorStatus(s.mirrors, s.config.mirror.urls),
     // What Google did with each sitemap (Search Console sitemaps.list, read by the cron; src/gsc/).
     searchConsole: await searchConsoleStatus(s.gsc, s.config.notify.searchConsole !== null, origin, manifest),
+    // Background jobs on the JOBS queue (docs/jobs.md): last run, usage, last error, dead-lettered.
+    jobs: await jobsStatus(s, origin),
   };
 }
 

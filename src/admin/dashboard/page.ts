@@ -8,6 +8,7 @@ import { SIGN_OUT_PATH } from "../auth/paths.ts";
 import type { siteStatus } from "../status.ts";
 import { columns, fillBar } from "./charts.ts";
 import { type Html, html } from "./html.ts";
+import { jobsTable } from "./jobs.ts";
 import { page } from "./layout.ts";
 
 type Status = Awaited<ReturnType<typeof siteStatus>>;
@@ -170,6 +171,8 @@ ${notifications(status)}
 ${mirrors(status)}
 <h2>Search Console</h2>
 ${searchConsole(status)}
+<h2>Background jobs</h2>
+${jobsTable(status.jobs)}
 </main>`;
   return page(`Sitemaps · ${status.site}`, body);
 }
