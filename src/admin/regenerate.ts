@@ -27,7 +27,10 @@ export const regenerate: RouteHandler<typeof postRegenerate, AppEnv> = async (c)
     await services.jobs.send({ kind: "regenerate", origin: c.var.origin, trigger: "admin", step: 0, ...(full ? { full: true } : {}) });
   } catch (err) {
     console.error("regeneration not queued", err);
-    throw new AdminError(500, { error: "regeneration_failed", message: "the regeneration job could not be queued; the next cron run regenerates the site" });
+    throw new AdminError(500, {
+      error: "regeneration_failed",
+      message: "the regeneration job could not be queued; the next cron run regenerates the site",
+    });
   }
   return jsonResponse({ queued: true as const, site: c.var.origin, full, status: "/sitemap-admin/status" }, 202, true);
 };

@@ -107,7 +107,10 @@ export const upsertSyncUrls: RouteHandler<typeof putSyncUrls, AppEnv> = async (c
   if (info.state !== "open") throw new AdminError(409, { error: "sync_not_open", message: `sync ${id} is ${info.state}, not open` });
   const records = await readValidBatch(c, "nothing was written");
   const s = await written(answered(sync.upsert(id, records), records));
-  await publishWrites(c.var.services, records.map((r) => r.origin));
+  await publishWrites(
+    c.var.services,
+    records.map((r) => r.origin),
+  );
   return jsonResponse({ received: records.length, inserted: s.inserted, updated: s.updated, unchanged: s.unchanged }, 200);
 };
 

@@ -52,7 +52,18 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
   } catch (err) {
     const error = describe(err, job);
     const usage = meter.reading();
-    console.error(JSON.stringify({ event: "sitemap.job", kind: job.kind, target: shown(job), trigger: job.trigger, attempt: message.attempts, outcome: "failed", error, usage }));
+    console.error(
+      JSON.stringify({
+        event: "sitemap.job",
+        kind: job.kind,
+        target: shown(job),
+        trigger: job.trigger,
+        attempt: message.attempts,
+        outcome: "failed",
+        error,
+        usage,
+      }),
+    );
     await scheduler.state.failed(job.kind, job.origin, error, usage, Date.now()).catch(() => undefined);
     message.retry();
   }
@@ -69,7 +80,13 @@ async function markDead(message: Message<unknown>, job: Job, env: Env, servicesO
 }
 
 /** Runs a batch of the JOBS queue (or marks a batch of its dead-letter queue). Never throws. */
-export async function consumeJobs(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext, handlers: JobHandlers, servicesOf: ServicesOf): Promise<void> {
+export async function consumeJobs(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  ctx: ExecutionContext,
+  handlers: JobHandlers,
+  servicesOf: ServicesOf,
+): Promise<void> {
   const dead = batch.queue.endsWith(DEAD_LETTER_SUFFIX);
   for (const message of batch.messages) {
     const job = parseJob(message.body);

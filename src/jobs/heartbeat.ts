@@ -6,10 +6,10 @@
  * number of sites; a job that went to the dead-letter queue is simply scheduled again.
  */
 import { siteOfUrl } from "../mirror/site.ts";
-import { notifyConfigured } from "./notify.ts";
 import { regenDeps } from "../regen/scheduled.ts";
 import type { Services } from "../services-type.ts";
 import type { Job } from "./messages.ts";
+import { notifyConfigured } from "./notify.ts";
 
 /** Search Console allows 200 queries a minute per user: status reads are spread, this many a minute. */
 const GSC_READS_PER_MINUTE = 100;

@@ -4,8 +4,9 @@
  * at once; a finished one (synced, unchanged or failed) goes on to the regeneration of the site
  * the mirror writes, so mirror → regenerate → notify keep their order.
  */
-import { siteOfUrl } from "../mirror/site.ts";
+
 import { mirrorAll } from "../mirror/scheduled.ts";
+import { siteOfUrl } from "../mirror/site.ts";
 import type { Services } from "../services-type.ts";
 import type { JobHandler } from "./context.ts";
 import { MAX_STEPS } from "./messages.ts";

@@ -5,7 +5,7 @@
  * decides from its SQLite, never from a KV read; its projection never has two writes of one key in
  * the air, so a late write cannot land over a newer one; a failed write is retried.
  */
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { blockName, manifestName, sitePrefix } from "../../src/adapters/kv/layout.ts";
@@ -13,6 +13,7 @@ import { writerOf } from "../../src/adapters/kv/object-protocol.ts";
 import worker from "../../src/index.ts";
 import { services } from "../../src/services.ts";
 import { type EventualKv, PROPAGATION_MS, eventualKv } from "./support/eventual-kv.ts";
+import { runCron } from "./support/jobs.ts";
 import { inObject, inSql, kvWriters, objectStatus, objectUsesKv, settled } from "./support/kv-objects.ts";
 import { freshOrigin, locsOf } from "./support.ts";
 
@@ -57,9 +58,7 @@ async function putUntilStored(e: Env, origin: string, records: object[]): Promis
 }
 
 async function cron(e: Env): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), e, ctx);
-  await waitOnExecutionContext(ctx);
+  await runCron(e);
 }
 
 /** Every <loc> a crawler is served: the index, then each shard it lists. */

@@ -5,7 +5,7 @@
  * (50 clients × 40 URLs, one cron run, all 2,000 served once) and a site whose records are already
  * in KV (the object adopts them while writers are told to retry).
  */
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { kvBulkEntries } from "../../src/adapters/kv/bulk.ts";
@@ -13,6 +13,7 @@ import { ApiErrorSchema } from "../../src/admin/schemas.ts";
 import { validateBatch } from "../../src/core/validate.ts";
 import worker from "../../src/index.ts";
 import { services } from "../../src/services.ts";
+import { runCron } from "./support/jobs.ts";
 import { settled } from "./support/kv-objects.ts";
 import { freshOrigin, locsOf } from "./support.ts";
 
@@ -150,9 +151,7 @@ describe("50 concurrent clients of one KV site, 40 URLs each (issue 29's check)"
     );
     expect(outcomes.every((statuses) => statuses.at(-1) === 200)).toBe(true);
 
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), e, ctx);
-    await waitOnExecutionContext(ctx);
+    await runCron(e);
 
     const served = await servedLocs(e, origin);
     expect(served).toHaveLength(2_000);
