@@ -4,7 +4,7 @@ import type { Job } from "./messages.ts";
 import type { JobScheduler } from "./scheduler.ts";
 import type { JobUsage } from "./store.ts";
 
-export interface JobContext {
+interface JobContext {
   /** The services of the job's database, on bindings counted by the invocation's meter. */
   services: Services;
   /** The counted env (a job that reads a variable from env: Search Console status). */

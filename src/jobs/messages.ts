@@ -4,7 +4,7 @@
  */
 
 /** Every kind of job; a file of src/jobs/ each. */
-export const JOB_KINDS = ["mirror", "regenerate", "notify", "gsc-status", "sync-sweep"] as const;
+const JOB_KINDS = ["mirror", "regenerate", "notify", "gsc-status", "sync-sweep"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export interface Job {

@@ -17,7 +17,7 @@ function forOneMirror(s: Services, url: string): Services {
 }
 
 /** The site a mirror writes: its URL's, else the one it remembered from its first records (docs/mirror.md). */
-export async function mirrorSite(s: Services, url: string): Promise<string | null> {
+async function mirrorSite(s: Services, url: string): Promise<string | null> {
   const site = siteOfUrl(url, s.config.sites);
   if (site !== null) return site;
   const remembered = s.mirrors ? ((await s.mirrors.load(url))?.site ?? null) : null;

@@ -17,10 +17,10 @@ import { MAX_STEPS } from "./messages.ts";
 import { notifyConfigured } from "./notify.ts";
 
 /** A job that finds the site busy looks again this much later: another run holds the lease. */
-export const BUSY_RETRY_SECONDS = 15;
+const BUSY_RETRY_SECONDS = 15;
 
 /** Whether the run left work a next run can do now (failed documents wait for their retry time). */
-export function workLeft(summary: RunSummary): boolean {
+function workLeft(summary: RunSummary): boolean {
   return summary.pendingShards > 0 || summary.passPending || (summary.mode === "walk" && !summary.converged && summary.failed.length === 0);
 }
 
