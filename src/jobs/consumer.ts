@@ -43,11 +43,12 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
     message.ack();
     return;
   }
+  const startedAt = Date.now();
   try {
     const outcome = await handlers[job.kind](job, { services, env: metered, ctx, scheduler, usage: () => meter.reading() });
     const usage = meter.reading();
     console.log(JSON.stringify({ event: "sitemap.job", kind: job.kind, target: shown(job), trigger: job.trigger, step: job.step, outcome, usage }));
-    await scheduler.state.succeeded(job.kind, job.origin, outcome, usage, Date.now());
+    await scheduler.state.succeeded(job.kind, job.origin, outcome, usage, startedAt);
     message.ack();
   } catch (err) {
     const error = describe(err, job);

@@ -14,43 +14,67 @@ import { notifyConfigured } from "./notify.ts";
 /** Search Console allows 200 queries a minute per user: status reads are spread, this many a minute. */
 const GSC_READS_PER_MINUTE = 100;
 
-/** The jobs one heartbeat enqueues, with their delays. */
-export function heartbeatJobs(databases: readonly Services[]): { job: Job; delaySeconds: number }[] {
-  const out: { job: Job; delaySeconds: number }[] = [];
-  const add = (kind: Job["kind"], origin: string, delaySeconds = 0): void => {
-    out.push({ job: { kind, origin, trigger: "cron", step: 0 }, delaySeconds });
+/** A job the heartbeat queues, and the database whose `jobs` table keeps it. */
+interface Planned {
+  job: Job;
+  delaySeconds: number;
+  database: Services;
+}
+
+/** The jobs one heartbeat enqueues, with their delays and databases. */
+export function heartbeatJobs(databases: readonly Services[]): Planned[] {
+  const out: Planned[] = [];
+  const add = (database: Services, kind: Job["kind"], origin: string, delaySeconds = 0): void => {
+    out.push({ job: { kind, origin, trigger: "cron", step: 0 }, delaySeconds, database });
   };
   const sites = new Set(databases.flatMap((s) => [...s.config.sites]));
   const mirrored = new Set<string>();
   for (const url of databases[0]?.config.mirror.urls ?? []) {
-    add("mirror", url);
+    // A mirror writes to the database of its URL's site, else the first (as src/index.ts resolves it).
+    const owner = databases.find((s) => s.config.sites.has(new URL(url).origin)) ?? databases[0]!;
+    add(owner, "mirror", url);
     const site = siteOfUrl(url, sites);
     if (site !== null) mirrored.add(site);
   }
   let gscReads = 0;
   for (const s of databases) {
     const first = s.config.sites.values().next().value;
-    if (first !== undefined && s.store.sync !== null) add("sync-sweep", first);
+    if (first !== undefined && s.store.sync !== null) add(s, "sync-sweep", first);
     const regenerates = regenDeps(s) !== null;
     for (const origin of s.config.sites) {
       // A mirrored site's regeneration follows its mirror (src/jobs/mirror.ts); the notification follows the regeneration.
-      if (regenerates && !mirrored.has(origin)) add("regenerate", origin);
-      else if (!regenerates && notifyConfigured(s.config)) add("notify", origin);
-      if (s.config.notify.searchConsole !== null && s.gsc !== null) add("gsc-status", origin, Math.floor(gscReads++ / GSC_READS_PER_MINUTE) * 60);
+      if (regenerates && !mirrored.has(origin)) add(s, "regenerate", origin);
+      else if (!regenerates && notifyConfigured(s.config)) add(s, "notify", origin);
+      if (s.config.notify.searchConsole !== null && s.gsc !== null) add(s, "gsc-status", origin, Math.floor(gscReads++ / GSC_READS_PER_MINUTE) * 60);
     }
   }
   return out;
 }
 
-/** Enqueues the heartbeat's jobs; false when there is no JOBS queue to put them on. */
-export async function heartbeat(databases: readonly Services[]): Promise<number> {
+/**
+ * Enqueues the heartbeat's jobs, each claimed first in its database's `jobs` table (a few
+ * statements per database, ~1 query per 30 jobs) so that status shows it pending, and a job
+ * already pending (a write's regeneration due in a few seconds) is not sent twice. The number
+ * sent; 0 when there is no JOBS queue.
+ */
+export async function heartbeat(databases: readonly Services[], now = Date.now()): Promise<number> {
   const scheduler = databases.find((s) => s.jobs !== null)?.jobs;
   if (!scheduler) {
     console.error("scheduled jobs not queued: they need the JOBS queue and the DB (D1) bindings (wrangler.jsonc)");
     return 0;
   }
-  const jobs = heartbeatJobs(databases);
-  await scheduler.sendAll(jobs);
-  console.log(JSON.stringify({ event: "sitemap.jobs.scheduled", jobs: jobs.length }));
-  return jobs.length;
+  const planned = heartbeatJobs(databases);
+  const send: { job: Job; delaySeconds: number }[] = [];
+  for (const s of databases) {
+    const mine = planned.filter((p) => p.database === s);
+    if (mine.length === 0 || !s.jobs) continue;
+    const claimed = await s.jobs.state.claimMany(
+      mine.map(({ job, delaySeconds }) => ({ kind: job.kind, origin: job.origin, dueAt: now + delaySeconds * 1000 })),
+      now,
+    );
+    send.push(...mine.filter(({ job }) => claimed.has(`${job.kind} ${job.origin}`)));
+  }
+  await scheduler.sendAll(send);
+  console.log(JSON.stringify({ event: "sitemap.jobs.scheduled", planned: planned.length, sent: send.length }));
+  return send.length;
 }

@@ -12,6 +12,7 @@ export interface JobStatus {
   kind: string;
   /** The site, or a mirror's URL without its query. */
   target: string;
+  /** scheduled: a message is on its way (claimed after the last run started); failing: the queue retries it; dead: in the dead-letter queue. */
   state: "idle" | "scheduled" | "failing" | "dead";
   dueAt: string | null;
   lastRun: string | null;
@@ -24,15 +25,15 @@ export interface JobStatus {
 
 const iso = (ms: number | null): string | null => (ms === null || ms === 0 ? null : new Date(ms).toISOString());
 
-export async function jobsStatus(s: Services, origin: string, now = Date.now()): Promise<JobStatus[]> {
+export async function jobsStatus(s: Services, origin: string): Promise<JobStatus[]> {
   if (!s.jobs) return [];
   const mirrors = s.config.mirror.urls.filter((url) => siteOfUrl(url, s.config.sites) === origin);
   const records = [...(await s.jobs.state.list(origin)), ...(await Promise.all(mirrors.map((url) => s.jobs!.state.list(url)))).flat()];
   return records.map((r) => ({
     kind: r.kind,
     target: r.kind === "mirror" ? shownUrl(r.origin) : r.origin,
-    state: r.deadAt !== null ? "dead" : r.error !== null ? "failing" : r.dueAt > now ? "scheduled" : "idle",
-    dueAt: r.dueAt > now ? iso(r.dueAt) : null,
+    state: r.deadAt !== null ? "dead" : r.error !== null ? "failing" : r.dueAt > (r.ranAt ?? 0) ? "scheduled" : "idle",
+    dueAt: r.dueAt > (r.ranAt ?? 0) ? iso(r.dueAt) : null,
     lastRun: iso(r.ranAt),
     outcome: r.outcome,
     usage: r.usage,

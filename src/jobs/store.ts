@@ -16,8 +16,9 @@ export interface JobUsage {
 export interface JobRecord {
   kind: JobKind;
   origin: string;
-  /** When the pending message is delivered (ms); in the past when none is pending. */
+  /** When the last message claimed is delivered (ms): pending while later than `ranAt`. */
   dueAt: number;
+  /** When the last run started. */
   ranAt: number | null;
   outcome: string | null;
   usage: JobUsage | null;
@@ -35,10 +36,18 @@ export interface JobStateStore {
    * true when claimed (the caller sends the message), false when a pending one covers it.
    */
   claim(kind: JobKind, origin: string, dueAt: number, now: number): Promise<boolean>;
+  /**
+   * `claim` for many jobs in a few statements (the heartbeat: ~1 query per 30 jobs): the keys
+   * (`kind origin`) claimed, whose messages the caller sends.
+   */
+  claimMany(jobs: readonly { kind: JobKind; origin: string; dueAt: number }[], now: number): Promise<Set<string>>;
   /** Gives a claim back (the send failed), so the next request sends. */
   unclaim(kind: JobKind, origin: string, dueAt: number): Promise<void>;
-  /** A run that ended without throwing: clears the last failure. */
-  succeeded(kind: JobKind, origin: string, outcome: string, usage: JobUsage, now: number): Promise<void>;
+  /**
+   * A run that ended without throwing: clears the last failure. `startedAt` is when it began, so a
+   * message it queued meanwhile for the same job (due at or after that) still counts as pending.
+   */
+  succeeded(kind: JobKind, origin: string, outcome: string, usage: JobUsage, startedAt: number): Promise<void>;
   /** A run that threw (the queue retries it). */
   failed(kind: JobKind, origin: string, error: string, usage: JobUsage, now: number): Promise<void>;
   /** The queue gave up on it: it is in the dead-letter queue. */

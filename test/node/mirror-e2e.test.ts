@@ -15,6 +15,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { locsOf } from "../shared/locs.ts";
 import { TOKEN } from "./import-helpers.ts";
+import { cronAndJobs } from "./support/jobs.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 const SITE = "http://cms.example"; // http: the harness serves plain HTTP, and the site is the request origin
@@ -54,7 +55,7 @@ const index = (locs: string[]) =>
 const pages = (prefix: string, n: number, from = 1) => Array.from({ length: n }, (_, i) => `${SITE}${prefix}${from + i}`);
 
 async function cron(): Promise<void> {
-  await worker.harness.getWorker().scheduled({ cron: "17 * * * *", scheduledTime: new Date() });
+  await cronAndJobs(worker.harness, worker.env.DB);
 }
 
 interface MirrorStatus {

@@ -61,6 +61,7 @@ describe("one cron trigger", () => {
     // The trigger rendered nothing itself: it queued the site's regeneration (and the database's sync sweep).
     expect(await site.env.DB.prepare("SELECT COUNT(*) AS n FROM manifests WHERE origin = ?1").bind(site.origin).first("n")).toBe(0);
     expect(queue.sent.map((m) => m.body.kind).sort()).toEqual(["regenerate", "sync-sweep"]);
+    expect((await statusOf(site.env, site.origin)).jobs.find((j) => j.kind === "regenerate")).toMatchObject({ state: "scheduled" });
 
     const { deliveries, perInvocation } = await countedDrain((wrap) => drain(e, queue, { perInvocation: wrap }));
     const regenerations = deliveries.filter((d) => d.job.kind === "regenerate");

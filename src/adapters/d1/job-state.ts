@@ -15,6 +15,9 @@ interface JobRow {
   dead_at: number | null;
 }
 
+/** Jobs per claiming statement: 3 parameters each, within D1's 100 bound parameters. */
+const CLAIMS_PER_STATEMENT = 30;
+
 /** Errors kept at most this long (a stack or a long message is cut). */
 const MAX_ERROR_CHARS = 500;
 
@@ -37,18 +40,37 @@ export class D1JobStateStore implements JobStateStore {
     return result.meta.changes > 0;
   }
 
+  async claimMany(jobs: readonly { kind: JobKind; origin: string; dueAt: number }[], now: number): Promise<Set<string>> {
+    const claimed = new Set<string>();
+    for (let i = 0; i < jobs.length; i += CLAIMS_PER_STATEMENT) {
+      const chunk = jobs.slice(i, i + CLAIMS_PER_STATEMENT);
+      const values = chunk.map((_, j) => `(?${j * 3 + 2}, ?${j * 3 + 3}, ?${j * 3 + 4})`).join(", ");
+      // "WHERE true" keeps SQLite from reading ON CONFLICT as part of the VALUES (its upsert parsing rule).
+      const { results } = await this.#db
+        .prepare(
+          `INSERT INTO jobs (kind, origin, due_at) SELECT * FROM (VALUES ${values}) WHERE true
+           ON CONFLICT (kind, origin) DO UPDATE SET due_at = excluded.due_at WHERE jobs.due_at <= ?1
+           RETURNING kind, origin`,
+        )
+        .bind(now, ...chunk.flatMap((j) => [j.kind, j.origin, j.dueAt]))
+        .all<{ kind: string; origin: string }>();
+      for (const r of results) claimed.add(`${r.kind} ${r.origin}`);
+    }
+    return claimed;
+  }
+
   async unclaim(kind: JobKind, origin: string, dueAt: number): Promise<void> {
     await this.#db.prepare("UPDATE jobs SET due_at = 0 WHERE kind = ?1 AND origin = ?2 AND due_at = ?3").bind(kind, origin, dueAt).run();
   }
 
-  async succeeded(kind: JobKind, origin: string, outcome: string, usage: JobUsage, now: number): Promise<void> {
+  async succeeded(kind: JobKind, origin: string, outcome: string, usage: JobUsage, startedAt: number): Promise<void> {
     await this.#db
       .prepare(
         `INSERT INTO jobs (kind, origin, ran_at, outcome, usage) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (kind, origin) DO UPDATE SET ran_at = ?3, outcome = ?4, usage = ?5,
            error = NULL, attempts = 0, failed_at = NULL, dead_at = NULL`,
       )
-      .bind(kind, origin, now, outcome, JSON.stringify(usage))
+      .bind(kind, origin, startedAt, outcome, JSON.stringify(usage))
       .run();
   }
 
