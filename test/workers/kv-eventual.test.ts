@@ -13,7 +13,7 @@ import { writerOf } from "../../src/adapters/kv/object-protocol.ts";
 import worker from "../../src/index.ts";
 import { services } from "../../src/services.ts";
 import { type EventualKv, PROPAGATION_MS, eventualKv } from "./support/eventual-kv.ts";
-import { runCron } from "./support/jobs.ts";
+import { runCron, withJobs } from "./support/jobs.ts";
 import { inObject, inSql, kvWriters, objectStatus, objectUsesKv, settled } from "./support/kv-objects.ts";
 import { freshOrigin, locsOf } from "./support.ts";
 
@@ -31,7 +31,15 @@ async function eventualSite(label: string): Promise<{ origin: string; e: Env; kv
   const origin = freshOrigin(label);
   const kv = eventualKv(env.URLS);
   restores.push(await objectUsesKv(origin, kv.kv));
-  const e = { ...env, SITES: origin, URL_SOURCE: "kv", MANIFEST_STORE: "kv", URLS: kv.kv, EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" } as unknown as Env;
+  const e = {
+    ...withJobs(env as Env).env,
+    SITES: origin,
+    URL_SOURCE: "kv",
+    MANIFEST_STORE: "kv",
+    URLS: kv.kv,
+    EDGE_CACHE_TTL: "0",
+    MANIFEST_CACHE_TTL: "0",
+  } as unknown as Env;
   return { origin, e, kv };
 }
 
