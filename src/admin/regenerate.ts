@@ -24,7 +24,8 @@ export const regenerate: RouteHandler<typeof postRegenerate, AppEnv> = async (c)
   }
   const full = ["1", "true"].includes(c.req.valid("query").full ?? "");
   try {
-    await services.jobs.send({ kind: "regenerate", origin: c.var.origin, trigger: "admin", step: 0, ...(full ? { full: true } : {}) });
+    // Debounced like a write's (a pending job runs the same pass); `full` is always sent.
+    await services.jobs.request("regenerate", c.var.origin, 0, "admin", 0, full ? { full: true } : {});
   } catch (err) {
     console.error("regeneration not queued", err);
     throw new AdminError(500, {

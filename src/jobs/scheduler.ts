@@ -36,13 +36,15 @@ export class JobScheduler {
    * Debounced: schedules `kind` for `origin` in `delaySeconds` unless a message for it is already
    * pending. true when a message was sent. A failed send gives the claim back and throws.
    */
-  async request(kind: JobKind, origin: string, delaySeconds: number, trigger: string, step = 0): Promise<boolean> {
+  async request(kind: JobKind, origin: string, delaySeconds: number, trigger: string, step = 0, extra: Pick<Job, "full"> = {}): Promise<boolean> {
     const now = this.#clock();
     const delay = delayOf(delaySeconds);
     const dueAt = now + delay * 1000;
-    if (!(await this.#state.claim(kind, origin, dueAt, now))) return false;
+    // A site pass is sent whatever is pending (a pending job would not do the whole pass); still claimed, so status shows it.
+    const claimed = await this.#state.claim(kind, origin, dueAt, extra.full ? Number.MAX_SAFE_INTEGER : now);
+    if (!claimed) return false;
     try {
-      await this.#queue.send({ kind, origin, trigger, step }, { delaySeconds: delay });
+      await this.#queue.send({ kind, origin, trigger, step, ...extra }, { delaySeconds: delay });
     } catch (err) {
       await this.#state.unclaim(kind, origin, dueAt).catch(() => undefined);
       throw err;
