@@ -47,9 +47,10 @@ async function waitForJob(client: AdminClient, progress: Progress): Promise<bool
   const until = Date.now() + WAIT_MS;
   while (Date.now() < until) {
     const answer = await client.request("GET", "sitemap-admin/status").catch(() => null);
-    const job = (answer?.json as StatusAnswer | null)?.jobs?.find((j) => j.kind === "regenerate");
+    const status = (answer?.json ?? null) as StatusAnswer | null;
+    const job = status?.jobs?.find((j) => j.kind === "regenerate");
     if (job && job.state !== "scheduled") {
-      const last = (answer?.json as StatusAnswer).runs?.[0];
+      const last = status?.runs?.[0];
       if (job.state === "idle") {
         progress.message(`regenerated the sitemaps: ${JSON.stringify(last ?? {}).slice(0, 300)}`);
         return true;

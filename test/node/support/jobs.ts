@@ -9,7 +9,7 @@ import { type Job, MAX_STEPS } from "../../../src/jobs/messages.ts";
 const PENDING = `SELECT COUNT(*) AS n FROM jobs WHERE due_at > COALESCE(ran_at, 0) OR (error IS NOT NULL AND dead_at IS NULL)`;
 
 /** Waits until every job has run (up to `timeoutMs`). */
-export async function jobsDone(db: D1Database, timeoutMs = 90_000): Promise<void> {
+async function jobsDone(db: D1Database, timeoutMs = 90_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const pending = await db.prepare(PENDING).first<number>("n");
