@@ -114,6 +114,23 @@ describe("one cron trigger", () => {
   });
 });
 
+describe("the consumer", () => {
+  it("acknowledges a message that is not a job (never retried into the dead-letter queue), and a job for a site it does not serve", async () => {
+    const error = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const { env: e, queue } = withJobs({ ...baseEnv, SITES: freshOrigin("jobs-odd") } as Env);
+    for (const body of [{ kind: "format-disk", origin: "x" }, "regenerate", { kind: "regenerate", origin: 42 }]) {
+      const result = await deliver(e, body);
+      expect(result.explicitAcks).toHaveLength(1);
+      expect(result.retryMessages).toEqual([]);
+    }
+    expect(error.mock.calls.filter(([line]) => String(line).includes('"outcome":"not-a-job"'))).toHaveLength(3);
+    const other = await deliver(e, { kind: "regenerate", origin: "https://not-served.example", trigger: "cron", step: 0 });
+    expect(other.explicitAcks).toHaveLength(1);
+    expect(queue.sent).toEqual([]);
+  });
+});
+
 describe("at-least-once delivery", () => {
   it("a duplicate, or two jobs of one site at once, change nothing: one runs, the other finds the lease and asks for one follow-up", async () => {
     vi.spyOn(console, "log").mockImplementation(() => undefined);
