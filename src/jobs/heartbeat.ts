@@ -2,8 +2,9 @@
  * The cron trigger only schedules: it enqueues every due job and returns (docs/jobs.md). Per
  * mirrored URL a mirror job (which goes on to its site's regeneration); per site without a mirror a
  * regeneration (which goes on to the notification); per site a Search Console status read when
- * configured; per D1 database a sync sweep. It costs no D1 query, so it fits one invocation for any
- * number of sites; a job that went to the dead-letter queue is simply scheduled again.
+ * configured; per D1 database a sync sweep. It claims them in a statement per 30 jobs and sends
+ * them in batches of 100, so it fits one invocation up to ~25,000 jobs per database; a job that went
+ * to the dead-letter queue is simply scheduled again.
  */
 import { siteOfUrl } from "../mirror/site.ts";
 import { regenDeps } from "../regen/scheduled.ts";

@@ -57,7 +57,7 @@ export class JobScheduler {
     await this.#queue.send(job, { delaySeconds: delayOf(delaySeconds) });
   }
 
-  /** Sends many jobs in batches of 100 (the heartbeat): no D1 query, so a cron over many sites stays in budget. */
+  /** Sends many jobs in batches of 100 (the heartbeat, which claimed them with `claimMany`). */
   async sendAll(jobs: readonly { job: Job; delaySeconds: number }[]): Promise<void> {
     for (let i = 0; i < jobs.length; i += BATCH) {
       await this.#queue.sendBatch(jobs.slice(i, i + BATCH).map(({ job, delaySeconds }) => ({ body: job, delaySeconds: delayOf(delaySeconds) })));
