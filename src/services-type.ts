@@ -5,6 +5,7 @@
 import type { AdminStateStore } from "./admin-state/store.ts";
 import type { Config } from "./config.ts";
 import type { GscStatusStore } from "./gsc/store.ts";
+import type { JobScheduler } from "./jobs/scheduler.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { MirrorStateStore } from "./mirror/store.ts";
 import type { NotifyStateStore } from "./notify/store.ts";
@@ -35,4 +36,6 @@ export interface Services {
   robotsLoop: RobotsLoopStore | null;
   /** The admin's browser sessions and audit trail (D1, or a KV site's writer object); null without either (no browser sign-in, no audit). */
   admin: AdminStateStore | null;
+  /** Background jobs on the JOBS queue, their debounce and state in D1 (src/jobs/); null without both bindings. */
+  jobs: JobScheduler | null;
 }

@@ -1,6 +1,7 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
 import { D1AdminStateStore } from "./adapters/d1/admin-state.ts";
 import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
+import { D1JobStateStore } from "./adapters/d1/job-state.ts";
 import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
 import { D1MirrorStateStore } from "./adapters/d1/mirror-state.ts";
 import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
@@ -15,6 +16,7 @@ import { KvRobotsLastGoodStore } from "./adapters/kv/robots-last-good.ts";
 import { KvRobotsLoopStore } from "./adapters/kv/robots-loop.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { type JobQueue, JobScheduler } from "./jobs/scheduler.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { Services } from "./services-type.ts";
@@ -102,6 +104,7 @@ function wire(env: Env, config: Config): Services {
   const snapshotKv = (env as unknown as Record<string, unknown>)["SNAPSHOTS"] as KVNamespace | undefined;
   const db = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
   const writers = (env as unknown as Record<string, unknown>)["KV_WRITERS"] as SiteWriters | undefined;
+  const queue = (env as unknown as Record<string, unknown>)["JOBS"] as JobQueue | undefined;
   return {
     config,
     store,
@@ -116,5 +119,6 @@ function wire(env: Env, config: Config): Services {
     robotsLoop: snapshotKv ? new KvRobotsLoopStore(snapshotKv) : null,
     // Sessions and the audit trail: the site's D1 database, or, for a KV site without one, its writer object.
     admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
+    jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,
   };
 }

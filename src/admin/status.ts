@@ -5,6 +5,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { searchConsoleStatus } from "../gsc/status.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import { jobsStatus } from "../jobs/status.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
@@ -95,6 +96,8 @@ export async function siteStatus(s: Services, origin: string) {
     robots: await robotsStatus(s.robotsLoop, s.config, origin),
     // The last 100 admin writes: who, when, what, the outcome (src/admin/audit.ts).
     audit: await auditStatus(s, origin),
+    // Background jobs on the JOBS queue (docs/jobs.md): last run, usage, last error, dead-lettered.
+    jobs: await jobsStatus(s, origin),
   };
 }
 

@@ -22,6 +22,7 @@ import { sign } from "hono/jwt";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoSection } from "../../src/demo/demo-data.ts";
+import { cronAndJobs } from "./support/jobs.ts";
 import { type RunningWorker, rawGet, startWorker } from "./support/worker.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -160,7 +161,7 @@ beforeAll(async () => {
   );
   await worker.seed([...demoSection(SITE, "pages", 120), ...demoSection(SITE, "products", 140)]);
   // A cron run: regeneration publishes the shards, then Search Console is told and read.
-  const run = await worker.harness.getWorker().scheduled({ cron: "17 * * * *", scheduledTime: new Date() });
+  const run = await cronAndJobs(worker.harness, worker.env.DB);
   expect(run.outcome).toBe("ok");
 
   profile = mkdtempSync(join(tmpdir(), "edge-sitemaps-dashboard-"));

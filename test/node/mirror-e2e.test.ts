@@ -15,6 +15,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { locsOf } from "../shared/locs.ts";
 import { TOKEN } from "./import-helpers.ts";
+import { cronAndJobs, oneStepEach } from "./support/jobs.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 const SITE = "http://cms.example"; // http: the harness serves plain HTTP, and the site is the request origin
@@ -53,9 +54,25 @@ const index = (locs: string[]) =>
     .join("\n")}\n</sitemapindex>\n`;
 const pages = (prefix: string, n: number, from = 1) => Array.from({ length: n }, (_, i) => `${SITE}${prefix}${from + i}`);
 
+/**
+ * One bounded step of every mirror (MIRROR_MAX_RECORDS_PER_RUN each), as one invocation of its job
+ * does it, and the regeneration a finished pass goes on to. On the platform a mirror's job continues
+ * by itself until its pass is committed (one trigger: "one cron trigger takes a mirror larger than
+ * a step all the way" below); here the steps are taken one at a time, so that a pass can be
+ * observed, and the remote changed, between them.
+ */
 async function cron(): Promise<void> {
-  await worker.harness.getWorker().scheduled({ cron: "17 * * * *", scheduledTime: new Date() });
+  await oneStepEach(worker.env, "mirror", mirrorUrls());
 }
+
+const mirrorUrls = () => [
+  `${base}/cms/sitemap_index.xml`,
+  `${base}/other.xml`,
+  `${base}/big.xml`,
+  `${base}/feed.xml?${TOKEN_QUERY}`,
+  `${base}/shop/index.xml`,
+  `${base}/repair.xml`,
+];
 
 interface MirrorStatus {
   url: string;
@@ -107,7 +124,7 @@ beforeAll(async () => {
   worker = await startWorker(
     {
       SITES: `${SITE} ${SHOP}`,
-      MIRROR_SITEMAPS: `${base}/cms/sitemap_index.xml ${base}/other.xml ${base}/big.xml ${base}/feed.xml?${TOKEN_QUERY} ${base}/shop/index.xml ${base}/repair.xml`,
+      MIRROR_SITEMAPS: mirrorUrls().join(" "),
       MIRROR_MAX_RECORDS_PER_RUN: "100",
       MIRROR_TIMEOUT_MS: "1500",
       MIRROR_MAX_BYTES: "200000",
@@ -238,6 +255,22 @@ describe("mirrors", () => {
     expect(done).toMatchObject({ state: "idle", lastError: null, counts: { records: 250, inserted: 247, unchanged: 3, deleted: 0 } });
     const held = [...(await live()).entries()].filter(([, source]) => source === `mirror:${base}/other.xml`).map(([loc]) => loc);
     expect(held.sort()).toEqual(many.sort());
+  });
+
+  it("one cron trigger takes a mirror larger than a step all the way: its job continues, then the regeneration publishes it", async () => {
+    const many = [...pages("/other/", 250), ...pages("/trigger/", 230)];
+    routes.set("/other.xml", serve(urlset(many)));
+    const before = requests.filter((r) => r.path === "/other.xml").length;
+    await cronAndJobs(worker.harness, worker.env.DB);
+    expect((await mirrors())[1]).toMatchObject({ state: "idle", lastError: null, counts: { records: 480, inserted: 230 } });
+    // Five bounded steps (100 records each) from the one trigger, each its own invocation.
+    expect(requests.filter((r) => r.path === "/other.xml").length - before).toBeGreaterThanOrEqual(5);
+    const servedNow = new Set(await served());
+    expect(many.filter((loc) => !servedNow.has(loc))).toEqual([]);
+    // Back to what the next tests expect (an unchanged other.xml).
+    routes.set("/other.xml", serve(urlset(pages("/other/", 250))));
+    await cronAndJobs(worker.harness, worker.env.DB);
+    expect((await mirrors())[1]).toMatchObject({ state: "idle", lastError: null, counts: { deleted: 230 } });
   });
 
   it("a pass resumed over a remote that changed between runs deletes nothing the remote lists (151 URLs, 100 a run)", async () => {

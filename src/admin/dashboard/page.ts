@@ -9,6 +9,7 @@ import type { siteStatus } from "../status.ts";
 import { type ActionOutcome, actions, auditTrail, outcome } from "./admin-panel.ts";
 import { columns, fillBar } from "./charts.ts";
 import { type Html, html } from "./html.ts";
+import { jobsTable } from "./jobs.ts";
 import { page } from "./layout.ts";
 
 type Status = Awaited<ReturnType<typeof siteStatus>>;
@@ -182,6 +183,8 @@ ${notifications(status)}
 ${mirrors(status)}
 <h2>Search Console</h2>
 ${searchConsole(status)}
+<h2>Background jobs</h2>
+${jobsTable(status.jobs)}
 <h2>Admin writes</h2>
 ${auditTrail(status)}
 </main>`;
