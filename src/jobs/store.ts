@@ -1,5 +1,5 @@
 /**
- * What the jobs keep in D1 beside the queue (migrations/0013_jobs.sql; adapter:
+ * What the jobs keep in D1 beside the queue (migrations/0011_jobs.sql; adapter:
  * src/adapters/d1/job-state.ts): per job kind and site, when its pending message is due (the
  * debounce), its last run and its last failure.
  */

@@ -1,4 +1,4 @@
-/** The jobs' state in D1 (migrations/0013_jobs.sql): one row per job kind and site. */
+/** The jobs' state in D1 (migrations/0011_jobs.sql): one row per job kind and site. */
 import type { JobKind } from "../../jobs/messages.ts";
 import type { JobRecord, JobStateStore, JobUsage } from "../../jobs/store.ts";
 
