@@ -3,6 +3,7 @@
  * no cycles; src/core is pure (only zod from outside); adapters are wired in src/services.ts alone
  * and never reach up into the HTTP or admin layers; Hono and the wiring are used only by the HTTP
  * layer and the Worker entry; service modules never import HTTP; regen never imports an adapter;
+ * nothing below src/jobs imports a job (adapters implement its port);
  * every import resolves and is declared (docs/architecture.md, the layer table).
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -90,6 +91,28 @@ module.exports = {
         "named here so that the message says what went wrong).",
       from: { path: "^src/regen/", pathNot: "\\.test\\.ts$" },
       to: { path: "^src/adapters/" },
+    },
+    {
+      name: "jobs-on-top",
+      severity: "error",
+      comment:
+        "src/jobs/ (the queue's jobs, docs/jobs.md) calls the regeneration, mirrors, notification, Search Console status and " +
+        "sync modules; nothing below imports a job. The wiring hands the scheduler out (src/services.ts, src/services-type.ts).",
+      from: {
+        path: [
+          "^src/(core|config|store|regen|notify|mirror|sync|gsc|formats|manifest|ingest|snapshots|documents|outbound|robots|demo)/",
+          "^src/(sitemaps|config)\\.ts$",
+        ],
+        pathNot: "\\.test\\.ts$",
+      },
+      to: { path: "^src/jobs/" },
+    },
+    {
+      name: "adapters-implement-the-jobs-port-only",
+      severity: "error",
+      comment: "An adapter implements the jobs' port (src/jobs/store.ts, naming the kinds of src/jobs/messages.ts), nothing else of src/jobs.",
+      from: { path: "^src/adapters/" },
+      to: { path: "^src/jobs/", pathNot: "^src/jobs/(store|messages)\\.ts$" },
     },
     {
       name: "not-to-unresolvable",

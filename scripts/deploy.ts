@@ -1,12 +1,17 @@
 /**
  * `npm run deploy`: from a fresh clone to a deployed Worker in one command (docs/deploy.md).
  *
- *   npm run deploy                 wrangler deploy (provisions D1/KV bindings that have no id and
- *                                  writes the ids back), then the migrations of every D1 binding
- *                                  remotely, then the sitemap URLs and the secrets still unset
+ *   npm run deploy                 the queues wrangler.jsonc names, created when missing (automatic
+ *                                  provisioning does not cover queues in wrangler 4.164: it creates
+ *                                  KV, D1 and R2 only, and `wrangler deploy` refuses a consumer of a
+ *                                  queue that does not exist), then wrangler deploy (provisions D1/KV
+ *                                  bindings that have no id and writes the ids back), then the
+ *                                  migrations of every D1 binding remotely, then the sitemap URLs and
+ *                                  the secrets still unset
  *   npm run deploy -- --dry-run    everything that needs no account: the configuration check, the
  *                                  bundle (`wrangler deploy --dry-run`) and its gzip size against the
- *                                  plan limits, and the migrations of every D1 binding
+ *                                  plan limits, the migrations of every D1 binding, and the queues
+ *                                  (producer, consumers and dead-letter queues that exist)
  *   npm run deploy -- --plan       prints the commands the real deploy runs, runs nothing
  *
  * Extra arguments after the mode go to `wrangler deploy` (e.g. `--env staging`).
@@ -47,9 +52,33 @@ interface D1Binding {
   migrations_dir?: string;
 }
 
+/** What wrangler.jsonc says of queues (`queues.producers`, `queues.consumers`). */
+interface QueuesConfig {
+  producers?: readonly { binding: string; queue?: string }[];
+  consumers?: readonly { queue: string; dead_letter_queue?: string }[];
+}
+
+/** Every queue the Worker sends to or consumes, dead-letter queues included, each once. */
+export function queueNames(queues: QueuesConfig | undefined): string[] {
+  const names = [
+    ...(queues?.producers ?? []).flatMap((p) => (p.queue ? [p.queue] : [])),
+    ...(queues?.consumers ?? []).flatMap((c) => [c.queue, ...(c.dead_letter_queue ? [c.dead_letter_queue] : [])]),
+  ];
+  return [...new Set(names)];
+}
+
+/** Per queue: `queues info` (does it exist?) and, when that fails, `queues create`. */
+export function queueSteps(names: readonly string[]): { info: Step; create: Step }[] {
+  return names.map((name) => ({
+    info: { why: `does queue ${name} exist?`, args: ["queues", "info", name] },
+    create: { why: `create queue ${name} (not provisioned by wrangler deploy)`, args: ["queues", "create", name] },
+  }));
+}
+
 /** The real deploy, in order: every command a reader can check before running it. */
-export function deployPlan(d1: readonly D1Binding[], extra: readonly string[]): Step[] {
+export function deployPlan(d1: readonly D1Binding[], extra: readonly string[], queues: readonly string[] = []): Step[] {
   return [
+    ...queueSteps(queues).map((q) => ({ why: `${q.create.why}, unless \`queues info\` finds it`, args: q.create.args })),
     { why: "bundle, upload, and provision every D1/KV binding without an id (ids written back to wrangler.jsonc)", args: ["deploy", ...extra] },
     ...d1.map((d) => ({ why: `apply the migrations of ${d.binding}`, args: ["d1", "migrations", "apply", d.binding, "--remote"] })),
     { why: "which secrets are set (names only)", args: ["secret", "list", "--format", "json"] },
@@ -109,6 +138,17 @@ function wranglerEntry(): string {
   return override ? resolve(override) : join(ROOT, "node_modules/wrangler/bin/wrangler.js");
 }
 
+/** Runs wrangler with this Node; true when it exited 0. Its output is not shown (a probe). */
+function wranglerSucceeds(step: Step): boolean {
+  console.log(`\n> wrangler ${step.args.join(" ")}    # ${step.why}`);
+  const run = spawnSync(process.execPath, [wranglerEntry(), ...step.args], {
+    cwd: ROOT,
+    stdio: ["inherit", "ignore", "ignore"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
+  return run.status === 0;
+}
+
 /** Runs wrangler with this Node; `capture` returns stdout instead of showing it. Exits on failure. */
 function wrangler(step: Step, capture = false): string {
   console.log(`\n> wrangler ${step.args.join(" ")}    # ${step.why}`);
@@ -128,6 +168,7 @@ function wrangler(step: Step, capture = false): string {
 
 interface Project {
   d1: D1Binding[];
+  queues: string[];
   vars: Record<string, unknown>;
   hasRoutes: boolean;
 }
@@ -136,6 +177,7 @@ function readProject(): Project {
   const config = unstable_readConfig({ config: join(ROOT, "wrangler.jsonc") });
   return {
     d1: config.d1_databases.map((d: D1Binding) => ({ binding: d.binding, ...(d.migrations_dir ? { migrations_dir: d.migrations_dir } : {}) })),
+    queues: queueNames(config.queues as QueuesConfig),
     vars: config.vars as Record<string, unknown>,
     hasRoutes: (config.routes?.length ?? 0) > 0 || config.route !== undefined,
   };
@@ -181,6 +223,7 @@ function dryRun(project: Project, extra: readonly string[]): void {
     console.log("against the compressed Worker size limits:");
     for (const line of report.lines) console.log(line);
     listMigrations(project.d1);
+    console.log(`queues (created by \`npm run deploy\` when missing): ${project.queues.length > 0 ? project.queues.join(", ") : "none"}`);
     if (!report.fitsSomePlan) {
       console.error("deploy would fail: the bundle is over every plan's limit");
       process.exit(1);
@@ -203,6 +246,10 @@ function sitemapUrls(project: Project, sites: ReadonlySet<string>): void {
 
 function deploy(project: Project, extra: readonly string[]): void {
   const config = checkConfig(project, extra);
+  const envArgs = extra.includes("--env") ? ["--env", extra[extra.indexOf("--env") + 1] ?? ""] : [];
+  for (const q of queueSteps(project.queues)) {
+    if (!wranglerSucceeds({ ...q.info, args: [...q.info.args, ...envArgs] })) wrangler({ ...q.create, args: [...q.create.args, ...envArgs] });
+  }
   const steps = deployPlan(project.d1, extra);
   for (const step of steps.slice(0, -1)) wrangler(step);
   const names = secretNames(wrangler(steps.at(-1)!, true));
@@ -230,7 +277,7 @@ function main(argv: readonly string[]): void {
   }
   if (modes[0] === "--plan") {
     console.log("npm run deploy runs, in order:");
-    for (const step of deployPlan(project.d1, extra)) console.log(`  npx wrangler ${step.args.join(" ")}    # ${step.why}`);
+    for (const step of deployPlan(project.d1, extra, project.queues)) console.log(`  npx wrangler ${step.args.join(" ")}    # ${step.why}`);
     return;
   }
   deploy(project, extra);

@@ -1,22 +1,48 @@
-/** Worker entry: the Hono app for requests, the cron trigger, and the KV writer object. */
-import { readSearchConsoleStatus } from "./gsc/scheduled.ts";
+/** Worker entry: the Hono app for requests, the cron heartbeat, the jobs' queue consumer, and the KV writer object. */
 import { app } from "./http/app.ts";
-import { mirrorAll } from "./mirror/scheduled.ts";
-import { notifyAfterRegeneration } from "./notify/notifier.ts";
-import { rebalanceAll } from "./partitions/rebalance.ts";
-import { regenerateAll } from "./regen/scheduled.ts";
-import { databaseServices } from "./services.ts";
+import { type JobHandlers, consumeJobs } from "./jobs/consumer.ts";
+import { gscStatusJob } from "./jobs/gsc-status.ts";
+import { heartbeat } from "./jobs/heartbeat.ts";
+import type { Job } from "./jobs/messages.ts";
+import { mirrorJob } from "./jobs/mirror.ts";
+import { notifyJob } from "./jobs/notify.ts";
+import { rebalanceJob } from "./jobs/rebalance.ts";
+import { regenerateJob } from "./jobs/regenerate.ts";
+import { syncSweepJob } from "./jobs/sync-sweep.ts";
+import { databaseServices, servicesFor } from "./services.ts";
 import type { Services } from "./services-type.ts";
-import { sweepSyncs } from "./sync/sweep.ts";
 
 // Each site's single KV writer (URL_SOURCE=kv), a Durable Object: wrangler.jsonc binds it as KV_WRITERS.
 export { KvSiteWriter } from "./adapters/kv/writer-object.ts";
 
+/** The consumer's dispatch: one handler per job kind, a file each in src/jobs/ (docs/jobs.md). */
+const JOBS: JobHandlers = {
+  // One bounded step of a mirror's pass, then its site's regeneration (docs/mirror.md).
+  mirror: mirrorJob,
+  // One bounded run (docs/regeneration.md); continues until converged, then the notification.
+  regenerate: regenerateJob,
+  // Tell search engines what changed (docs/notify.md).
+  notify: notifyJob,
+  // What Google did with the sitemaps, at most every GSC_STATUS_INTERVAL per site (src/gsc/).
+  "gsc-status": gscStatusJob,
+  // Abandoned syncs expire without deleting anything (docs/sync.md), once per database.
+  "sync-sweep": syncSweepJob,
+  // A database appended to a partitioned site's list: one bounded step of its move (docs/capacity.md "Partitions").
+  rebalance: rebalanceJob,
+};
+
+/** The services a job runs on: its site's database, or, for a partitioned site's regeneration or notification, its partition's. */
+function servicesOfJob(env: Env, job: Job): Services {
+  // A mirror job is named by its URL: it writes to the database of the URL's site (SITE_DATABASES).
+  const site = servicesFor(env, job.kind === "mirror" ? new URL(job.origin).origin : job.origin);
+  return (job.partition !== undefined && site.partitions?.[job.partition]) || site;
+}
+
 export default {
   fetch: app.fetch,
-  async scheduled(_controller, env, ctx) {
-    // Each job is handed the services it works on: one object per D1 database (SITE_DATABASES), each
-    // with its own sites. A bad configuration (ConfigError) is logged once, and then no job runs.
+  async scheduled(_controller, env, _ctx) {
+    // The heartbeat only schedules: every due job goes on the JOBS queue, each runs in its own
+    // invocation. A bad configuration (ConfigError) is logged once, and then no job is queued.
     let databases: Services[];
     try {
       databases = databaseServices(env);
@@ -24,18 +50,9 @@ export default {
       console.error("scheduled jobs skipped:", err instanceof Error ? err.message : err);
       return;
     }
-    // Abandoned syncs expire without deleting anything (docs/sync.md). Never throws.
-    await sweepSyncs(databases);
-    // Fetch and sync mirrored sitemaps first, so this run publishes what they changed (docs/mirror.md). Never throws.
-    await mirrorAll(databases);
-    // A database appended to a partitioned site's list is filled one bounded step per run (src/partitions/rebalance.ts). Never throws.
-    await rebalanceAll(databases);
-    // Pre-render what changed and publish it (docs/regeneration.md). Never throws.
-    await regenerateAll(databases, ctx, "cron");
-    // After the regeneration: tell search engines what changed (docs/notify.md). Never throws.
-    // A partitioned site's partitions each announce their own changes, from their own change feed.
-    await notifyAfterRegeneration(databases.flatMap((s) => s.partitions ?? [s]));
-    // What Google did with the sitemaps, at most every GSC_STATUS_INTERVAL per site (src/gsc/). Never throws.
-    await readSearchConsoleStatus(databases, env);
+    await heartbeat(databases);
+  },
+  async queue(batch, env, ctx) {
+    await consumeJobs(batch, env, ctx, JOBS, servicesOfJob);
   },
 } satisfies ExportedHandler<Env>;

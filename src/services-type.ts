@@ -5,6 +5,7 @@
 import type { AdminStateStore } from "./admin-state/store.ts";
 import type { Config } from "./config.ts";
 import type { GscStatusStore } from "./gsc/store.ts";
+import type { JobScheduler } from "./jobs/scheduler.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { MirrorStateStore } from "./mirror/store.ts";
 import type { NotifyStateStore } from "./notify/store.ts";
@@ -44,4 +45,6 @@ export interface Services {
   partitions: Services[] | null;
   /** A partitioned site's layout (how many partitions hold records, a move under way), in its first database; null for any other site. */
   layouts: SiteLayout | null;
+  /** Background jobs on the JOBS queue, their debounce and state in D1 (src/jobs/); null without both bindings. */
+  jobs: JobScheduler | null;
 }

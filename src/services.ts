@@ -1,6 +1,7 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
 import { D1AdminStateStore } from "./adapters/d1/admin-state.ts";
 import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
+import { D1JobStateStore } from "./adapters/d1/job-state.ts";
 import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
 import { D1MirrorStateStore } from "./adapters/d1/mirror-state.ts";
 import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
@@ -16,6 +17,8 @@ import { KvRobotsLastGoodStore } from "./adapters/kv/robots-last-good.ts";
 import { KvRobotsLoopStore } from "./adapters/kv/robots-loop.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { PartitionedJobs } from "./jobs/partitions.ts";
+import { type JobQueue, JobScheduler } from "./jobs/scheduler.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import { shardBase } from "./partitions/keys.ts";
@@ -78,8 +81,24 @@ function wired(env: Env): Wired {
           wiredParts.map((p) => p.store.changes),
         );
       const layout = { read: layoutOf, save: (l: PartitionLayout, now: number) => layouts.save(origin, l, now) };
-      const parts = wiredParts.map((part, p) => ({ ...part, store: servedStore(part.store, p, layoutOf), layouts: layout }));
-      partitioned.set(origin, partitionedServices({ ...config, sites }, parts, layoutOf));
+      const parts = wiredParts.map((part, p) => ({
+        ...part,
+        store: servedStore(part.store, p, layoutOf),
+        layouts: layout,
+        // Its regeneration and notification jobs carry its partition, claimed in its own database.
+        jobs: part.jobs && part.jobs.forPartition(p),
+      }));
+      const site = partitionedServices({ ...config, sites }, parts, layoutOf);
+      const home = wiredParts[0]!.jobs;
+      partitioned.set(origin, {
+        ...site,
+        jobs:
+          home &&
+          new PartitionedJobs(
+            home,
+            parts.map((p) => p.jobs!),
+          ),
+      });
       continue;
     }
     let set = sitesOf.get(names[0]!);
@@ -142,6 +161,7 @@ function wire(env: Env, config: Config): Services {
   const snapshotKv = (env as unknown as Record<string, unknown>)["SNAPSHOTS"] as KVNamespace | undefined;
   const db = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
   const writers = (env as unknown as Record<string, unknown>)["KV_WRITERS"] as SiteWriters | undefined;
+  const queue = (env as unknown as Record<string, unknown>)["JOBS"] as JobQueue | undefined;
   return {
     config,
     store,
@@ -158,5 +178,6 @@ function wire(env: Env, config: Config): Services {
     admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
     partitions: null,
     layouts: null,
+    jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,
   };
 }

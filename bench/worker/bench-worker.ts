@@ -363,6 +363,10 @@ export default {
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
     await (worker as ExportedHandler<Env>).scheduled?.(controller, env, ctx);
   },
+  // The JOBS queue's consumer (wrangler.jsonc), as the real entry runs it.
+  async queue(batch: MessageBatch, env: Env, ctx: ExecutionContext): Promise<void> {
+    await (worker as ExportedHandler<Env>).queue?.(batch, env, ctx);
+  },
 } satisfies ExportedHandler<Env>;
 
 // The Durable Object classes of the real entry: wrangler.jsonc binds KV_WRITERS to KvSiteWriter.

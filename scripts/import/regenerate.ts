@@ -1,6 +1,6 @@
 /**
- * After an import that changed something: POST /sitemap-admin/regenerate, which regenerates the
- * site the request is sent to (the target's own origin). Other sites' sitemaps follow at their
+ * After an import that changed something: POST /sitemap-admin/regenerate, which queues a
+ * regeneration of the site the request is sent to (the target's own origin), then waits for it. Other sites' sitemaps follow at their
  * next cron run. A failure here is a warning: the records are stored either way.
  */
 import { type AdminClient, type ApiAnswer, ClientError } from "./client.ts";
@@ -23,8 +23,43 @@ export async function regenerate(client: AdminClient, url: string, changedOrigin
     progress.message(`warning: regeneration failed (${err.message}); the records are stored, the cron will pick them up`);
     return false;
   }
+  if (answer.status === 202) return waitForJob(client, progress);
   if (answer.status === 200) progress.message(`regenerated the sitemaps: ${answer.text.slice(0, 300)}`);
   else if (answer.status === 404) progress.message("this Worker has no POST /sitemap-admin/regenerate: its cron will update the sitemaps");
   else progress.message(`warning: POST /sitemap-admin/regenerate answered ${answer.status}; the records are stored, the cron will pick them up`);
   return answer.status === 200;
+}
+
+/** How long the CLI waits for the queued regeneration (it goes on in the background after that). */
+const WAIT_MS = 120_000;
+
+interface StatusAnswer {
+  jobs?: { kind: string; state: string; outcome: string | null }[];
+  runs?: unknown[];
+}
+
+/**
+ * The Worker queued the regeneration (202, docs/jobs.md): waits until its job (and the
+ * continuations it queues) ran, as GET /sitemap-admin/status shows it, so that the sitemaps serve
+ * the import when the CLI exits. true when it converged within WAIT_MS.
+ */
+async function waitForJob(client: AdminClient, progress: Progress): Promise<boolean> {
+  const until = Date.now() + WAIT_MS;
+  while (Date.now() < until) {
+    const answer = await client.request("GET", "sitemap-admin/status").catch(() => null);
+    const status = (answer?.json ?? null) as StatusAnswer | null;
+    const job = status?.jobs?.find((j) => j.kind === "regenerate");
+    if (job && job.state !== "scheduled") {
+      const last = status?.runs?.[0];
+      if (job.state === "idle") {
+        progress.message(`regenerated the sitemaps: ${JSON.stringify(last ?? {}).slice(0, 300)}`);
+        return true;
+      }
+      progress.message(`warning: the regeneration job is ${job.state}; the records are stored, the next cron run retries it`);
+      return false;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  progress.message("the regeneration is queued and still running; the sitemaps follow when it is done");
+  return false;
 }

@@ -12,7 +12,7 @@ import {
   ApiErrorSchema,
   DeleteResultSchema,
   RegenerateQuerySchema,
-  RunSummarySchema,
+  RegenerateQueuedSchema,
   StatusSchema,
   StoredRecordSchema,
   SyncCommitBodySchema,
@@ -106,14 +106,13 @@ export const getStatus = createRoute({
 export const postRegenerate = createRoute({
   method: "post",
   path: "/regenerate",
-  summary: "Run a regeneration of the site now, bounded like the cron's, and answer its summary",
+  summary: "Queue a regeneration of the site now; it continues by itself until the site converged (docs/jobs.md)",
   request: { query: RegenerateQuerySchema },
   responses: {
-    200: { description: "the run's summary", content: json(RunSummarySchema) },
+    202: { description: "the job is queued", content: json(RegenerateQueuedSchema) },
     ...common,
-    409: error("another run holds the site"),
-    500: error("the run failed"),
-    503: error("regeneration needs the DB (D1) and SNAPSHOTS (KV) bindings"),
+    500: error("the job could not be queued"),
+    503: error("regeneration needs the DB (D1) and SNAPSHOTS (KV) bindings and the JOBS queue"),
   },
 });
 

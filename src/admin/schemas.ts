@@ -115,19 +115,15 @@ export const RegenerateQuerySchema = z.object({
   full: z.string().optional().openapi({ description: "`1` or `true`: re-render every shard (after changing render options, say)" }),
 });
 
-export const RunSummarySchema = z
-  .looseObject({
-    origin: z.string(),
-    trigger: z.string().describe("`cron` or `admin`"),
-    startedAt: z.string(),
-    durationMs: z.number(),
-    mode: z.enum(["incremental", "pass", "walk"]),
-    shardsRendered: z.number().int(),
-    changed: z.array(z.string()).describe("`section-n` of every listed shard whose version changed"),
-    converged: z.boolean().describe("nothing left to do as far as this run knows"),
+export const RegenerateQueuedSchema = z
+  .object({
+    queued: z.literal(true),
+    site: z.string(),
+    full: z.boolean(),
+    status: z.string().describe("where the run's summary shows once it ran: GET /sitemap-admin/status (`runs`)"),
   })
-  .describe("summary of one regeneration run")
-  .openapi("RunSummary");
+  .describe("the regeneration job was put on the JOBS queue; it continues by itself until the site converged")
+  .openapi("RegenerateQueued");
 
 /** The largest share of a scope a sync may delete unless the request says otherwise. */
 export const DEFAULT_MAX_DELETE = 0.5;

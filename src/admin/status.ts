@@ -5,6 +5,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { searchConsoleStatus } from "../gsc/status.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import { jobsStatus } from "../jobs/status.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
@@ -98,6 +99,8 @@ export async function siteStatus(s: Services, origin: string) {
     audit: await auditStatus(s, origin),
     // A site over several databases: its layout and each partition's regeneration (src/partitions/); null otherwise.
     partitions: await partitionsStatus(s, origin),
+    // Background jobs on the JOBS queue (docs/jobs.md): last run, usage, last error, dead-lettered.
+    jobs: await jobsStatus(s, origin),
   };
 }
 

@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { normalizeOrigin } from "../core/url.ts";
 import type { ValidRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import { publishWrites } from "../jobs/writes.ts";
 import { shownSource } from "../mirror/failure.ts";
 import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../store/errors.ts";
 import type { RecordSync, SyncInfo } from "../store/port.ts";
@@ -106,6 +107,10 @@ export const upsertSyncUrls: RouteHandler<typeof putSyncUrls, AppEnv> = async (c
   if (info.state !== "open") throw new AdminError(409, { error: "sync_not_open", message: `sync ${id} is ${info.state}, not open` });
   const records = await readValidBatch(c, "nothing was written");
   const s = await written(answered(sync.upsert(id, records), records));
+  await publishWrites(
+    c.var.services,
+    records.map((r) => r.origin),
+  );
   return jsonResponse({ received: records.length, inserted: s.inserted, updated: s.updated, unchanged: s.unchanged }, 200);
 };
 
@@ -115,6 +120,7 @@ export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c)
   // The body is optional: without a JSON Content-Type it is not read, and the sync's own guard applies.
   const { maxDelete } = c.req.valid("json") ?? {};
   const result = await answered(sync.commit(id, { ...(maxDelete === undefined ? {} : { maxDelete }), maxChunks: COMMIT_CHUNKS_PER_REQUEST }));
+  await publishWrites(c.var.services, result.sync.scope.sites);
   return jsonResponse({ ...syncBody(result.sync), done: result.done }, result.done ? 200 : 202);
 };
 

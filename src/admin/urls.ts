@@ -12,6 +12,7 @@ import { HTTPException } from "hono/http-exception";
 import { RecordValidationError } from "../core/errors.ts";
 import { BatchValidator, type ValidRecord, type ValidationContext, validateRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import { publishWrites } from "../jobs/writes.ts";
 import { PartialWriteError, StoreBudgetError, StoreBusyError } from "../store/errors.ts";
 import type { FoundRecord } from "../store/port.ts";
 import { readBatch } from "./body.ts";
@@ -96,6 +97,10 @@ export function readValidBatch(c: Ctx, outcome: string): Promise<ValidRecord[]> 
 export const upsertUrls: RouteHandler<typeof putUrls, AppEnv> = async (c) => {
   const records = await readValidBatch(c, "nothing was written");
   const s = await written(c.var.services.store.writer.upsert(records));
+  await publishWrites(
+    c.var.services,
+    records.map((r) => r.origin),
+  );
   return jsonResponse({ received: records.length, inserted: s.inserted, updated: s.updated, unchanged: s.unchanged }, 200);
 };
 
@@ -105,6 +110,10 @@ export const removeUrls: RouteHandler<typeof deleteUrls, AppEnv> = async (c) => 
     typeof item === "string" ? { loc: item } : isObject(item) ? { loc: item["loc"] } : item,
   );
   const s = await written(c.var.services.store.writer.delete(records.map((r) => r.loc)));
+  await publishWrites(
+    c.var.services,
+    records.map((r) => r.origin),
+  );
   return jsonResponse({ received: records.length, deleted: s.deleted, alreadyDeleted: s.alreadyDeleted, notFound: s.notFound }, 200);
 };
 

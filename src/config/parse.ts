@@ -82,6 +82,7 @@ function mirrorConfig(env: RawEnv, disabled: DisabledFeature[]): MirrorConfig {
   const parse = () => ({
     urls: read(v.MIRROR_SITEMAPS),
     maxRecordsPerRun: read(v.MIRROR_MAX_RECORDS_PER_RUN),
+    maxRequestsPerRun: read(v.MIRROR_MAX_REQUESTS_PER_RUN),
     maxBytes: read(v.MIRROR_MAX_BYTES),
     timeoutMs: read(v.MIRROR_TIMEOUT_MS),
     maxDelete: read(v.MIRROR_MAX_DELETE) / 100,
@@ -89,6 +90,7 @@ function mirrorConfig(env: RawEnv, disabled: DisabledFeature[]): MirrorConfig {
   const off = {
     urls: [],
     maxRecordsPerRun: defaultOf(v.MIRROR_MAX_RECORDS_PER_RUN),
+    maxRequestsPerRun: defaultOf(v.MIRROR_MAX_REQUESTS_PER_RUN),
     maxBytes: defaultOf(v.MIRROR_MAX_BYTES),
     timeoutMs: defaultOf(v.MIRROR_TIMEOUT_MS),
     maxDelete: 0,

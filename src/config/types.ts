@@ -68,6 +68,8 @@ export interface Config {
 export interface MirrorConfig {
   urls: readonly string[];
   maxRecordsPerRun: number;
+  /** Requests to mirrored hosts per run, all mirrors together (MIRROR_MAX_REQUESTS_PER_RUN). */
+  maxRequestsPerRun: number;
   maxBytes: number;
   timeoutMs: number;
   maxDelete: number;

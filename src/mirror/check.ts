@@ -3,34 +3,35 @@
  * keeps its ETag, or answers 304, while one of the sitemaps it lists changes: so each listed
  * sitemap is asked too, conditionally by the validators it had when the last pass read it, and a
  * 200 is compared by the digest of its entries (validators can be missing, or change with nothing
- * else). The first one that changed means a new pass. At most CHECKS_PER_RUN requests a run; the
- * next run goes on from there.
+ * else). The first one that changed means a new pass. The requests come out of the run's budget
+ * (src/mirror/budget.ts); the next run goes on from where this one stopped.
  */
-import type { MirrorDeps } from "./deps.ts";
+import type { MirrorBudget, MirrorDeps } from "./deps.ts";
 import { fetchSitemap } from "./fetch.ts";
 import { contentDigest } from "./read.ts";
 import type { MirrorChild, MirrorState } from "./store.ts";
 
-/** Conditional requests per mirror per cron run (Workers count subrequests per invocation). */
-const CHECKS_PER_RUN = 200;
+/** Listed sitemaps read from D1 per query. */
+const PAGE = 100;
 
 export type ChildrenCheck = "unchanged" | "changed" | "unfinished";
 
-export async function checkChildren(deps: MirrorDeps, state: MirrorState): Promise<ChildrenCheck> {
-  for (let asked = 0; ; asked++) {
-    const n = state.checkChild;
-    const child = await deps.state.child(state.url, n);
-    if (child === null) {
+export async function checkChildren(deps: MirrorDeps, state: MirrorState, budget: MirrorBudget): Promise<ChildrenCheck> {
+  for (;;) {
+    const page = await deps.state.children(state.url, state.checkChild, PAGE);
+    if (page.length === 0) {
       state.checkChild = 0;
       return "unchanged";
     }
-    // Not read whole by a finished pass (new, or the last pass failed after reading it).
-    if (child.digest === null) return "changed";
-    if (asked >= CHECKS_PER_RUN) return "unfinished";
-    if (await childChanged(deps, state.url, n, child)) return "changed";
-    state.checkChild = n + 1;
+    for (const child of page) {
+      // Not read whole by a finished pass (new, or the last pass failed after reading it).
+      if (child.digest === null) return "changed";
+      if (budget.requests <= 0) return "unfinished";
+      if (await childChanged(deps, state.url, state.checkChild, child)) return "changed";
+      state.checkChild += 1;
+    }
     // Kept as it goes: a run cut short (the cron's time limit) does not ask the same sitemaps again.
-    if (state.checkChild % 20 === 0) await deps.state.save(state);
+    await deps.state.save(state);
   }
 }
 

@@ -1,4 +1,4 @@
-/** What a mirror pass works with (src/mirror/run.ts), and the record budget its cron run shares. */
+/** What a mirror pass works with (src/mirror/run.ts), and the budget its invocation shares (src/mirror/budget.ts). */
 import type { Config } from "../config.ts";
 import type { RecordSync } from "../store/port.ts";
 import type { Fetcher } from "./fetch.ts";
@@ -12,7 +12,13 @@ export interface MirrorDeps {
   fetch?: Fetcher;
 }
 
-/** Records a cron run may still read, shared by every mirror of the run. */
+/**
+ * What an invocation (a cron run, a queue message) may still spend on mirrors; the mirrors it runs
+ * share it and take from it as they go.
+ */
 export interface MirrorBudget {
+  /** HTTP requests to mirrored hosts (each redirect hop counts). */
+  requests: number;
+  /** Records read from remote documents (a resumed document's part already sent costs none). */
   records: number;
 }

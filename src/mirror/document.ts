@@ -87,10 +87,15 @@ async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetch
   const listed = new SequenceDigest();
   const children: string[] = [];
   let batch = new Map<string, ValidRecord>();
+  let kept = new Set<string>();
   let seen = 0;
-  const flush = async (upTo: number): Promise<void> => {
+  // `last`: the document is read whole; the caller saves the state as it moves on to the next one.
+  const flush = async (upTo: number, last = false): Promise<void> => {
     if (batch.size > 0) await deps.sync.upsert(state.syncId!, [...batch.values()]);
+    if (kept.size > 0) await deps.sync.keep(state.syncId!, [...kept]);
     batch = new Map();
+    kept = new Set();
+    if (last) return;
     state.recordsDone = upTo;
     state.prefix = upTo === 0 ? null : { locs: await locs.value(), content: await content.value() };
     await deps.state.save(state);
@@ -130,20 +135,26 @@ async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetch
     await locs.add(locText(item));
     await content.add(entryText(item));
     state.counts.records += 1;
-    const mirrored = item.error === undefined ? mirroredRecord(item.input, ctx) : { record: null, dropped: 0 };
+    const mirrored = mirroredRecord(item.input, ctx, item.error);
     state.counts.dropped += mirrored.dropped;
-    const record = mirrored.record;
-    if (record === null) state.counts.rejected += 1;
+    if (mirrored.kind === "rejected") state.counts.rejected += 1;
     else {
-      state.site ??= record.origin;
-      if (record.origin === state.site) batch.set(record.loc, record);
-      else state.counts.foreign += 1;
+      const origin = mirrored.kind === "record" ? mirrored.record.origin : mirrored.origin;
+      state.site ??= origin;
+      if (origin !== state.site) state.counts.foreign += 1;
+      else if (mirrored.kind === "record") {
+        batch.set(mirrored.record.loc, mirrored.record);
+        if (mirrored.repaired) state.counts.repaired += 1;
+      } else {
+        kept.add(mirrored.loc);
+        state.counts.repaired += 1;
+      }
     }
-    if (batch.size >= BATCH) await flush(n);
+    if (batch.size + kept.size >= BATCH) await flush(n);
   }
   // Shorter than the part already sent: it changed.
   if (seen < skip) return { changed: true };
-  await flush(seen);
+  await flush(seen, true);
   const childrenDigest = children.length === 0 ? null : await listed.value();
   return { finished: true, validators: fetched.validators, digest: await content.value(), children, childrenDigest };
 }

@@ -9,31 +9,58 @@
  *
  * The position (which document, how many of its records were sent, digests of those) is saved
  * after every batch, so a pass stops at the run's record budget and the next run resumes it —
- * from the start of a document that changed meanwhile. Any failure aborts the sync — nothing of
- * the pass is deleted — and is kept for /sitemap-admin/status; the next run starts the pass again.
+ * from the start of a document that changed meanwhile. Every request comes out of the budget the
+ * caller passes (src/mirror/budget.ts), so a run stops at it and the next goes on. A document that
+ * fails (a 5xx, a timeout, bad XML) stops the pass where it is, with the reason in status: a later
+ * run asks it again, and the pass goes on. A failure of the pass itself (the guard, an empty
+ * input, an internal error) aborts the sync — nothing of the pass is deleted — and the next run
+ * starts the pass again.
  */
 import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncStateError } from "../store/errors.ts";
+import { OutOfRequests, budgetedFetcher } from "./budget.ts";
 import { checkChildren, childChanged } from "./check.ts";
 import type { MirrorBudget, MirrorDeps } from "./deps.ts";
 import { forceNextPass, listedDigest, readDocument } from "./document.ts";
 import { MirrorFailure, scrubbed, shownUrl } from "./failure.ts";
 import { type Fetched, fetchSitemap } from "./fetch.ts";
 import { siteOfUrl } from "./site.ts";
-import { type MirrorState, NO_PASS, newMirrorState, noCounts } from "./store.ts";
+import { type ChildRead, type MirrorChild, type MirrorState, NO_PASS, newMirrorState, noCounts } from "./store.ts";
 
 export type MirrorOutcome = "unchanged" | "in-progress" | "synced" | "failed";
 
 /** Commit chunks per run (each ≤ 1,000 records examined). */
 const COMMIT_CHUNKS = 40;
+/** Listed sitemaps read from D1 per query while verifying. */
+const PAGE = 100;
 
 const mirrorSource = (url: string): string => `mirror:${url}`;
 
+/**
+ * One mirror's turn: goes on with its pass (or checks whether the remote changed) until it is done
+ * or `budget` is spent, taking from `budget` what it uses (requests sent to the remote, records
+ * read). The caller may call it again in the same run with more budget (`now` the same).
+ */
 export async function runMirror(deps: MirrorDeps, url: string, budget: MirrorBudget, now = Date.now()): Promise<MirrorOutcome> {
+  const fetcher = deps.fetch ?? ((input: string, init: RequestInit) => fetch(input, init));
+  const counted: MirrorDeps = { ...deps, fetch: budgetedFetcher(fetcher, budget) };
   const state = (await deps.state.load(url)) ?? newMirrorState(url);
   state.checkedAt = now;
   try {
-    return await step(deps, state, budget, now);
+    return await step(counted, state, budget, now);
   } catch (err) {
+    if (err instanceof OutOfRequests) {
+      // A redirect hop past the budget: the position saved last stands; a later run goes on from it.
+      const saved = (await deps.state.load(url)) ?? state;
+      await deps.state.save({ ...saved, checkedAt: now });
+      return "in-progress";
+    }
+    if (err instanceof MirrorFailure && state.syncId !== null) {
+      // One document failed: the pass keeps what it read and where it is (saved after each batch,
+      // not what this run read since); a later run asks that document again.
+      const saved = (await deps.state.load(url)) ?? state;
+      await deps.state.save({ ...saved, checkedAt: now, error: scrubbed(err.message, url), errorAt: now });
+      return "failed";
+    }
     const known = [MirrorFailure, SyncGuardError, SyncEmptyError, SyncNotFoundError, SyncStateError].some((type) => err instanceof type);
     if (!known) {
       // The error may quote the URL (a fetch error, a stack): never its query.
@@ -54,7 +81,9 @@ export async function runMirror(deps: MirrorDeps, url: string, budget: MirrorBud
       // What this pass read of the listed sitemaps was never committed: the next check must not take them as done.
       await deps.state.forgetChildReads(url).catch(() => undefined);
     }
-    await deps.state.save({ ...endPass(state), error: reason, errorAt: now });
+    // With no pass, a failed check of the listed sitemaps is asked again where it stopped.
+    const checkChild = state.syncId === null ? state.checkChild : 0;
+    await deps.state.save({ ...endPass(state), checkChild, error: reason, errorAt: now });
     return "failed";
   }
 }
@@ -64,13 +93,17 @@ function endPass(state: MirrorState): MirrorState {
   return { ...state, ...NO_PASS };
 }
 
-/** Moves the pass on to its next document. */
-async function nextDocument(deps: MirrorDeps, state: MirrorState): Promise<void> {
-  state.child += 1;
-  state.recordsDone = 0;
-  state.prefix = null;
-  await deps.state.save(state);
+/**
+ * Moves the pass on to its next document (the one that failed last, if any, has been read: its
+ * error goes); `read`: how the current one was read whole, saved in the same write.
+ */
+async function nextDocument(deps: MirrorDeps, state: MirrorState, read?: ChildRead): Promise<void> {
+  Object.assign(state, { child: state.child + 1, recordsDone: 0, prefix: null, error: null, errorAt: null });
+  await deps.state.save(state, read);
 }
+
+/** Whether the budget allows starting a document: a request to fetch it, and a record to read. */
+const canRead = (budget: MirrorBudget): boolean => budget.requests > 0 && budget.records > 0;
 
 /**
  * Reads the pass's documents in order from where it is: the mirrored one (-1), then each sitemap
@@ -78,10 +111,13 @@ async function nextDocument(deps: MirrorDeps, state: MirrorState): Promise<void>
  */
 async function readAll(deps: MirrorDeps, state: MirrorState, first: Fetched | null, budget: MirrorBudget, now: number): Promise<boolean> {
   let answer = first;
+  // The listed sitemaps ahead, read from D1 a page at a time.
+  let ahead: MirrorChild[] = [];
   for (;;) {
-    const child = state.child < 0 ? null : await deps.state.child(state.url, state.child);
+    if (state.child >= 0 && ahead.length === 0) ahead = await deps.state.children(state.url, state.child, PAGE);
+    const child = state.child < 0 ? null : (ahead.shift() ?? null);
     if (state.child >= 0 && child === null) return true;
-    if (budget.records <= 0) {
+    if (budget.records <= 0 || (answer === null && budget.requests <= 0)) {
       if (answer?.status === 200) await answer.cancel();
       return false;
     }
@@ -92,50 +128,79 @@ async function readAll(deps: MirrorDeps, state: MirrorState, first: Fetched | nu
       await deps.state.setChildren(state.url, read.children);
       state.topReadAt = now;
       state.childrenDigest = read.childrenDigest;
-    } else await deps.state.setChildRead(state.url, state.child, read.validators, read.digest, now);
-    await nextDocument(deps, state);
+      await nextDocument(deps, state);
+    } else await nextDocument(deps, state, { n: state.child, validators: read.validators, digest: read.digest, readAt: now });
   }
 }
 
 /**
- * Before the commit: every document the pass read in an earlier run is checked again, and one that
- * changed since is read again, so a URL that moved from a sitemap not yet read to one already read
- * is not deleted. If the index lists other sitemaps now, the pass reads it all again (false, with
- * `verifying` off). false with `verifying` on: the run's budget ran out.
+ * Before the commit: every document the pass read is checked again, and one that changed since is
+ * read again, so a URL that moved from a sitemap not yet read to one already read is not deleted.
+ * The checks go on over runs from a saved cursor (`child` with `verifying` on), within the run's
+ * requests: every check comes after the last first read of any document, which is what makes a
+ * URL moved at any time since seen by one of the reads (docs/mirror.md). If the index lists other
+ * sitemaps now, the pass reads it all again (false, with `verifying` off). false with `verifying`
+ * on: the run's budget ran out.
  */
 async function verifyAll(deps: MirrorDeps, state: MirrorState, budget: MirrorBudget, now: number): Promise<boolean> {
   for (;;) {
     if (state.child < 0) {
-      if (state.topReadAt !== now && state.childrenDigest !== null && (await listChanged(deps, state))) {
-        Object.assign(state, { verifying: false, child: -1, recordsDone: 0, prefix: null });
-        state.counts.restarts += 1;
-        forceNextPass(state);
-        await deps.state.save(state);
-        return false;
+      if (state.topReadAt !== now && state.childrenDigest !== null) {
+        if (budget.requests <= 0) return false;
+        if (await listChanged(deps, state)) {
+          Object.assign(state, { verifying: false, child: -1, recordsDone: 0, prefix: null });
+          state.counts.restarts += 1;
+          forceNextPass(state);
+          await deps.state.save(state);
+          return false;
+        }
       }
       await nextDocument(deps, state);
       continue;
     }
-    const child = await deps.state.child(state.url, state.child);
-    if (child === null) return true;
-    // recordsDone > 0: reading it again is under way.
-    if (state.recordsDone === 0) {
-      if (child.readAt === now || !(await childChanged(deps, state.url, state.child, child))) {
-        await nextDocument(deps, state);
+    // recordsDone > 0: reading a changed document again is under way.
+    if (state.recordsDone > 0) {
+      const child = await deps.state.child(state.url, state.child);
+      if (child === null) return true;
+      if (!(await readAgain(deps, state, child.url, budget, now))) return false;
+      continue;
+    }
+    const page = await deps.state.children(state.url, state.child, PAGE);
+    if (page.length === 0) return true;
+    for (const child of page) {
+      // Read in this very run: nothing to ask again.
+      if (child.readAt === now) {
+        state.child += 1;
+        continue;
+      }
+      // Two requests and a record: the check, and reading it again should it have changed.
+      if (budget.requests < 2 || budget.records <= 0) {
+        await deps.state.save(state);
+        return false;
+      }
+      if (!(await childChanged(deps, state.url, state.child, child))) {
+        state.child += 1;
         continue;
       }
       state.counts.restarts += 1;
       forceNextPass(state);
+      if (!(await readAgain(deps, state, child.url, budget, now))) return false;
+      break; // the cursor moved on: read the next page from it
     }
-    if (budget.records <= 0) {
-      await deps.state.save(state);
-      return false;
-    }
-    const read = await readDocument(deps, state, child.url, null, budget);
-    if (!read.finished) return false;
-    await deps.state.setChildRead(state.url, state.child, read.validators, read.digest, now);
-    await nextDocument(deps, state);
+    await deps.state.save(state);
   }
+}
+
+/** Reads the pass's current document again, from its saved position; false: the budget ran out first. */
+async function readAgain(deps: MirrorDeps, state: MirrorState, url: string, budget: MirrorBudget, now: number): Promise<boolean> {
+  if (!canRead(budget)) {
+    await deps.state.save(state);
+    return false;
+  }
+  const read = await readDocument(deps, state, url, null, budget);
+  if (!read.finished) return false;
+  await nextDocument(deps, state, { n: state.child, validators: read.validators, digest: read.digest, readAt: now });
+  return true;
 }
 
 /** Whether the mirrored index lists other sitemaps than when the pass read it. */
@@ -160,14 +225,15 @@ async function step(deps: MirrorDeps, state: MirrorState, budget: MirrorBudget, 
     if (sync === null || sync.state === "aborted") Object.assign(state, endPass(state));
   }
   if (state.syncId === null) {
-    if (budget.records <= 0) return "in-progress";
+    if (!canRead(budget)) return "in-progress";
     first = await fetchSitemap(state.url, { etag: state.etag, lastModified: state.lastModified }, limits, deps.fetch);
     if (first.status === 304 || (first.validators.etag !== null && first.validators.etag === state.etag)) {
       if (first.status === 200) await first.cancel();
-      const children = await checkChildren(deps, state);
-      if (children !== "changed") {
+      const children = await checkChildren(deps, state, budget);
+      if (children !== "changed" || !canRead(budget)) {
         await deps.state.save({ ...state, error: null, errorAt: null });
-        return "unchanged";
+        // Checks left for a later turn or run (a changed sitemap found without budget left is found again).
+        return children === "unchanged" ? "unchanged" : "in-progress";
       }
       // A listed sitemap changed under an unchanged index: a whole pass, from the index.
       first = await fetchSitemap(state.url, null, limits, deps.fetch);

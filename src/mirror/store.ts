@@ -9,12 +9,18 @@ export interface Validators {
 export interface MirrorCounts {
   /** Records read from the remote files and sent to the sync. */
   records: number;
-  /** Records refused: invalid, or on a site this deployment does not serve. */
+  /** Entries refused: a loc that is not a valid URL, or on a site this deployment does not serve (or, in an index, a sitemap not on its host). */
   rejected: number;
   /** Extension parts dropped (images, videos, hreflang links, news entries the record model cannot represent). */
   dropped: number;
   /** Records on another site than the mirror's own: dropped, never written. */
   foreign: number;
+  /**
+   * Entries that failed validation but kept their URL (docs/mirror.md "Invalid entries"): written
+   * without their invalid fields (a lastmod in the future, a priority of 1.5), or, when the entry
+   * is malformed as XML, the stored record kept as it is. Counted as seen: never deleted.
+   */
+  repaired: number;
   /** Documents read again from their start because they changed while the pass was under way. */
   restarts: number;
   inserted: number;
@@ -73,13 +79,24 @@ export interface MirrorChild {
   readAt: number | null;
 }
 
+/** How, and when (the cron run's time), a pass read the n-th sitemap of an index whole. */
+export interface ChildRead {
+  n: number;
+  validators: Validators;
+  digest: string;
+  readAt: number;
+}
+
 export interface MirrorStateStore {
   load(url: string): Promise<MirrorState | null>;
-  save(state: MirrorState): Promise<void>;
+  /** Saves the state; with `read`, in the same write, how its n-th sitemap was read whole (as setChildRead). */
+  save(state: MirrorState, read?: ChildRead): Promise<void>;
   /** Replaces the index's sitemap list of the pass under way (none with validators or digest yet). */
   setChildren(url: string, children: readonly string[]): Promise<void>;
   /** The n-th sitemap of the index (null past the end). */
   child(url: string, n: number): Promise<MirrorChild | null>;
+  /** The sitemaps of the index from the n-th on, at most `limit`, in order (empty past the end). */
+  children(url: string, from: number, limit: number): Promise<MirrorChild[]>;
   /** Remembers how, and when (the cron run's time), the n-th sitemap was read whole. */
   setChildRead(url: string, n: number, validators: Validators, digest: string, readAt: number): Promise<void>;
   /** Forgets every sitemap's validators and digest: each counts as changed at the next check. */
@@ -93,6 +110,7 @@ export const noCounts = (): MirrorCounts => ({
   rejected: 0,
   dropped: 0,
   foreign: 0,
+  repaired: 0,
   restarts: 0,
   inserted: 0,
   updated: 0,

@@ -38,7 +38,7 @@ interface NotifyServices {
 /** How long a run holds a site: longer than a cron run may last (15 min wall), shorter than the schedule. */
 const LEASE_MS = 20 * 60_000;
 
-const anythingConfigured = (config: Config): boolean =>
+export const anythingConfigured = (config: Config): boolean =>
   config.notify.indexNow !== null || config.notify.pingUrls.length > 0 || config.notify.searchConsole !== null;
 
 /**

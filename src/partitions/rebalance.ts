@@ -17,6 +17,8 @@
  *     everything they serve (served.ts). Each loc is served by exactly one partition before the
  *     switch and after it. A site pass of every partition then renders snapshots again.
  *
+ * The job (src/jobs/rebalance.ts) runs the steps on the JOBS queue, then a site pass of every partition.
+ *
  * The moved rows stay in the old partition, hidden; see docs/capacity.md "Partitions" for what a
  * move costs and what is not built.
  */
@@ -25,8 +27,6 @@ import { Fingerprint } from "../core/fingerprint.ts";
 import type { ValidRecord } from "../core/validate.ts";
 import { forgetManifest } from "../manifest/location-cache.ts";
 import type { ShardManifest } from "../manifest/manifest.ts";
-import { regenerateSite } from "../regen/regenerate.ts";
-import { regenDeps } from "../regen/scheduled.ts";
 import type { Lease } from "../regen/store.ts";
 import type { Services } from "../services-type.ts";
 import { rebuildManifest } from "../sitemaps.ts";
@@ -170,32 +170,6 @@ export async function rebalanceStep(site: Services, origin: string, options: { m
   }
   if (layout.cursor!.partition < layout.settled) return result("copying", rowsRead, copied);
   if (!(await flip(site, parts, origin, layout, now))) return result("waiting", rowsRead, copied);
-  // Every partition renders its snapshots again: the old ones without the rows that left, the new ones
-  // with the rows they took (a site pass each, resumed by later runs).
-  for (const part of parts) {
-    const deps = regenDeps(part);
-    if (deps)
-      await regenerateSite(deps, origin, { trigger: "rebalance", full: true }).catch((err: unknown) =>
-        console.error("site pass after a move failed", err),
-      );
-  }
+  // The caller runs a site pass of every partition next (src/jobs/rebalance.ts): snapshots again.
   return { ...result("flipped", rowsRead, copied), settled: layout.target };
-}
-
-/** The cron's step of every partitioned site's move. Never throws. */
-export async function rebalanceAll(databases: readonly Services[]): Promise<RebalanceStep[]> {
-  const steps: RebalanceStep[] = [];
-  for (const site of databases) {
-    if (!site.partitions || !site.layouts) continue;
-    for (const origin of site.config.sites) {
-      try {
-        const step = await rebalanceStep(site, origin);
-        if (step.state !== "settled") console.log(JSON.stringify({ event: "sitemap.partitions.move", ...step }));
-        steps.push(step);
-      } catch (err) {
-        console.error("partition move step failed; the next run resumes it", err);
-      }
-    }
-  }
-  return steps;
 }

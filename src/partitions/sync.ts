@@ -116,6 +116,16 @@ export class PartitionedSync implements RecordSync {
     };
   }
 
+  async keep(id: string, locs: readonly string[], now?: number): Promise<number> {
+    const ids = this.#ids(id);
+    const byHome = byPartition(locs, (loc) => loc, await this.layoutOf());
+    if ([...byHome.keys()].some((p) => p >= ids.length)) {
+      throw new SyncStateError(`sync ${id} began before a database was added to the site; start a new sync`);
+    }
+    const kept = await Promise.all([...byHome].map(([p, group]) => this.parts[p]!.keep(ids[p]!, group, now)));
+    return kept.reduce((n, k) => n + k, 0);
+  }
+
   async commit(id: string, options: CommitOptions, now?: number): Promise<SyncCommit> {
     const ids = this.#ids(id);
     let infos = await this.#infos(id);

@@ -42,6 +42,8 @@ interface RegenOptions {
   now?: () => number;
   /** After a publish: the Cache-Tags of the documents that changed (to purge shared caches). */
   onPublished?: OnPublished;
+  /** What the invocation has used so far (a queue job counts it at the bindings), kept in the summary. */
+  usage?: () => RunSummary["usage"];
 }
 
 /** Regenerates one site. Throws RegenBusyError when another run holds the site's lease. */
@@ -54,6 +56,7 @@ export async function regenerateSite(deps: RegenDeps, origin: string, options: R
   try {
     await runOnce(deps, origin, options, startedAt, lease, summary, progress);
     summary.durationMs = clock() - startedAt;
+    if (options.usage) summary.usage = options.usage();
     logSummary(summary);
     await deps.state.recordRun(origin, startedAt, true, summary);
     return summary;
@@ -61,6 +64,7 @@ export async function regenerateSite(deps: RegenDeps, origin: string, options: R
     summary.error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     if (progress.run) countInto(summary, progress.run.counters);
     summary.durationMs = clock() - startedAt;
+    if (options.usage) summary.usage = options.usage();
     logSummary(summary);
     await deps.state.recordRun(origin, startedAt, false, summary).catch(() => undefined);
     throw err;

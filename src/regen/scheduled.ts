@@ -20,7 +20,7 @@ export function regenDeps(s: Services): RegenDeps | null {
  */
 export async function regenerateAll(databases: readonly Services[], ctx?: unknown, trigger = "cron"): Promise<RunSummary[]> {
   const summaries: RunSummary[] = [];
-  // A partitioned site's partitions are units of their own (src/partitions/regenerate.ts).
+  // A partitioned site's partitions are units of their own (src/jobs/partitions.ts).
   for (const s of databases.flatMap((d) => d.partitions ?? [d])) {
     const deps = regenDeps(s);
     if (!deps) {

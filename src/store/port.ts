@@ -257,6 +257,13 @@ export interface RecordSync {
    */
   upsert(id: string, records: readonly ValidRecord[], now?: number): Promise<UpsertResult>;
   /**
+   * Notes the live records with these locs (normalised, in the scope's sites) as seen, writing
+   * nothing: an input that lists a URL it cannot describe validly keeps the stored record (a
+   * mirror's malformed entry, docs/mirror.md). Counted as received; extends the expiry. Returns
+   * how many stored records it matched.
+   */
+  keep(id: string, locs: readonly string[], now?: number): Promise<number>;
+  /**
    * Starts (guard: empty input and over-share deletions are refused, nothing deleted) or resumes
    * the commit, tombstoning at most `maxChunks` chunks. `maxDelete` overrides the sync's guard.
    */

@@ -22,6 +22,7 @@ import { sign } from "hono/jwt";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoSection } from "../../src/demo/demo-data.ts";
+import { cronAndJobs } from "./support/jobs.ts";
 import { type RunningWorker, rawGet, startWorker } from "./support/worker.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -89,6 +90,13 @@ function startFake(jwks: () => unknown): Server {
           ],
         });
       }
+      // The shards under the index (sitemapIndex=): one with its own report.
+      if (
+        req.method === "GET" &&
+        path === `/webmasters/v3/sites/${encodeURIComponent(`${SITE}/`)}/sitemaps?sitemapIndex=${encodeURIComponent(`${SITE}/sitemap.xml`)}`
+      ) {
+        return json({ sitemap: [{ path: `${SITE}/sitemap-pages-1.xml`, lastDownloaded: DOWNLOADED, errors: "0", warnings: "1", contents: [] }] });
+      }
       if (req.method === "PUT") return res.writeHead(204).end();
       res.writeHead(404).end();
     });
@@ -153,7 +161,7 @@ beforeAll(async () => {
   );
   await worker.seed([...demoSection(SITE, "pages", 120), ...demoSection(SITE, "products", 140)]);
   // A cron run: regeneration publishes the shards, then Search Console is told and read.
-  const run = await worker.harness.getWorker().scheduled({ cron: "17 * * * *", scheduledTime: new Date() });
+  const run = await cronAndJobs(worker.harness, worker.env.DB);
   expect(run.outcome).toBe("ok");
 
   profile = mkdtempSync(join(tmpdir(), "edge-sitemaps-dashboard-"));
@@ -197,7 +205,10 @@ describe("the dashboard in Chromium", () => {
     expect(status.manifest.shards).toBe(4); // 120 + 140 URLs at 100 per shard
     expect(status.manifest.urls).toBe(260);
     expect(gscReads.length).toBe(1);
-    expect(status.searchConsole.sitemaps).toEqual([expect.objectContaining({ errors: 2, lastDownloaded: DOWNLOADED })]);
+    expect(status.searchConsole.sitemaps).toEqual([
+      expect.objectContaining({ path: `${SITE}/sitemap.xml`, errors: 2, lastDownloaded: DOWNLOADED }),
+      expect.objectContaining({ path: `${SITE}/sitemap-pages-1.xml`, errors: 0, warnings: 1 }),
+    ]);
 
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -236,8 +247,11 @@ describe("the dashboard in Chromium", () => {
 
     // "Regenerate now": the form carries the session's CSRF token; back on the dashboard with the outcome.
     const runsBefore = await regenerationRuns();
-    await Promise.all([page.waitForURL(`${SITE}/sitemap-admin/?done=regenerate&status=200`), page.click("button[value=regenerate]")]);
-    expect(await page.locator('[data-figure="action-outcome"]').textContent()).toBe("Regeneration requested (HTTP 200).");
+    // The route queues a job (202); the local queue's consumer runs it in its own invocation.
+    await Promise.all([page.waitForURL(`${SITE}/sitemap-admin/?done=regenerate&status=202`), page.click("button[value=regenerate]")]);
+    expect(await page.locator('[data-figure="action-outcome"]').textContent()).toBe("Regeneration requested (HTTP 202).");
+    const until = Date.now() + 60_000;
+    while ((await regenerationRuns()) === runsBefore && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 250));
     expect(await regenerationRuns()).toBe(runsBefore + 1);
     expect(await page.locator("table.audit").textContent()).toContain("POST /sitemap-admin/regenerate");
 

@@ -50,7 +50,7 @@ function npmDeploy(cwd: string, args: string[], env: Record<string, string> = {}
   return { status: run.status, out: `${run.stdout}\n${run.stderr}` };
 }
 
-/** A wrangler stand-in: records each call's arguments, answers `secret list` with ADMIN_TOKEN set. */
+/** A wrangler stand-in: records each call's arguments, answers `secret list` with ADMIN_TOKEN set; exits 3 for calls starting with `failOn`. */
 function fakeWrangler(dir: string, failOn: string | null): { script: string; calls: () => string[] } {
   const log = join(dir, "calls.log");
   const script = join(dir, "fake-wrangler.mjs");
@@ -59,7 +59,7 @@ function fakeWrangler(dir: string, failOn: string | null): { script: string; cal
     `import { appendFileSync } from "node:fs";
 const args = process.argv.slice(2);
 appendFileSync(${JSON.stringify(log)}, args.join(" ") + "\\n");
-if (${JSON.stringify(failOn)} !== null && args[0] === ${JSON.stringify(failOn)}) process.exit(3);
+if (${JSON.stringify(failOn)} !== null && args.join(" ").startsWith(${JSON.stringify(failOn)})) process.exit(3);
 if (args[0] === "secret") console.log(JSON.stringify([{ name: "ADMIN_TOKEN", type: "secret_text" }]));
 `,
   );
@@ -82,6 +82,15 @@ describe("wrangler.jsonc", () => {
     for (const kv of config.kv_namespaces) expect(kv.id).toBeUndefined();
     expect(readFileSync(join(ROOT, "wrangler.jsonc"), "utf8")).not.toMatch(/"(database_)?id"\s*:\s*"0{8}/);
   });
+
+  it("declares the JOBS queue, its consumer (one job per invocation) and a dead-letter queue", () => {
+    const config = unstable_readConfig({ config: join(ROOT, "wrangler.jsonc") });
+    expect(config.queues.producers).toEqual([expect.objectContaining({ binding: "JOBS", queue: "edge-sitemaps-jobs" })]);
+    const consumer = config.queues.consumers?.find((c: { queue: string }) => c.queue === "edge-sitemaps-jobs");
+    expect(consumer).toMatchObject({ max_batch_size: 1, dead_letter_queue: "edge-sitemaps-jobs-dlq" });
+    expect(consumer?.max_retries).toBeGreaterThan(0);
+    expect(config.queues.consumers?.some((c: { queue: string }) => c.queue === "edge-sitemaps-jobs-dlq")).toBe(true);
+  });
 });
 
 describe("npm run deploy -- --dry-run on a clean clone", () => {
@@ -100,6 +109,7 @@ describe("npm run deploy -- --dry-run on a clean clone", () => {
       .trim()
       .split("\n"))
       expect(out).toContain(`  ${f}`);
+    expect(out).toContain("queues (created by `npm run deploy` when missing): edge-sitemaps-jobs, edge-sitemaps-jobs-dlq");
     expect(out).toContain("dry run: ok");
     // Nothing written into the project: no ids, no local secrets, no state.
     expect(readFileSync(join(clone, "wrangler.jsonc"), "utf8")).toBe(before);
@@ -110,6 +120,8 @@ describe("npm run deploy -- --dry-run on a clean clone", () => {
     const fake = fakeWrangler(tempDir(), null);
     const { status, out } = npmDeploy(clone, ["--plan"], { EDGE_SITEMAPS_WRANGLER: fake.script });
     expect(status, out).toBe(0);
+    expect(out).toContain("npx wrangler queues create edge-sitemaps-jobs    #");
+    expect(out).toContain("npx wrangler queues create edge-sitemaps-jobs-dlq    #");
     expect(out).toContain("npx wrangler deploy    #");
     expect(out).toContain("npx wrangler d1 migrations apply DB --remote");
     expect(out).toContain("npx wrangler secret list --format json");
@@ -122,7 +134,13 @@ describe("the real deploy path (wrangler replaced by a recording stand-in)", () 
     const fake = fakeWrangler(tempDir(), null);
     const { status, out } = npmDeploy(clone, ["--env", "staging"], { EDGE_SITEMAPS_WRANGLER: fake.script });
     expect(status, out).toBe(0);
-    expect(fake.calls()).toEqual(["deploy --env staging", "d1 migrations apply DB --remote", "secret list --format json"]);
+    expect(fake.calls()).toEqual([
+      "queues info edge-sitemaps-jobs --env staging",
+      "queues info edge-sitemaps-jobs-dlq --env staging",
+      "deploy --env staging",
+      "d1 migrations apply DB --remote",
+      "secret list --format json",
+    ]);
     expect(out).toContain("http://localhost:8787/sitemap.xml");
     expect(out).toContain("SITES still names a local origin");
     expect(out).toMatch(/secrets still unset/);
@@ -136,7 +154,20 @@ describe("the real deploy path (wrangler replaced by a recording stand-in)", () 
     const { status, out } = npmDeploy(clone, [], { EDGE_SITEMAPS_WRANGLER: fake.script });
     expect(status).toBe(1);
     expect(out).toContain("deploy stopped: `wrangler deploy` exited with 3");
-    expect(fake.calls()).toEqual(["deploy"]);
+    expect(fake.calls()).toEqual(["queues info edge-sitemaps-jobs", "queues info edge-sitemaps-jobs-dlq", "deploy"]);
+  });
+
+  it("creates the queues that do not exist yet (automatic provisioning does not), before the deploy that binds them", () => {
+    const fake = fakeWrangler(tempDir(), "queues info");
+    const { status, out } = npmDeploy(clone, [], { EDGE_SITEMAPS_WRANGLER: fake.script });
+    expect(status, out).toBe(0);
+    expect(fake.calls().slice(0, 5)).toEqual([
+      "queues info edge-sitemaps-jobs",
+      "queues create edge-sitemaps-jobs",
+      "queues info edge-sitemaps-jobs-dlq",
+      "queues create edge-sitemaps-jobs-dlq",
+      "deploy",
+    ]);
   });
 });
 

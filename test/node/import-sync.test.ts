@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { locsOf } from "../shared/locs.ts";
 import { TOKEN, runCli, summaryOf, tempInputs } from "./import-helpers.ts";
+import { cronAndJobs } from "./support/jobs.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 const SITE = "http://sync.example";
@@ -58,7 +59,7 @@ describe("import --sync", () => {
     expect(await live("products")).toEqual(sorted(file));
     expect(await live("pages")).toEqual(sorted(urls("/a/", 5)));
     // After the next cron run, the served shard lists exactly the file.
-    await worker.harness.getWorker().scheduled({ cron: "17 * * * *", scheduledTime: new Date() });
+    await cronAndJobs(worker.harness, worker.env.DB);
     const shard = await worker.harness.fetch(`${SITE}/sitemap-products-1.xml`);
     expect(shard.status).toBe(200);
     expect(locsOf(await shard.text()).sort()).toEqual(file.map((r) => r.loc).sort());

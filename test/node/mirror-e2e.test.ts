@@ -15,6 +15,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { locsOf } from "../shared/locs.ts";
 import { TOKEN } from "./import-helpers.ts";
+import { cronAndJobs, oneStepEach } from "./support/jobs.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 const SITE = "http://cms.example"; // http: the harness serves plain HTTP, and the site is the request origin
@@ -53,9 +54,25 @@ const index = (locs: string[]) =>
     .join("\n")}\n</sitemapindex>\n`;
 const pages = (prefix: string, n: number, from = 1) => Array.from({ length: n }, (_, i) => `${SITE}${prefix}${from + i}`);
 
+/**
+ * One bounded step of every mirror (MIRROR_MAX_RECORDS_PER_RUN each), as one invocation of its job
+ * does it, and the regeneration a finished pass goes on to. On the platform a mirror's job continues
+ * by itself until its pass is committed (one trigger: "one cron trigger takes a mirror larger than
+ * a step all the way" below); here the steps are taken one at a time, so that a pass can be
+ * observed, and the remote changed, between them.
+ */
 async function cron(): Promise<void> {
-  await worker.harness.getWorker().scheduled({ cron: "17 * * * *", scheduledTime: new Date() });
+  await oneStepEach(worker.env, "mirror", mirrorUrls());
 }
+
+const mirrorUrls = () => [
+  `${base}/cms/sitemap_index.xml`,
+  `${base}/other.xml`,
+  `${base}/big.xml`,
+  `${base}/feed.xml?${TOKEN_QUERY}`,
+  `${base}/shop/index.xml`,
+  `${base}/repair.xml`,
+];
 
 interface MirrorStatus {
   url: string;
@@ -107,7 +124,7 @@ beforeAll(async () => {
   worker = await startWorker(
     {
       SITES: `${SITE} ${SHOP}`,
-      MIRROR_SITEMAPS: `${base}/cms/sitemap_index.xml ${base}/other.xml ${base}/big.xml ${base}/feed.xml?${TOKEN_QUERY} ${base}/shop/index.xml`,
+      MIRROR_SITEMAPS: mirrorUrls().join(" "),
       MIRROR_MAX_RECORDS_PER_RUN: "100",
       MIRROR_TIMEOUT_MS: "1500",
       MIRROR_MAX_BYTES: "200000",
@@ -240,6 +257,22 @@ describe("mirrors", () => {
     expect(held.sort()).toEqual(many.sort());
   });
 
+  it("one cron trigger takes a mirror larger than a step all the way: its job continues, then the regeneration publishes it", async () => {
+    const many = [...pages("/other/", 250), ...pages("/trigger/", 230)];
+    routes.set("/other.xml", serve(urlset(many)));
+    const before = requests.filter((r) => r.path === "/other.xml").length;
+    await cronAndJobs(worker.harness, worker.env.DB);
+    expect((await mirrors())[1]).toMatchObject({ state: "idle", lastError: null, counts: { records: 480, inserted: 230 } });
+    // Five bounded steps (100 records each) from the one trigger, each its own invocation.
+    expect(requests.filter((r) => r.path === "/other.xml").length - before).toBeGreaterThanOrEqual(5);
+    const servedNow = new Set(await served());
+    expect(many.filter((loc) => !servedNow.has(loc))).toEqual([]);
+    // Back to what the next tests expect (an unchanged other.xml).
+    routes.set("/other.xml", serve(urlset(pages("/other/", 250))));
+    await cronAndJobs(worker.harness, worker.env.DB);
+    expect((await mirrors())[1]).toMatchObject({ state: "idle", lastError: null, counts: { deleted: 230 } });
+  });
+
   it("a pass resumed over a remote that changed between runs deletes nothing the remote lists (151 URLs, 100 a run)", async () => {
     // The other mirrors cost nothing: the index fails without reading, other.xml answers 304.
     const big = pages("/big/", 151);
@@ -326,7 +359,8 @@ describe("mirrors", () => {
     const during = await (await admin("/status")).text();
     expect((JSON.parse(during) as { syncs: { source: string | null }[] }).syncs.map((sync) => sync.source)).toContain(`mirror:${base}/feed.xml?…`);
     expect(during).not.toContain(token);
-    await cron();
+    // The run's records are shared with the shop's mirror, which starts a pass too (the last one saw its a.xml change).
+    for (let runs = 0; runs < 3 && (await mirrors())[3]!.state === "in-progress"; runs++) await cron();
     status = (await mirrors())[3]!;
     expect(status).toMatchObject({ url: `${base}/feed.xml?…`, state: "idle", lastError: null, counts: { inserted: 150 } });
     const { results } = await worker.env.DB.prepare("SELECT id FROM syncs WHERE scope LIKE ?1").bind(`%feed.xml%`).all<{ id: string }>();
@@ -337,5 +371,28 @@ describe("mirrors", () => {
       expect(body).not.toContain(token);
     }
     expect(await (await admin("/status")).text()).not.toContain(token);
+  });
+  it("a mirror of 100 URLs re-listed with 10 future lastmods: all 100 still served after the pass, 10 repaired in status", async () => {
+    const locs = pages("/r/", 100);
+    const untilIdle = async () => {
+      for (let runs = 0; runs < 5; runs++) {
+        await cron();
+        if ((await mirrors())[5]!.state === "idle") return;
+      }
+    };
+    routes.set("/repair.xml", serve(urlset(locs)));
+    await untilIdle();
+    expect((await mirrors())[5]).toMatchObject({ state: "idle", counts: { inserted: 100 } });
+    const future = new Set(locs.slice(0, 10));
+    const body = urlset(locs).replace(/<url><loc>([^<]+)<\/loc><lastmod>2026-01-01<\/lastmod>/g, (whole, loc: string) =>
+      future.has(loc) ? `<url><loc>${loc}</loc><lastmod>2099-01-01</lastmod>` : whole,
+    );
+    expect(body.match(/2099-01-01/g)).toHaveLength(10);
+    routes.set("/repair.xml", serve(body));
+    await untilIdle();
+    expect((await mirrors())[5]).toMatchObject({ state: "idle", lastError: null, counts: { records: 100, repaired: 10, updated: 10, deleted: 0 } });
+    expect(await tombstoned(locs)).toEqual([]);
+    const servedNow = new Set(await served());
+    expect(locs.filter((loc) => !servedNow.has(loc))).toEqual([]);
   });
 });

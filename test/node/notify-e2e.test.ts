@@ -11,6 +11,7 @@ import { type TestHarness, createTestHarness } from "wrangler";
 import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { parseConfig } from "../../src/config.ts";
 import { validateBatch } from "../../src/core/validate.ts";
+import { cronAndJobs } from "./support/jobs.ts";
 
 const SITE = "https://shop.example";
 const KEY = "e2e-indexnow-key-5f3a9c";
@@ -41,7 +42,7 @@ async function write(inputs: readonly unknown[], now: number): Promise<void> {
 }
 
 async function cron(): Promise<void> {
-  const result = await harness.getWorker().scheduled({ cron: "17 * * * *", scheduledTime: new Date() });
+  const result = await cronAndJobs(harness, env.DB);
   expect(result.outcome).toBe("ok");
 }
 

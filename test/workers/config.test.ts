@@ -1,16 +1,13 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index.ts";
 import { type Site, manifestOf, newSite, write } from "./regen-support.ts";
+import { runCron } from "./support/jobs.ts";
 import { call } from "./support.ts";
 
 const ADMIN = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
 
 async function cron(e: Env): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ cron: "17 * * * *", scheduledTime: Date.now() }), e, ctx);
-  await waitOnExecutionContext(ctx);
+  await runCron(e);
 }
 
 describe("a bad configuration variable", () => {

@@ -49,7 +49,7 @@ function setup(mirrorUrl: (origin: string) => string, otherSites: readonly strin
   const run = async (records = 1000) => {
     const now = Math.max(Date.now(), last + 1);
     last = now;
-    return runMirror({ config: s.config, sync: s.store.sync!, state: s.mirrors!, fetch: fake.fetch }, url, { records }, now);
+    return runMirror({ config: s.config, sync: s.store.sync!, state: s.mirrors!, fetch: fake.fetch }, url, { records, requests: 1000 }, now);
   };
   const status = async () => (await mirrorStatus(s.mirrors, [url]))[0]!;
   const live = async () =>
@@ -116,7 +116,10 @@ describe("mirrors over https", () => {
       throw new Error(`write failed for ${m.url}`);
     };
     m.answers.set(m.url, xml(urlset([`${m.origin}/a`])));
-    const outcome = await runMirror({ config: m.s.config, sync: broken, state: m.s.mirrors!, fetch: m.fake.fetch }, m.url, { records: 1000 });
+    const outcome = await runMirror({ config: m.s.config, sync: broken, state: m.s.mirrors!, fetch: m.fake.fetch }, m.url, {
+      records: 1000,
+      requests: 1000,
+    });
     expect(outcome).toBe("failed");
     expect((await m.status()).lastError).toBe("internal error (see the Worker's logs)");
     expect(logged.join("\n")).toContain("write failed for");

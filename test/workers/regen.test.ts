@@ -2,17 +2,16 @@
  * Cron regeneration: change detection, one-pass re-render of only what changed, snapshot bytes
  * equal to live bytes, bounded runs that converge, the scheduled handler and the status endpoint.
  */
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { gzip } from "../../src/core/render.ts";
 import { demoSection, withDemoExtensions } from "../../src/demo/demo-data.ts";
-import worker from "../../src/index.ts";
 import { buildManifest } from "../../src/manifest/build.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { services } from "../../src/services.ts";
 import { manifestBuildOptions, rebuildManifest, renderShard } from "../../src/sitemaps.ts";
 import type { RecordStore } from "../../src/store/port.ts";
 import { fetchPath, listed, liveXml, manifestOf, newSite, observedDeps, readAll, shardName, snapshotXml, write } from "./regen-support.ts";
+import { drain, runCron, withJobs } from "./support/jobs.ts";
 import { call, gunzip, locsOf, text, validRecords } from "./support.ts";
 
 const PAST = Date.UTC(2026, 0, 1);
@@ -415,11 +414,6 @@ describe("work bound and interruption", () => {
     const lease = await o.deps.state.acquire(site.origin, Date.now(), 60_000);
     expect(lease).not.toBeNull();
     await expect(regenerateSite(o.deps, site.origin)).rejects.toThrow(/already running/);
-    const res = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, {
-      method: "POST",
-      headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" },
-    });
-    expect(res.status).toBe(409);
     await o.deps.state.release(site.origin, lease!);
     expect((await regenerateSite(o.deps, site.origin)).converged).toBe(true);
   });
@@ -449,9 +443,7 @@ describe("cron and admin endpoints", () => {
   it("the scheduled handler regenerates every site; status shows runs and the manifest, only with the token", async () => {
     const site = newSite("regen-cron", { MAX_URLS_PER_SHARD: "100" });
     await write(site, demoSection(site.origin, "pages", 150), PAST);
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), site.env, ctx);
-    await waitOnExecutionContext(ctx);
+    await runCron(site.env);
     const manifest = await manifestOf(site);
     expect(listed(manifest).every((s) => s.snapshot)).toBe(true);
     expect((await fetchPath(site, "/sitemap-pages-2.xml")).source).toBe("snapshot");
@@ -475,12 +467,19 @@ describe("cron and admin endpoints", () => {
       site,
       demoSection(site.origin, "pages", 1, 3).map((r) => ({ ...r, lastmod: "2026-04-04" })),
     );
-    const post = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, {
+    // POST /regenerate queues the job (202) and returns; the job's run shows in status.
+    const jobs = withJobs(site.env);
+    const post = await call(jobs.env, `${site.origin}/sitemap-admin/regenerate`, {
       method: "POST",
       headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" },
     });
-    expect(post.status).toBe(200);
-    expect(await post.json()).toMatchObject({ trigger: "admin", changed: ["pages-1"], shardsRendered: 1, converged: true });
+    expect(post.status).toBe(202);
+    expect(await post.json()).toMatchObject({ queued: true, site: site.origin, full: false });
+    expect(jobs.queue.sent.map((m) => m.body)).toEqual([{ kind: "regenerate", origin: site.origin, trigger: "admin", step: 0 }]);
+    await drain(jobs.env, jobs.queue);
+    const after = await call(site.env, url, { headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" } });
+    const runs = ((await after.json()) as { runs: unknown[] }).runs;
+    expect(runs[0]).toMatchObject({ trigger: "admin", changed: ["pages-1"], shardsRendered: 1, converged: true });
   });
 });
 

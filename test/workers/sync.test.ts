@@ -7,6 +7,7 @@ import { env as baseEnv } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { services } from "../../src/services.ts";
+import { drain, withJobs } from "./support/jobs.ts";
 import { call, document, freshOrigin, locsOf, validRecords } from "./support.ts";
 
 const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
@@ -75,8 +76,10 @@ describe("full sync through the admin API", () => {
     expect(await live(site)).toEqual({ products: ["/p/1", "/p/11", "/p/2", "/p/3", "/p/4", "/p/5"], pages: ["/a/1", "/a/2", "/a/3"] });
     expect((await live(site, site.other))["products"]).toHaveLength(4);
     // Deletions are tombstones: the regeneration drops them from the shard.
-    const regen = await call(site.env, `${site.origin}/sitemap-admin/regenerate`, { method: "POST", headers: AUTH });
-    expect(regen.status).toBe(200);
+    const jobs = withJobs(site.env);
+    const regen = await call(jobs.env, `${site.origin}/sitemap-admin/regenerate`, { method: "POST", headers: AUTH });
+    expect(regen.status).toBe(202);
+    await drain(jobs.env, jobs.queue);
     const shard = await document(site.env, `${site.origin}/sitemap-products-1.xml`);
     expect(locsOf(shard).sort()).toEqual(records(site.origin, ["/p/1", "/p/11", "/p/2", "/p/3", "/p/4", "/p/5"]).map((r) => r.loc));
     const removed = await baseEnv.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND deleted = 1").bind(site.origin).first<{ n: number }>();

@@ -1,4 +1,4 @@
-/** The admin's sessions and audit trail in D1 (migrations/0012_admin_state.sql). */
+/** The admin's sessions and audit trail in D1 (migrations/0010_admin_state.sql). */
 import { AUDIT_KEPT, type AdminStateStore, type AuditEntry, type StoredSession, boundedEntry } from "../../admin-state/store.ts";
 
 interface SessionRow {

@@ -1,5 +1,5 @@
 /**
- * Search Console's sitemap status in D1 (migrations/0008_gsc_status.sql, 0014: counts may be NULL
+ * Search Console's sitemap status in D1 (migrations/0008_gsc_status.sql, 0012: counts may be NULL
  * for unknown): per site, the last good `sitemaps.list` answers as rows, and the state of the reads.
  */
 import type { GscStatusStore, ReadState, SitemapReport } from "../../gsc/store.ts";

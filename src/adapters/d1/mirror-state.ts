@@ -1,5 +1,6 @@
 /** Mirror state in D1 (migrations/0006_mirrors.sql, 0007_mirror_validators.sql). */
 import {
+  type ChildRead,
   type MirrorChild,
   type MirrorCounts,
   type MirrorState,
@@ -30,6 +31,21 @@ interface MirrorRow {
   error: string | null;
   error_at: number | null;
 }
+
+interface ChildRow {
+  child: string;
+  etag: string | null;
+  last_modified: string | null;
+  digest: string | null;
+  read_at: number | null;
+}
+
+const childOf = (row: ChildRow): MirrorChild => ({
+  url: row.child,
+  validators: { etag: row.etag, lastModified: row.last_modified },
+  digest: row.digest,
+  readAt: row.read_at,
+});
 
 /** Index sitemaps per INSERT statement (3 parameters each, ≤ 100). */
 const CHILDREN_PER_STATEMENT = 33;
@@ -68,8 +84,8 @@ export class D1MirrorStateStore implements MirrorStateStore {
     };
   }
 
-  async save(s: MirrorState): Promise<void> {
-    await this.#db
+  async save(s: MirrorState, read?: ChildRead): Promise<void> {
+    const state = this.#db
       .prepare(
         `INSERT OR REPLACE INTO mirrors (url, etag, last_modified, sync_id, pass_etag, pass_last_modified, child, records_done, counts, checked_at, ok_at, error, error_at, site, prefix, check_child, verifying, top_read_at, children_digest)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)`,
@@ -94,8 +110,15 @@ export class D1MirrorStateStore implements MirrorStateStore {
         s.verifying ? 1 : 0,
         s.topReadAt,
         s.childrenDigest,
-      )
-      .run();
+      );
+    if (read === undefined) await state.run();
+    else await this.#db.batch([state, this.#childRead(s.url, read)]);
+  }
+
+  #childRead(url: string, r: ChildRead): D1PreparedStatement {
+    return this.#db
+      .prepare("UPDATE mirror_children SET etag = ?3, last_modified = ?4, digest = ?5, read_at = ?6 WHERE url = ?1 AND n = ?2")
+      .bind(url, r.n, r.validators.etag, r.validators.lastModified, r.digest, r.readAt);
   }
 
   async setChildren(url: string, children: readonly string[]): Promise<void> {
@@ -116,16 +139,20 @@ export class D1MirrorStateStore implements MirrorStateStore {
     const row = await this.#db
       .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE url = ?1 AND n = ?2")
       .bind(url, n)
-      .first<{ child: string; etag: string | null; last_modified: string | null; digest: string | null; read_at: number | null }>();
-    if (row === null) return null;
-    return { url: row.child, validators: { etag: row.etag, lastModified: row.last_modified }, digest: row.digest, readAt: row.read_at };
+      .first<ChildRow>();
+    return row === null ? null : childOf(row);
+  }
+
+  async children(url: string, from: number, limit: number): Promise<MirrorChild[]> {
+    const { results } = await this.#db
+      .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE url = ?1 AND n >= ?2 ORDER BY n LIMIT ?3")
+      .bind(url, from, limit)
+      .all<ChildRow>();
+    return results.map(childOf);
   }
 
   async setChildRead(url: string, n: number, validators: Validators, digest: string, readAt: number): Promise<void> {
-    await this.#db
-      .prepare("UPDATE mirror_children SET etag = ?3, last_modified = ?4, digest = ?5, read_at = ?6 WHERE url = ?1 AND n = ?2")
-      .bind(url, n, validators.etag, validators.lastModified, digest, readAt)
-      .run();
+    await this.#childRead(url, { n, validators, digest, readAt }).run();
   }
 
   async forgetChildReads(url: string): Promise<void> {

@@ -138,6 +138,29 @@ export class D1RecordSync implements RecordSync {
     return result;
   }
 
+  async keep(id: string, locs: readonly string[], now = Date.now()): Promise<number> {
+    const row = await this.#open(id);
+    const sites = new Set((JSON.parse(row.scope) as SyncScope).sites);
+    const inScope = locs.filter((loc) => sites.has(new URL(loc).origin));
+    const ttl = row.expires_at - row.started_at;
+    const statements: D1PreparedStatement[] = [];
+    for (let i = 0; i < inScope.length; i += SEEN_PER_STATEMENT) {
+      const chunk = inScope.slice(i, i + SEEN_PER_STATEMENT);
+      statements.push(
+        this.#db
+          .prepare(
+            `INSERT OR IGNORE INTO sync_seen (sync, id) SELECT ?1, id FROM urls WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")})`,
+          )
+          .bind(id, ...chunk),
+      );
+    }
+    statements.push(
+      this.#db.prepare("UPDATE syncs SET received = received + ?2, expires_at = MAX(expires_at, ?3) WHERE id = ?1").bind(id, inScope.length, now + ttl),
+    );
+    const results = await this.#db.batch(statements);
+    return results.slice(0, -1).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+  }
+
   /** The records as the scope writes them; throws SyncScopeError naming those outside it. */
   #inScope(scope: SyncScope, records: readonly ValidRecord[]): ValidRecord[] {
     const sites = new Set(scope.sites);

@@ -1,7 +1,7 @@
 /**
  * The admin's sessions and audit trail in a site's writer object (KvSiteWriter's SQLite), for a
  * URL_SOURCE=kv deployment without a D1 database: the same rows as D1's admin tables
- * (migrations/0012_admin_state.sql), strongly consistent like them. Synchronous: the object runs
+ * (migrations/0010_admin_state.sql), strongly consistent like them. Synchronous: the object runs
  * each call without awaiting in between.
  */
 import { AUDIT_KEPT, type AuditEntry, type StoredSession, boundedEntry } from "../../admin-state/store.ts";

@@ -9,6 +9,7 @@ import type { siteStatus } from "../status.ts";
 import { type ActionOutcome, actions, auditTrail, outcome } from "./admin-panel.ts";
 import { columns, fillBar } from "./charts.ts";
 import { type Html, html } from "./html.ts";
+import { jobsTable } from "./jobs.ts";
 import { page } from "./layout.ts";
 
 type Status = Awaited<ReturnType<typeof siteStatus>>;
@@ -143,10 +144,11 @@ ${list.map(
 
 function mirrors(status: Status): Html {
   if (status.mirrors.length === 0) return html`<p>No mirrored sitemaps.</p>`;
-  return html`<div class="scroll"><table><thead><tr><th>mirror</th><th>state</th><th>last sync</th><th>last error</th></tr></thead><tbody>
+  // repaired: entries the remote lists that failed validation and kept their URL (docs/mirror.md).
+  return html`<div class="scroll"><table><thead><tr><th>mirror</th><th>state</th><th>last sync</th><th>repaired</th><th>last error</th></tr></thead><tbody>
 ${status.mirrors.map(
   (m) =>
-    html`<tr><td class="url">${m.url}</td><td class="${m.state === "failing" ? "bad" : ""}">${m.state}</td><td>${when(m.lastSyncedAt)}</td><td class="${m.lastError ? "bad" : ""}">${m.lastError ?? ""}</td></tr>`,
+    html`<tr><td class="url">${m.url}</td><td class="${m.state === "failing" ? "bad" : ""}">${m.state}</td><td>${when(m.lastSyncedAt)}</td><td class="num">${number(m.counts.repaired)}</td><td class="${m.lastError ? "bad" : ""}">${m.lastError ?? ""}</td></tr>`,
 )}
 </tbody></table></div>`;
 }
@@ -195,6 +197,8 @@ ${notifications(status)}
 ${mirrors(status)}
 <h2>Search Console</h2>
 ${searchConsole(status)}
+<h2>Background jobs</h2>
+${jobsTable(status.jobs)}
 <h2>Admin writes</h2>
 ${auditTrail(status)}
 </main>`;

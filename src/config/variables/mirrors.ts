@@ -24,6 +24,16 @@ export const MIRROR_MAX_RECORDS_PER_RUN = wholeNumber({
   min: 100,
   max: 1_000_000,
 });
+/**
+ * Requests to mirrored hosts per run, all mirrors together (docs/mirror.md "Budgets"). 200: each
+ * document read costs about four D1 queries, and a Worker invocation has 1,000 of them (Paid).
+ */
+export const MIRROR_MAX_REQUESTS_PER_RUN = wholeNumber({
+  name: "MIRROR_MAX_REQUESTS_PER_RUN",
+  default: 200,
+  min: 10,
+  max: 1_000,
+});
 export const MIRROR_MAX_BYTES = wholeNumber({
   name: "MIRROR_MAX_BYTES",
   default: 64 * 1024 * 1024,

@@ -40,7 +40,10 @@ export interface DevServer {
    * (D1, KV, Cache API), optionally with other vars (SITES stays).
    */
   restart(options?: { hard?: boolean; vars?: Record<string, string> }): Promise<void>;
-  /** Runs the cron trigger (`GET /__scheduled`); resolves when the scheduled handler finished. */
+  /**
+   * Runs the cron trigger (`GET /__scheduled`); resolves when the jobs it queued (and their
+   * continuations) ran on the local queue: the cron only schedules (docs/jobs.md).
+   */
   scheduled(cron?: string): Promise<{ status: number; body: string }>;
   /** Everything wrangler and the Worker printed so far (console.log lines included). */
   logs(): string;
@@ -207,6 +210,13 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     },
     async scheduled(cron = "17 * * * *") {
       const res = await send(port, { path: `/__scheduled?cron=${encodeURIComponent(cron)}`, timeoutMs: 170_000 });
+      // The heartbeat claimed its jobs in `jobs`; each run records its start, so none is pending once all ran.
+      const until = Date.now() + 170_000;
+      const pending = "SELECT COUNT(*) AS n FROM jobs WHERE due_at > COALESCE(ran_at, 0) OR (error IS NOT NULL AND dead_at IS NULL)";
+      while (res.status === 200 && Number((await d1Query<{ n: number }>(pending, persistTo))[0]?.n ?? 0) > 0) {
+        if (Date.now() > until) throw new Error("the cron's jobs did not finish within 170 s");
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
       return { status: res.status, body: res.body.toString() };
     },
     logs: () => output,

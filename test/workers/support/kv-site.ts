@@ -3,12 +3,13 @@
  * the URLS namespace through the eventual wrapper (support/eventual-kv.ts), and the admin API, the
  * cron and crawlers are called through the real Worker entry.
  */
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import worker from "../../../src/index.ts";
 import { freshOrigin } from "../support.ts";
 import { type EventualKv, eventualKv } from "./eventual-kv.ts";
+import { runCron, withJobs } from "./jobs.ts";
 import { objectUsesKv } from "./kv-objects.ts";
 
 const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
@@ -28,7 +29,8 @@ export async function eventualSite(
   const kv = eventualKv(env.URLS);
   restores.push(await objectUsesKv(origin, kv.kv));
   const e = {
-    ...env,
+    // Background work goes through a recording JOBS queue that `cron` drains (support/jobs.ts).
+    ...withJobs(env as Env).env,
     SITES: origin,
     URL_SOURCE: "kv",
     MANIFEST_STORE: "kv",
@@ -67,10 +69,9 @@ export async function putUntilStored(e: Env, origin: string, records: object[]):
   throw new Error("no 200 after 40 attempts");
 }
 
+/** The cron heartbeat, then every job it queued (and their continuations) run to the end. */
 export async function cron(e: Env): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), e, ctx);
-  await waitOnExecutionContext(ctx);
+  await runCron(e);
 }
 
 /** `size` records `/b{n}/r{i}` of a site. */

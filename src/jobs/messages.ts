@@ -1,0 +1,46 @@
+/**
+ * What travels on the JOBS queue: one message per job and site. Small (≤ 200 bytes of JSON), so
+ * the 128 KB message cap is never near; the work itself is found from the site's state in D1.
+ */
+
+/** Every kind of job; a file of src/jobs/ each. */
+const JOB_KINDS = ["mirror", "regenerate", "notify", "gsc-status", "sync-sweep", "rebalance"] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+export interface Job {
+  kind: JobKind;
+  /** The site (sync-sweep: any site of the database swept). */
+  origin: string;
+  /** What asked for it (logged, kept in the regeneration's run summary): cron, write, continue, admin, busy, chain. */
+  trigger: string;
+  /** Continuations since the trigger: a runaway chain stops at MAX_STEPS and waits for the heartbeat. */
+  step: number;
+  /** regenerate only: a site pass (POST /sitemap-admin/regenerate?full=1). */
+  full?: boolean;
+  /** regenerate and notify of a site over several databases: the partition it runs (src/partitions/). */
+  partition?: number;
+}
+
+/** A chain of continuations longer than this stops (a 10M-URL site at 50 shards a step needs 4). */
+export const MAX_STEPS = 500;
+
+const isKind = (value: unknown): value is JobKind => typeof value === "string" && (JOB_KINDS as readonly string[]).includes(value);
+
+/** The job a message carries, or null for a body that is not one (acknowledged and logged, never retried). */
+export function parseJob(body: unknown): Job | null {
+  if (typeof body !== "object" || body === null) return null;
+  const b = body as Record<string, unknown>;
+  if (!isKind(b["kind"]) || typeof b["origin"] !== "string" || b["origin"].length > 2048) return null;
+  const step = typeof b["step"] === "number" && Number.isInteger(b["step"]) && b["step"] >= 0 ? b["step"] : 0;
+  const trigger = typeof b["trigger"] === "string" ? b["trigger"].slice(0, 40) : "unknown";
+  const partition =
+    typeof b["partition"] === "number" && Number.isInteger(b["partition"]) && b["partition"] >= 0 && b["partition"] < 64 ? b["partition"] : null;
+  return {
+    kind: b["kind"],
+    origin: b["origin"],
+    trigger,
+    step,
+    ...(b["full"] === true ? { full: true } : {}),
+    ...(partition === null ? {} : { partition }),
+  };
+}

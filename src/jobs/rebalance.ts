@@ -1,0 +1,26 @@
+/**
+ * The move of a site over several databases when a database was appended to its list
+ * (src/partitions/rebalance.ts): one bounded step per job, continued until the flip; then a site
+ * pass of every partition (one regeneration job each) renders snapshots without the rows that left
+ * and with those that arrived. A site with nothing to move answers at once (one read of its layout).
+ */
+import { rebalanceStep } from "../partitions/rebalance.ts";
+import type { JobHandler } from "./context.ts";
+import { MAX_STEPS } from "./messages.ts";
+
+/** The first copy waits this long after the move started: writes that read the old layout are over by then. */
+const START_DELAY_SECONDS = 10;
+
+export const rebalanceJob: JobHandler = async (job, c) => {
+  const s = c.services;
+  if (!s.partitions || !s.layouts || !s.config.sites.has(job.origin)) return "not-partitioned";
+  const step = await rebalanceStep(s, job.origin);
+  if (step.state === "flipped") {
+    await c.scheduler.request("regenerate", job.origin, 0, "rebalance", 0, { full: true });
+    return `flipped ${step.settled}`;
+  }
+  if (step.state === "settled" || step.state === "refused") return step.state;
+  if (job.step >= MAX_STEPS) return "stopped";
+  await c.scheduler.request("rebalance", job.origin, step.state === "started" ? START_DELAY_SECONDS : 0, "continue", job.step + 1);
+  return `${step.state} ${step.rowsRead}`;
+};

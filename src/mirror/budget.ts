@@ -1,0 +1,28 @@
+/**
+ * The request budget at the network boundary: every request a mirror sends (each redirect hop
+ * included) is taken from the invocation's MirrorBudget before it goes out, so no code path of a
+ * pass can send more than the budget allows. A pass checks the budget before it starts a document;
+ * OutOfRequests is what stops one that ran out mid-way (a redirect), its saved position intact.
+ */
+import type { MirrorConfig } from "../config/types.ts";
+import type { MirrorBudget } from "./deps.ts";
+import type { Fetcher } from "./fetch.ts";
+
+/** The run's request budget is spent: what was not sent is asked in a later run. */
+export class OutOfRequests extends Error {
+  override readonly name = "OutOfRequests";
+}
+
+/** A fresh budget for one invocation, from MIRROR_MAX_REQUESTS_PER_RUN and MIRROR_MAX_RECORDS_PER_RUN. */
+export function runBudget(config: MirrorConfig): MirrorBudget {
+  return { requests: config.maxRequestsPerRun, records: config.maxRecordsPerRun };
+}
+
+/** `fetcher`, each call taken from `budget.requests` first; throws OutOfRequests (nothing sent) when none is left. */
+export function budgetedFetcher(fetcher: Fetcher, budget: MirrorBudget): Fetcher {
+  return (input, init) => {
+    if (budget.requests <= 0) return Promise.reject(new OutOfRequests("the run's request budget for mirrors is spent"));
+    budget.requests -= 1;
+    return fetcher(input, init);
+  };
+}
