@@ -86,7 +86,7 @@ function wired(env: Env): Wired {
         store: servedStore(part.store, p, layoutOf),
         layouts: layout,
         // Its regeneration and notification jobs carry its partition, claimed in its own database.
-        jobs: part.jobs && part.jobs.forPartition(p),
+        jobs: part.jobs?.forPartition(p) ?? null,
       }));
       const site = partitionedServices({ ...config, sites }, parts, layoutOf);
       const home = wiredParts[0]!.jobs;

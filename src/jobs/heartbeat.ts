@@ -45,7 +45,9 @@ export function heartbeatJobs(databases: readonly Services[]): Planned[] {
     const units = s.partitions ?? [s];
     const regenerates = units.every((u) => regenDeps(u) !== null);
     for (const origin of s.config.sites) {
-      const each = (kind: Job["kind"]) => units.forEach((u, p) => add(u, kind, origin, 0, s.partitions ? p : undefined));
+      const each = (kind: Job["kind"]) => {
+        for (const [p, u] of units.entries()) add(u, kind, origin, 0, s.partitions ? p : undefined);
+      };
       // A mirrored site's regeneration follows its mirror (src/jobs/mirror.ts); the notification follows the regeneration.
       if (regenerates && !mirrored.has(origin)) each("regenerate");
       else if (!regenerates && notifyConfigured(s.config)) each("notify");
