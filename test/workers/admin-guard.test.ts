@@ -11,6 +11,7 @@ import { D1AdminStateStore } from "../../src/adapters/d1/admin-state.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { pages, siteEnv, upsert } from "./notify-support.ts";
+import { drain, withJobs } from "./support/jobs.ts";
 import { call, freshOrigin } from "./support.ts";
 
 const TOKEN = "test-admin-token-0123456789abcdef";
@@ -127,7 +128,8 @@ describe("a browser session reads, never writes", () => {
   });
 
   it("the dashboard's 'Regenerate now' needs the session's CSRF token and a navigation; then it runs and returns to the dashboard", async () => {
-    const { origin, env: e } = await seeded("guard-action");
+    const { origin, env: seededEnv } = await seeded("guard-action");
+    const { env: e, queue } = withJobs(seededEnv);
     const cookie = await signIn(e, origin);
     const csrf = await csrfOf(e, origin, cookie);
     const other = await csrfOf(e, origin, await signIn(e, origin));
@@ -143,16 +145,19 @@ describe("a browser session reads, never writes", () => {
     expect((await call(e, url, action(csrf, { "Sec-Fetch-Mode": "cors" }))).status).toBe(403); // a script's fetch()
     const done = await call(e, url, action(csrf, { "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document" }));
     expect(done.status).toBe(303);
-    expect(done.headers.get("Location")).toBe("/sitemap-admin/?done=regenerate&status=200");
+    // The route queues the site's regeneration (202, docs/jobs.md); the consumer runs it.
+    expect(done.headers.get("Location")).toBe("/sitemap-admin/?done=regenerate&status=202");
+    expect(queue.sent.map((m) => [m.body.kind, m.body.origin])).toEqual([["regenerate", origin]]);
+    expect((await drain(e, queue, { early: true })).map((d) => [d.job.kind, d.result])).toContainEqual(["regenerate", "acked"]);
     const page = await (await call(e, `${origin}${done.headers.get("Location")}`, { headers: { Cookie: cookie } })).text();
-    expect(page).toContain("Regeneration requested (HTTP 200).");
+    expect(page).toContain("Regeneration requested (HTTP 202).");
     // Only the dashboard's action: the same token does not open the record API.
     expect((await call(e, `${origin}/sitemap-admin/urls`, { ...action(csrf), method: "PUT" })).status).toBe(403);
     const trail = (await auditOf(e, origin)).entries.map(({ at: _at, ...rest }) => rest);
     const session = expect.stringMatching(/^token \(session [0-9a-f]{8}\)$/);
     expect(trail).toEqual([
       { who: session, method: "PUT", resource: "/sitemap-admin/urls", records: null, status: 403 },
-      { who: session, method: "POST", resource: "/sitemap-admin/regenerate", records: null, status: 200 },
+      { who: session, method: "POST", resource: "/sitemap-admin/regenerate", records: null, status: 202 },
       ...Array.from({ length: 3 }, () => ({ who: session, method: "POST", resource: "/sitemap-admin/regenerate", records: null, status: 403 })),
     ]);
   });

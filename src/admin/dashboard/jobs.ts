@@ -6,10 +6,10 @@ const when = (iso: string | null): string => (iso ? iso.replace("T", " ").replac
 
 export function jobsTable(jobs: readonly JobStatus[]): Html {
   if (jobs.length === 0) return html`<p>No background job has run for this site yet.</p>`;
-  return html`<table><thead><tr><th>job</th><th>state</th><th>last run</th><th>outcome</th><th>D1 queries</th><th>KV ops</th><th>error</th></tr></thead><tbody>
+  return html`<div class="scroll"><table><thead><tr><th>job</th><th>state</th><th>last run</th><th>outcome</th><th>D1 queries</th><th>KV ops</th><th>error</th></tr></thead><tbody>
 ${jobs.map(
   (j) =>
     html`<tr data-job="${j.kind}"><td>${j.kind}${j.kind === "mirror" ? html` <span class="url">${j.target}</span>` : ""}</td><td class="${j.state === "dead" || j.state === "failing" ? "bad" : ""}" data-figure="job-state">${j.state}${j.state === "failing" ? ` (${j.attempts} attempts)` : ""}</td><td>${when(j.lastRun)}</td><td>${j.outcome ?? ""}</td><td class="num">${j.usage?.d1Queries ?? "—"}</td><td class="num">${j.usage?.kvOperations ?? "—"}</td><td class="${j.error ? "bad" : ""}">${j.error ?? ""}</td></tr>`,
 )}
-</tbody></table>`;
+</tbody></table></div>`;
 }
