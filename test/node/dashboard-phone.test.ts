@@ -8,12 +8,13 @@
  * logged) for a person to look at.
  */
 import { mkdtempSync } from "node:fs";
-import { type IncomingHttpHeaders, type Server, createServer, request } from "node:http";
+import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoSection } from "../../src/demo/demo-data.ts";
+import { close, forwardingProxy, listen } from "./support/local-servers.ts";
 import { type RunningWorker, startWorker } from "./support/worker.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -29,27 +30,6 @@ let worker: RunningWorker;
 let fake: Server;
 let proxy: Server;
 let browser: Browser;
-
-function listen(server: Server, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
-}
-const close = (server: Server | undefined): Promise<void> => new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
-
-/** Forwards every request unchanged (Host included) to the Worker, which sees the site's origin. */
-function startProxy(): Server {
-  return createServer((req, res) => {
-    const { hostname, port } = worker.url;
-    const upstream = request({ host: hostname, port, path: req.url, method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers as IncomingHttpHeaders);
-      up.pipe(res);
-    });
-    upstream.on("error", (error) => res.destroy(error));
-    req.pipe(upstream);
-  });
-}
 
 /** Google's token endpoint and Search Console API: one sitemap with errors, so its table is drawn. */
 function startFake(): Server {
@@ -83,7 +63,7 @@ function startFake(): Server {
 beforeAll(async () => {
   fake = startFake();
   await listen(fake, FAKE_PORT);
-  proxy = startProxy();
+  proxy = forwardingProxy(() => worker.url);
   await listen(proxy, PROXY_PORT);
   const { generateKeyPairSync } = await import("node:crypto");
   const { privateKey } = generateKeyPairSync("rsa", {

@@ -15,7 +15,7 @@
  */
 import { generateKeyPairSync, webcrypto } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { type IncomingHttpHeaders, type Server, createServer, request } from "node:http";
+import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sign } from "hono/jwt";
@@ -23,6 +23,7 @@ import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { cronAndJobs } from "./support/jobs.ts";
+import { close, forwardingProxy, listen } from "./support/local-servers.ts";
 import { type RunningWorker, rawGet, startWorker } from "./support/worker.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -42,27 +43,6 @@ let browser: Browser;
 let profile: string;
 let accessJwt: () => Promise<string>;
 const gscReads: string[] = [];
-
-function listen(server: Server, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
-}
-const close = (server: Server | undefined): Promise<void> => new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
-
-/** Forwards every request unchanged (Host included) to the Worker, which sees the site's origin. */
-function startProxy(): Server {
-  return createServer((req, res) => {
-    const { hostname, port } = worker.url;
-    const upstream = request({ host: hostname, port, path: req.url, method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers as IncomingHttpHeaders);
-      up.pipe(res);
-    });
-    upstream.on("error", (error) => res.destroy(error));
-    req.pipe(upstream);
-  });
-}
 
 /** Google's token endpoint and Search Console API, and the Access team's JWKS. */
 function startFake(jwks: () => unknown): Server {
@@ -137,7 +117,7 @@ beforeAll(async () => {
   };
   fake = startFake(() => ({ keys: [{ ...pub, kid: "team-key", alg: "RS256", use: "sig" }] }));
   await listen(fake, FAKE_PORT);
-  proxy = startProxy();
+  proxy = forwardingProxy(() => worker.url);
   await listen(proxy, PROXY_PORT);
 
   const { privateKey } = generateKeyPairSync("rsa", {
