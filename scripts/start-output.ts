@@ -40,7 +40,7 @@ export function whereToLook(origin: string, admin: AdminAccess, verbose: boolean
     ["index", `${origin}/sitemap.xml`, "in a browser tab: the browser view"],
     ["a shard", `${origin}/sitemap-products-1.xml`, ".xml.gz for the gzip file"],
     ["robots.txt", `${origin}/robots.txt`, robotsNote],
-    ["run the cron", `${origin}/__scheduled?cron=17+*+*+*+*`, "regenerate, then notify"],
+    ["run the cron", `${origin}/__scheduled?cron=17+*+*+*+*`, "the heartbeat: queues each site's jobs"],
     ["status JSON", `${origin}/sitemap-admin/status`, "Authorization: Bearer <ADMIN_TOKEN>"],
     ["import", "npm run import -- my-sitemap.xml.gz", ""],
   ];
