@@ -1,9 +1,10 @@
 /**
  * A real crawler's path through the real Worker under `wrangler dev`, seeded with 126,000 URLs,
- * then a site owner's: ingest through the admin API, run the cron, crawl again.
+ * then a site owner's: ingest through the admin API, let the write's queued regeneration publish
+ * it, crawl again.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, putUrls } from "./support/admin.ts";
+import { ADMIN_TOKEN, adminStatus, putUrls } from "./support/admin.ts";
 import { type Crawl, type CrawledDocument, Validator, crawl } from "./support/crawler.ts";
 import { DbMirror, type LiveRecord, inNewsWindow, newestChanged } from "./support/db.ts";
 import { type DevServer, startDevServer } from "./support/dev-server.ts";
@@ -71,7 +72,7 @@ describe("a crawler", () => {
     compare(first, records);
   });
 
-  it("after an ingest and a cron run, finds the new URLs in the right shards; the other shards keep their ETags", async () => {
+  it("after an ingest, its own queued regeneration (no cron) puts the new URLs in the right shards; the other shards keep their ETags", async () => {
     const products = Array.from({ length: 150 }, (_, i) => ({
       loc: `${server.origin}/products/e2e/new-${i}?colour=red&size=${i % 5}`,
       section: "products",
@@ -80,17 +81,19 @@ describe("a crawler", () => {
       ...(i % 10 === 0 ? { images: [`https://cdn.example.com/e2e/${i}.jpg`] } : {}),
     }));
     const pages = Array.from({ length: 60 }, (_, i) => ({ loc: `${server.origin}/pages/e2e-new/${i}`, priority: 0.4 }));
+    for (const doc of first.documents) expect(doc.etag && doc.fileEtag, `${doc.url} was served without ETags`).toBeTruthy();
+    expect(first.indexEtag).toBeTruthy();
     const put = await putUrls(server.port, [...products, ...pages]);
     expect(put).toEqual({ status: 200, json: { received: 210, inserted: 210, updated: 0, unchanged: 0 } });
 
-    // Not published before the cron runs: a crawler still sees the same documents.
-    for (const doc of [{ url: `${server.origin}/sitemap.xml`, etag: first.indexEtag }, ...first.documents]) {
-      const res = await get(server.port, new URL(doc.url).pathname, { "Accept-Encoding": "gzip" });
-      expect(res.status === 200 && res.complete && header(res, "etag") === doc.etag, `${doc.url} changed before the cron ran`).toBe(true);
-    }
-
-    const run = await server.scheduled();
-    expect(run.status).toBe(200);
+    // A write publishes itself (docs/jobs.md): the write queued its site's regeneration, delivered
+    // after REGEN_SETTLE_SECONDS (0 here) to the local queue's consumer. No cron runs in this test.
+    await server.jobsDone();
+    const status = await adminStatus(server.port);
+    expect(status.json.runs.map((r) => r.trigger)).toContain("write");
+    expect(status.json.runs.map((r) => r.trigger)).not.toContain("cron");
+    expect(status.json.runs[0]).toMatchObject({ ok: true, converged: true });
+    expect(status.json.manifest!.withoutSnapshot).toEqual([]);
 
     const [after, records] = await Promise.all([crawl(server.port, server.origin, check, validator), db.records()]);
     const old = byName(first);
@@ -111,5 +114,12 @@ describe("a crawler", () => {
     for (const r of pages) expect(where(r.loc), r.loc).toEqual(["pages-1"]);
     expect(now.get("products-2")!.lastmods.get(products[0]!.loc)).toBe("2026-11-20T10:00:00+01:00");
     compare(after, records);
+
+    // The heartbeat after it finds nothing new to publish: every document keeps its ETag.
+    expect((await server.scheduled()).status).toBe(200);
+    for (const doc of [{ url: `${server.origin}/sitemap.xml`, etag: after.indexEtag }, ...after.documents]) {
+      const res = await get(server.port, new URL(doc.url).pathname, { "Accept-Encoding": "gzip" });
+      expect(res.status === 200 && res.complete && header(res, "etag") === doc.etag, `${doc.url} changed in a cron run after the write's`).toBe(true);
+    }
   });
 });

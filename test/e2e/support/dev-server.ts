@@ -42,9 +42,15 @@ export interface DevServer {
   restart(options?: { hard?: boolean; vars?: Record<string, string> }): Promise<void>;
   /**
    * Runs the cron trigger (`GET /__scheduled`); resolves when the jobs it queued (and their
-   * continuations) ran on the local queue: the cron only schedules (docs/jobs.md).
+   * continuations) ran on the local queue: the cron only schedules (docs/jobs.md). With
+   * `waitForJobs: false`, as soon as the trigger answered.
    */
-  scheduled(cron?: string): Promise<{ status: number; body: string }>;
+  scheduled(cron?: string, options?: { waitForJobs?: boolean }): Promise<{ status: number; body: string }>;
+  /**
+   * Resolves when no job is pending in `jobs` (none claimed after its last run started, none being
+   * retried): the background work a write, a regenerate request or a cron queued has run.
+   */
+  jobsDone(timeoutMs?: number): Promise<void>;
   /** Everything wrangler and the Worker printed so far (console.log lines included). */
   logs(): string;
   /** The process group of `wrangler dev` and its workerd (for memory readings); undefined when stopped. */
@@ -208,23 +214,32 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       if (next) vars = { ROBOTS_ORIGIN_URL: "none", ...next, SITES: origin };
       await launch();
     },
-    async scheduled(cron = "17 * * * *") {
+    async scheduled(cron = "17 * * * *", { waitForJobs = true } = {}) {
       const res = await send(port, { path: `/__scheduled?cron=${encodeURIComponent(cron)}`, timeoutMs: 170_000 });
       // The heartbeat claimed its jobs in `jobs`; each run records its start, so none is pending once all ran.
-      const until = Date.now() + 170_000;
-      const pending = "SELECT COUNT(*) AS n FROM jobs WHERE due_at > COALESCE(ran_at, 0) OR (error IS NOT NULL AND dead_at IS NULL)";
-      while (res.status === 200 && Number((await d1Query<{ n: number }>(pending, persistTo))[0]?.n ?? 0) > 0) {
-        if (Date.now() > until) throw new Error("the cron's jobs did not finish within 170 s");
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
+      if (res.status === 200 && waitForJobs) await jobsDone(persistTo, 170_000);
       return { status: res.status, body: res.body.toString() };
     },
+    jobsDone: (timeoutMs = 170_000) => jobsDone(persistTo, timeoutMs),
     logs: () => output,
     group: () => child?.pid,
   };
 }
 
 const execFileAsync = promisify(execFile);
+
+/** Jobs with a message on its way (claimed after their last run started) or being retried (test/node/support/jobs.ts). */
+const PENDING_JOBS = "SELECT COUNT(*) AS n FROM jobs WHERE due_at > COALESCE(ran_at, 0) OR (error IS NOT NULL AND dead_at IS NULL)";
+
+async function jobsDone(persistTo: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const pending = Number((await d1Query<{ n: number }>(PENDING_JOBS, persistTo))[0]?.n ?? 0);
+    if (pending === 0) return;
+    if (Date.now() > until) throw new Error(`${pending} job(s) still pending after ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
 
 /** Asynchronous, so pollers and load generators in this process keep running meanwhile. */
 async function d1Query<T>(sql: string, persistTo: string): Promise<T[]> {
