@@ -4,27 +4,16 @@
  * of the KV layout (blocks and overflow values, built by src/adapters/kv/bulk.ts from the same demo
  * records; the loc index lives in each site's writer object, not in KV). docs/capacity.md turns these into URLs per database and a plan table.
  */
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { statSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { BLOCK_SPAN } from "../src/adapters/kv/layout.ts";
 import { startHarness } from "./harness.ts";
 import { kvLayout } from "./kv-layout.ts";
-import { BENCH_ORIGIN, type BenchOptions, type Row, type Section, int } from "./lib.ts";
+import { BENCH_ORIGIN, type BenchOptions, type Row, type Section, int, sqliteFiles } from "./lib.ts";
 import { seed } from "./workerd.ts";
 
 /** D1's maximum database size (developers.cloudflare.com/d1/platform/limits/: 10 GB, paid plan). */
 const D1_MAX_BYTES = 10 * 10 ** 9;
-
-function sqliteFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sqliteFiles(path));
-    else if (name.endsWith(".sqlite") && !name.includes("metadata")) out.push(path);
-  }
-  return out;
-}
 
 /** Pages of `urls` and every index on it, from dbstat, in the largest SQLite file under `dir` (the D1 database). */
 function d1Bytes(dir: string): { file: number; byName: Map<string, number> } {

@@ -2,6 +2,8 @@
  * Shared benchmark helpers: timing, medians, markdown tables, targets, the record generator.
  * Benchmarks never assert: a missed target is printed as "missed" and the run still exits 0.
  */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -212,4 +214,15 @@ export function heapCapText(options: Pick<BenchOptions, "heapCapMiB">): string {
   return options.heapCapMiB === null
     ? ""
     : ` The Worker's workerd process ran with \`--max-old-space-size=${options.heapCapMiB}\` (--heap-cap): every step that completed kept under ${options.heapCapMiB} MiB of live objects in old space.`;
+}
+
+/** Every SQLite file under `dir` (a local D1 persist directory), metadata files aside. */
+export function sqliteFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sqliteFiles(path));
+    else if (name.endsWith(".sqlite") && !name.includes("metadata")) out.push(path);
+  }
+  return out;
 }

@@ -8,11 +8,10 @@
  * Per partition figures are what a partition's own job costs; with partitions running in parallel
  * (one job each) a site's wall time is the slowest partition's, not the sum.
  */
-import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Harness, startHarness } from "./harness.ts";
-import { type BenchOptions, type Row, type Section, int, median, ms, now } from "./lib.ts";
+import { type BenchOptions, type Row, type Section, int, median, ms, now, sqliteFiles } from "./lib.ts";
 import { GZIP, MIX } from "./workerd.ts";
 
 const OLD = ["DB", "P_2", "P_3"];
@@ -24,16 +23,6 @@ interface Regen {
   summary: { converged: boolean; rowsRead: number; shardsRendered: number; pendingShards: number; passPending: boolean; mode: string };
   rowsRead: number;
   queries: number;
-}
-
-function sqliteFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sqliteFiles(path));
-    else if (name.endsWith(".sqlite") && !name.includes("metadata")) out.push(path);
-  }
-  return out;
 }
 
 /** Bytes of each local D1 file holding the site's records, by its live row count. */

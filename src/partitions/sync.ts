@@ -10,7 +10,7 @@
  * resumes part after part where it stopped.
  */
 import type { ValidRecord } from "../core/validate.ts";
-import { StoreBusyError, SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../store/errors.ts";
+import { StoreBusyError, SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../store/errors.ts";
 import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../store/port.ts";
 import { byPartition } from "./route.ts";
 import type { LayoutOf } from "./served.ts";
@@ -150,15 +150,7 @@ export class PartitionedSync implements RecordSync {
       );
       const wouldDelete = counts.reduce((n, c) => n + c.wouldDelete, 0);
       const inScope = counts.reduce((n, c) => n + c.inScope, 0);
-      if (wouldDelete > maxDelete * inScope) {
-        const share = (x: number) => `${Math.round(x * 1000) / 10}%`;
-        throw new SyncGuardError(
-          `this sync would delete ${wouldDelete.toLocaleString("en-US")} of the ${inScope.toLocaleString("en-US")} records in its scope (${share(wouldDelete / inScope)}); the guard allows ${share(maxDelete)}: nothing was deleted and the sync is still open (commit again with a larger maxDelete to go ahead)`,
-          wouldDelete,
-          inScope,
-          maxDelete,
-        );
-      }
+      checkSyncGuard(wouldDelete, inScope, maxDelete);
       // The site passed: every part still open goes on (its own share may be above the site's).
       for (const [p, c] of counts.entries()) {
         if (c.wouldDelete === 0) continue;

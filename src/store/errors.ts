@@ -68,6 +68,18 @@ export class SyncGuardError extends Error {
   }
 }
 
+/** The sync guard: throws when a commit would delete more than `maxDelete` of the records in its scope. */
+export function checkSyncGuard(wouldDelete: number, inScope: number, maxDelete: number): void {
+  if (wouldDelete <= maxDelete * inScope) return;
+  const share = (x: number) => `${Math.round(x * 1000) / 10}%`;
+  throw new SyncGuardError(
+    `this sync would delete ${wouldDelete.toLocaleString("en-US")} of the ${inScope.toLocaleString("en-US")} records in its scope (${share(wouldDelete / inScope)}); the guard allows ${share(maxDelete)}: nothing was deleted and the sync is still open (commit again with a larger maxDelete to go ahead)`,
+    wouldDelete,
+    inScope,
+    maxDelete,
+  );
+}
+
 /** The sync received no record: an empty input never empties a scope. Nothing was deleted. */
 export class SyncEmptyError extends Error {
   override readonly name = "SyncEmptyError";

@@ -4,30 +4,16 @@
  * other site; `iat`/`nbf`/`exp` get 60 s of clock allowance and no more; parallel requests with an
  * unknown key id make one JWKS fetch between them. The JWKS is a stub of the global fetch.
  */
-import { sign } from "hono/jwt";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CLOCK_SKEW_S, clearJwksCache, verifyAccessJwt } from "../../src/admin/auth/access.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { pages, siteEnv, upsert } from "./notify-support.ts";
+import { accessKey } from "./support/access-key.ts";
 import { call, freshOrigin } from "./support.ts";
 
 const TEAM = "https://team-test.cloudflareaccess.com";
 const AUD = "aud0123456789abcdef";
-
-async function accessKey(kid: string) {
-  const pair = (await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  )) as CryptoKeyPair;
-  const priv = (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
-  const pub = (await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey;
-  return {
-    public: { ...pub, kid, alg: "RS256", use: "sig" },
-    jwt: (claims: Record<string, unknown>) => sign(claims, { ...priv, kid, alg: "RS256" }, "RS256"),
-  };
-}
 
 const nowS = () => Math.floor(Date.now() / 1000);
 const person = (over: Record<string, unknown> = {}) => ({

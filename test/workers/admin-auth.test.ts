@@ -5,7 +5,6 @@
  * data for anyone else, and the dashboard's headers and escaping. The Access JWKS is a stub of the
  * global fetch (the network boundary); keys are generated here.
  */
-import { sign } from "hono/jwt";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearJwksCache } from "../../src/admin/auth/access.ts";
 import { SESSION_COOKIE, SESSION_SECONDS, newSessionId, sessionIdHash, tokenTag } from "../../src/admin/auth/session.ts";
@@ -13,6 +12,7 @@ import { PAGE_CSP } from "../../src/admin/dashboard/layout.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { pages, siteEnv, upsert } from "./notify-support.ts";
+import { accessKey } from "./support/access-key.ts";
 import { call, freshOrigin } from "./support.ts";
 
 const TOKEN = "test-admin-token-0123456789abcdef";
@@ -176,20 +176,6 @@ describe("Cloudflare Access", () => {
     vi.restoreAllMocks();
     clearJwksCache();
   });
-
-  async function accessKey(kid: string) {
-    const pair = (await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign", "verify"],
-    )) as CryptoKeyPair;
-    const priv = (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
-    const pub = (await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey;
-    return {
-      public: { ...pub, kid, alg: "RS256", use: "sig" },
-      jwt: (claims: Record<string, unknown>) => sign(claims, { ...priv, kid, alg: "RS256" }, "RS256"),
-    };
-  }
 
   /** The team's JWKS, served by a stub of the global fetch; counts requests. */
   function jwks(keys: () => JsonWebKey[]): { count: () => number } {

@@ -11,8 +11,8 @@ import { demoSection } from "../../src/demo/demo-data.ts";
 import { partitionOf } from "../../src/partitions/home.ts";
 import { SHARD_SPAN } from "../../src/partitions/keys.ts";
 import { rebalanceStep } from "../../src/partitions/rebalance.ts";
-import { regenerateAll } from "../../src/regen/scheduled.ts";
 import { databaseServices, servicesFor } from "../../src/services.ts";
+import { regenerateAll } from "./support/regenerate-all.ts";
 import { call, document, freshOrigin, locsOf, validRecords } from "./support.ts";
 
 const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef", "Content-Type": "application/json" };

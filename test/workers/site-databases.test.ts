@@ -9,9 +9,9 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { D1RecordWriter } from "../../src/adapters/d1/writer.ts";
 import { ConfigError, parseConfig } from "../../src/config.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
-import { regenerateAll } from "../../src/regen/scheduled.ts";
 import { databaseServices, servicesFor } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
+import { regenerateAll } from "./support/regenerate-all.ts";
 import { call, freshOrigin, locsOf, validRecords } from "./support.ts";
 
 beforeAll(async () => {

@@ -9,7 +9,7 @@
  * repeating a finished one changes nothing.
  */
 import type { ValidRecord } from "../../core/validate.ts";
-import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../../store/errors.ts";
+import { SyncEmptyError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../../store/errors.ts";
 import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../../store/port.ts";
 import type { D1RecordWriter } from "./writer.ts";
 
@@ -225,15 +225,7 @@ export class D1RecordSync implements RecordSync {
     ]);
     const inScope = total!.results[0]?.n ?? 0;
     const wouldDelete = gone!.results[0]?.n ?? 0;
-    if (wouldDelete > maxDelete * inScope) {
-      const share = (x: number) => `${Math.round(x * 1000) / 10}%`;
-      throw new SyncGuardError(
-        `this sync would delete ${wouldDelete.toLocaleString("en-US")} of the ${inScope.toLocaleString("en-US")} records in its scope (${share(wouldDelete / inScope)}); the guard allows ${share(maxDelete)}: nothing was deleted and the sync is still open (commit again with a larger maxDelete to go ahead)`,
-        wouldDelete,
-        inScope,
-        maxDelete,
-      );
-    }
+    checkSyncGuard(wouldDelete, inScope, maxDelete);
   }
 
   /** Tombstones the unseen records of one chunk of the scope and moves the cursor past it, in one transaction. */
