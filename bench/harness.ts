@@ -219,9 +219,20 @@ export async function startHarness(
   layout: Pick<BenchOptions, "storage" | "heapCapMiB"> = { storage: "separate", heapCapMiB: null },
   /** D1 bindings besides wrangler.jsonc's (a site over several databases, bench/partitions.ts), each migrated. */
   extraD1: readonly string[] = [],
+  /**
+   * Storage that outlives the harness (bench/partition-files.ts builds D1 files between two harnesses):
+   * `keep` leaves the directory on dispose; `reopen` runs in an existing one, already migrated.
+   */
+  persist: { keep?: boolean; reopen?: string } = {},
 ): Promise<Harness> {
-  const dir = mkdtempSync(join(tmpdir(), "edge-sitemaps-bench-"));
+  const dir = persist.reopen ?? mkdtempSync(join(tmpdir(), "edge-sitemaps-bench-"));
   liveDirs.add(dir);
+  // A reopened directory keeps its data, not the last run's dev registry (its workers are gone).
+  if (persist.reopen) rmSync(join(dir, "registry"), { recursive: true, force: true });
+  const removeDir = (): void => {
+    liveDirs.delete(dir);
+    if (!persist.keep) rmSync(dir, { recursive: true, force: true });
+  };
   let storage: Miniflare | undefined;
   try {
     const scriptPath = await bundle(dir);
@@ -293,7 +304,7 @@ export async function startHarness(
     const inspector = await inspectorSession(mf);
 
     // Migrations, split the way wrangler splits them, each file in one batch.
-    for (const binding of ["DB", ...extraD1]) {
+    for (const binding of persist.reopen ? [] : ["DB", ...extraD1]) {
       const db = await mf.getD1Database(binding);
       for (const file of readdirSync(join(ROOT, "migrations"))
         .filter((f) => f.endsWith(".sql"))
@@ -355,14 +366,12 @@ export async function startHarness(
         inspector.close();
         await mf.dispose();
         await storage?.dispose();
-        rmSync(dir, { recursive: true, force: true });
-        liveDirs.delete(dir);
+        removeDir();
       },
     };
   } catch (err) {
     await storage?.dispose();
-    rmSync(dir, { recursive: true, force: true });
-    liveDirs.delete(dir);
+    removeDir();
     throw err;
   }
 }

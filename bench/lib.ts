@@ -186,6 +186,8 @@ export function parseArgs(argv: readonly string[]): BenchOptions & { only: Set<s
     // Not in CI: minutes to hours of seeding (BENCHMARKS.md "10 million records").
     "2m": [2_000_000],
     "10m": [10_000_000],
+    // Partitions only (bench/partition-files.ts builds the D1 files): ~41 GB of disk.
+    "100m": [100_000_000],
   };
   const scales = scaleOf[scaleArg];
   if (!scales) throw new Error(`--scale must be one of ${Object.keys(scaleOf).join(", ")}, got "${scaleArg}"`);

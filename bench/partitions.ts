@@ -8,14 +8,19 @@
  * Per partition figures are what a partition's own job costs; with partitions running in parallel
  * (one job each) a site's wall time is the slowest partition's, not the sum.
  */
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { PIN_GRACE_MS } from "../src/partitions/pinned.ts";
 import { type Harness, startHarness } from "./harness.ts";
 import { type BenchOptions, type Row, type Section, int, median, ms, now, sqliteFiles } from "./lib.ts";
+import { MARKER, buildPartitionFiles, filesByBinding } from "./partition-files.ts";
 import { GZIP, MIX } from "./workerd.ts";
 
-const OLD = ["DB", "P_2", "P_3"];
-const NEW = "P_4";
+/** Up to 10M: three databases, then a fourth filled by a move. Above: eight (12.5M records, ~5 GB each at 100M), no move (measured at 10M). */
+const FILES_ABOVE = 10_000_000;
+const databases = (total: number): string[] => ["DB", ...Array.from({ length: total > FILES_ABOVE ? 7 : 2 }, (_, i) => `P_${i + 2}`)];
+const NEW_AT = (count: number) => `P_${count + 1}`;
 const SEED_BATCH = 50_000;
 const SHARD_SPAN = 1_000_000;
 
@@ -64,50 +69,79 @@ async function untilConverged(h: Harness, sd: string, partition: number, full = 
 
 export async function partitionsBench(options: BenchOptions): Promise<Section> {
   const total = options.scales[options.scales.length - 1]!;
+  const OLD = databases(total);
+  const NEW = NEW_AT(OLD.length);
+  const move = total <= FILES_ABOVE;
   const rows: Row[] = [];
   const add = (name: string, value: string, detail = "") => rows.push({ name, value, detail });
-  const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" }, options, [...OLD.slice(1), NEW]);
+  const vars = { INDEXNOW_ENDPOINT: "", PING_URLS: "" };
+  const log = (line: string) => console.error(`[partitions] ${line}`);
+  let h: Harness;
+  let t = now();
+  let stamp = Date.now() - 30 * 86_400_000;
+  if (move) h = await startHarness(vars, options, [...OLD.slice(1), NEW]);
+  else {
+    // Databases created and migrated by one harness, their files built here, read by the next one.
+    const first = await startHarness(vars, options, OLD.slice(1), { keep: true });
+    for (const b of OLD) await (await first.mf.getD1Database(b)).exec(`CREATE TABLE ${MARKER}${b} (x)`);
+    const dir = first.dir;
+    await first.dispose();
+    try {
+      const built = await buildPartitionFiles(filesByBinding(join(dir, "state"), OLD), first.origin, total, stamp, log);
+      add(
+        "seed (SQLite files built directly: two threads validate, one appends, indexes built after)",
+        ms(built.ms),
+        `${int(total)} records, ${int(total / (built.ms / 1000))}/s (load ${ms(built.loadMs)}, indexes ${ms(built.indexMs)}); per database ${built.perDatabase.map(int).join(" / ")}`,
+      );
+      h = await startHarness(vars, options, OLD.slice(1), { reopen: dir });
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
   try {
-    const sd3 = `${h.origin}=${OLD.join(",")}`;
-    const sd4 = `${h.origin}=${[...OLD, NEW].join(",")}`;
+    const sdOld = `${h.origin}=${OLD.join(",")}`;
+    const sdNew = `${h.origin}=${[...OLD, NEW].join(",")}`;
     const as = (path: string, sd: string) =>
       `/__bench/as?path=${encodeURIComponent(path)}&vars=${encodeURIComponent(JSON.stringify({ SITE_DATABASES: sd, EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" }))}`;
 
-    let t = now();
-    let stamp = Date.now() - 30 * 86_400_000;
-    for (const { section, share } of MIX) {
-      const count = Math.round(total * share);
-      for (let start = 0; start < count; start += SEED_BATCH) {
-        const n = Math.min(SEED_BATCH, count - start);
-        await h.bench("p/seed", { sd: sd3, section, start, count: n, stamp });
-        stamp += n;
+    if (move) {
+      for (const { section, share } of MIX) {
+        const count = Math.round(total * share);
+        for (let start = 0; start < count; start += SEED_BATCH) {
+          const n = Math.min(SEED_BATCH, count - start);
+          await h.bench("p/seed", { sd: sdOld, section, start, count: n, stamp });
+          stamp += n;
+        }
       }
+      const seedMs = now() - t;
+      const perDb = await h.bench<Record<string, number>>("p/rows", { sd: sdOld });
+      add(
+        "seed (each record into its home database, D1 batches)",
+        `${ms(seedMs)}`,
+        `${int(total)} records, ${int(total / (seedMs / 1000))}/s; per database ${Object.values(perDb).map(int).join(" / ")}`,
+      );
     }
-    const seedMs = now() - t;
-    const perDb = await h.bench<Record<string, number>>("p/rows", { sd: sd3 });
-    add(
-      "seed (each record into its home database, D1 batches)",
-      `${ms(seedMs)}`,
-      `${int(total)} records, ${int(total / (seedMs / 1000))}/s; per database ${Object.values(perDb).map(int).join(" / ")}`,
-    );
+    log("index");
 
     t = now();
-    const first = await h.get(as("/sitemap.xml", sd3), GZIP);
+    const first = await h.get(as("/sitemap.xml", sdOld), GZIP);
     add("index, first request (each partition's manifest built by one keyset walk)", ms(now() - t), `status ${first.status}`);
     const idx: number[] = [];
-    for (let i = 0; i < options.runs; i++) idx.push((await h.get(as("/sitemap.xml", sd3), GZIP)).ms);
-    add("index, manifests stored (3 partitions' manifests read and merged)", ms(median(idx)), `${options.runs} runs`);
+    for (let i = 0; i < options.runs; i++) idx.push((await h.get(as("/sitemap.xml", sdOld), GZIP)).ms);
+    add(`index, manifests stored (${OLD.length} partitions' manifests read and merged)`, ms(median(idx)), `${options.runs} runs`);
 
     for (const [p] of OLD.entries()) {
       const times: number[] = [];
-      for (let i = 0; i < options.runs; i++) times.push((await h.get(as(`/sitemap-products-${p * SHARD_SPAN + 1}.xml`, sd3), GZIP)).ms);
+      for (let i = 0; i < options.runs; i++) times.push((await h.get(as(`/sitemap-products-${p * SHARD_SPAN + 1}.xml`, sdOld), GZIP)).ms);
       add(`cold shard of partition ${p} (50,000 URLs, live render)`, ms(median(times)), `${options.runs} runs`);
     }
 
     t = now();
     let slowest = 0;
     for (const [p] of OLD.entries()) {
-      const r = await untilConverged(h, sd3, p);
+      log(`first full regeneration, partition ${p}`);
+      const r = await untilConverged(h, sdOld, p);
       slowest = Math.max(slowest, r.ms);
       add(
         `first full regeneration, partition ${p}`,
@@ -118,7 +152,7 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
     add("first full regeneration, the site", `${ms(now() - t)} one after the other`, `${ms(slowest)} with one job per partition (the slowest)`);
 
     const touched = await h.bench<{ updated: number; rowsRead: number; rowsWritten: number }>("p/touch", {
-      sd: sd3,
+      sd: sdOld,
       section: "products",
       count: 10_000,
       stride: Math.floor((total * 0.8) / 10_000),
@@ -130,7 +164,8 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
     );
     let incRows = 0;
     for (const [p] of OLD.entries()) {
-      const r = await untilConverged(h, sd3, p);
+      log(`incremental run, partition ${p}`);
+      const r = await untilConverged(h, sdOld, p);
       incRows += r.rows;
       add(
         `incremental run after them, partition ${p}`,
@@ -144,36 +179,67 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
     for (const [n, bytes] of [...sizes].sort((a, b) => b[0] - a[0]))
       add(`storage of a partition of ${int(n)} records`, `${(bytes / 1e6).toFixed(1)} MB`, `${Math.round(bytes / n)} B per record`);
 
-    t = now();
-    let steps = 0;
-    let read = 0;
-    let written = 0;
-    for (;;) {
-      const step = await h.bench<{ state: string; rowsRead: number; rowsWritten: number }>("p/rebalance", { sd: sd4, maxRows: 50_000 });
-      steps++;
-      read += step.rowsRead;
-      written += step.rowsWritten;
-      if (step.state === "flipped" || steps > 500) break;
+    if (move) {
+      log("move");
+      t = now();
+      let steps = 0;
+      let read = 0;
+      let written = 0;
+      for (;;) {
+        const step = await h.bench<{ state: string; rowsRead: number; rowsWritten: number }>("p/rebalance", { sd: sdNew, maxRows: 50_000 });
+        steps++;
+        read += step.rowsRead;
+        written += step.rowsWritten;
+        if (step.state === "flipped" || steps > 500) break;
+      }
+      const moveMs = now() - t;
+      const moved = await h.bench<Record<string, number>>("p/rows", { sd: sdNew });
+      add(
+        `adding database ${OLD.length + 1}: the move (copy + flip), rebalance jobs`,
+        ms(moveMs),
+        `${steps} steps, ${int(read)} rows read, ${int(written)} written; live rows now ${Object.values(moved).map(int).join(" / ")} (the old ones keep the moved rows hidden)`,
+      );
+      // Then what the rebalance job asks for: a site pass of every partition (one regeneration job each).
+      t = now();
+      let passRows = 0;
+      for (let p = 0; p <= OLD.length; p++) passRows += (await untilConverged(h, sdNew, p, true)).rows;
+      add("after the flip: a site pass of every partition", ms(now() - t), `${int(passRows)} rows read`);
+      const after = await h.get(as("/sitemap.xml", sdNew), GZIP);
+      add("index after the move", `status ${after.status}`, "");
+
+      // A day later the same job removes the rows the move left in the old databases (src/partitions/purge.ts).
+      log("purge");
+      const later = Date.now() + PIN_GRACE_MS + 60_000;
+      t = now();
+      let purgeSteps = 0;
+      let purgeRead = 0;
+      let purgeWritten = 0;
+      let removed = 0;
+      for (;;) {
+        const step = await h.bench<{ state: string; rowsRead: number; rowsWritten: number; removed: number; queries: number }>("p/rebalance", {
+          sd: sdNew,
+          maxRows: 50_000,
+          now: later,
+        });
+        purgeSteps++;
+        purgeRead += step.rowsRead;
+        purgeWritten += step.rowsWritten;
+        removed += step.removed;
+        if (step.state === "purged" || purgeSteps > 500) break;
+      }
+      const purgeMs = now() - t;
+      const left = await h.bench<Record<string, number>>("p/rows", { sd: sdNew, all: 1 });
+      add(
+        "a day later: the rows left behind removed (purge steps of the rebalance job)",
+        ms(purgeMs),
+        `${purgeSteps} steps, ${int(purgeRead)} rows read, ${int(removed)} removed (${int(purgeWritten)} rows written, index entries included); rows per database now ${Object.values(left).map(int).join(" / ")}`,
+      );
     }
-    const moveMs = now() - t;
-    const moved = await h.bench<Record<string, number>>("p/rows", { sd: sd4 });
-    add(
-      "adding a fourth database: the move (copy + flip), rebalance jobs",
-      ms(moveMs),
-      `${steps} steps, ${int(read)} rows read, ${int(written)} written; live rows now ${Object.values(moved).map(int).join(" / ")} (the old ones keep the moved rows hidden)`,
-    );
-    // Then what the rebalance job asks for: a site pass of every partition (one regeneration job each).
-    t = now();
-    let passRows = 0;
-    for (let p = 0; p < 4; p++) passRows += (await untilConverged(h, sd4, p, true)).rows;
-    add("after the flip: a site pass of every partition", ms(now() - t), `${int(passRows)} rows read`);
-    const after = await h.get(as("/sitemap.xml", sd4), GZIP);
-    add("index after the move", `status ${after.status}`, "");
   } finally {
     await h.dispose();
   }
   return {
-    title: `Partitions: one site over three D1 databases, then four (${int(total)} records)`,
+    title: `Partitions: one site over ${OLD.length} D1 databases${move ? `, then ${OLD.length + 1}` : ""} (${int(total)} records)`,
     note: "workerd, local D1 (one SQLite file per database); partitions measured one after the other on a shared 2-core machine",
     rows,
   };

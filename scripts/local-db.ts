@@ -14,12 +14,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getPlatformProxy, unstable_readConfig } from "wrangler";
-import { extJson } from "../src/adapters/d1/writer.ts";
+import { recordColumns } from "../src/adapters/d1/writer.ts";
 import { kvBulkEntries } from "../src/adapters/kv/bulk.ts";
 import { sitePrefix } from "../src/adapters/kv/layout.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { type ValidRecord, validateBatch } from "../src/core/validate.ts";
-import { urlElementBytes } from "../src/core/writers.ts";
 import { type DemoInput, demoRecords } from "../src/demo/demo-data.ts";
 import { demoStamps } from "../src/demo/stamps.ts";
 import { listedShards } from "../src/manifest/manifest.ts";
@@ -108,12 +107,7 @@ const sqlValue = (v: unknown): string =>
 export function insertSql(records: readonly ValidRecord[], stampOf: (i: number) => number): string {
   const statements: string[] = [];
   for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
-    const rows = records
-      .slice(i, i + ROWS_PER_INSERT)
-      .map(
-        (r, j) =>
-          `(${[r.origin, r.section, r.loc, r.lastmod, r.changefreq, r.priority, extJson(r), urlElementBytes(r), stampOf(i + j)].map(sqlValue).join(",")})`,
-      );
+    const rows = records.slice(i, i + ROWS_PER_INSERT).map((r, j) => `(${[r.origin, ...recordColumns(r), stampOf(i + j)].map(sqlValue).join(",")})`);
     statements.push(`INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at) VALUES ${rows.join(",")};`);
   }
   return statements.join("\n");

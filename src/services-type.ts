@@ -45,6 +45,12 @@ export interface Services {
   partitions: Services[] | null;
   /** A partitioned site's layout (how many partitions hold records, a move under way), in its first database; null for any other site. */
   layouts: SiteLayout | null;
+  /**
+   * A partitioned site as it was served with that many partitions (its first ones, each loc in its
+   * home under that count): shard links pinned to the layout before a move's flip
+   * (src/partitions/pinned.ts). null for any other site.
+   */
+  servedAs: ((partitions: number) => Services) | null;
   /** Background jobs on the JOBS queue, their debounce and state in D1 (src/jobs/); null without both bindings. */
   jobs: JobScheduler | null;
 }

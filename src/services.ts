@@ -23,6 +23,7 @@ import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import { shardBase } from "./partitions/keys.ts";
 import { type PartitionLayout, siteLayout } from "./partitions/layout.ts";
+import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
 import type { Services } from "./services-type.ts";
@@ -89,9 +90,15 @@ function wired(env: Env): Wired {
         jobs: part.jobs?.forPartition(p) ?? null,
       }));
       const site = partitionedServices({ ...config, sites }, parts, layoutOf);
+      const servedAs = (n: number): Services => {
+        const pinned = async () => pinnedLayout(n);
+        const first = wiredParts.slice(0, n).map((part, p) => ({ ...part, store: servedStore(part.store, p, pinned) }));
+        return partitionedServices({ ...config, sites }, first, pinned);
+      };
       const home = wiredParts[0]!.jobs;
       partitioned.set(origin, {
         ...site,
+        servedAs,
         jobs:
           home &&
           new PartitionedJobs(
@@ -178,6 +185,7 @@ function wire(env: Env, config: Config): Services {
     admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
     partitions: null,
     layouts: null,
+    servedAs: null,
     jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,
   };
 }

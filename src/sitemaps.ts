@@ -14,6 +14,7 @@ import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
 import { type BuildOptions, buildManifest } from "./manifest/build.ts";
 import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
 import { versionChecked } from "./manifest/version-check.ts";
+import { pinQuery } from "./partitions/pinned.ts";
 import type { RecordStore } from "./store/port.ts";
 
 export interface SitemapDeps {
@@ -94,7 +95,7 @@ export function indexMeta(manifest: ShardManifest, extras?: IndexExtras): { vers
 
 function indexRefs(config: Config, manifest: ShardManifest, extras?: IndexExtras): SitemapRef[] {
   const refs: SitemapRef[] = listedShards(manifest).map((s) => ({
-    loc: manifest.origin + shardPath(s.section, s.n, config.indexLinkForm),
+    loc: manifest.origin + shardPath(s.section, s.n, config.indexLinkForm) + (manifest.partitions ? pinQuery(manifest.partitions) : ""),
     lastmod: w3cSeconds(s.lastChange),
   }));
   if (extras?.news) {

@@ -10,11 +10,10 @@
 import { D1ManifestStore } from "../../src/adapters/d1/manifest-store.ts";
 import { D1RecordReader } from "../../src/adapters/d1/reader.ts";
 import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
-import { D1RecordWriter, extJson } from "../../src/adapters/d1/writer.ts";
+import { D1RecordWriter, recordColumns } from "../../src/adapters/d1/writer.ts";
 import { gzip, renderUrlset } from "../../src/core/render.ts";
 import { paged } from "../../src/core/source.ts";
 import { validateBatch } from "../../src/core/validate.ts";
-import { urlElementBytes } from "../../src/core/writers.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import worker from "../../src/index.ts";
 import { findShard } from "../../src/manifest/manifest.ts";
@@ -174,12 +173,7 @@ async function seed(env: Env, url: URL): Promise<Response> {
   const records = validateBatch(demoSection(origin, section, count, start), { sites: new Set([origin]), defaultSection: "pages" });
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < records.length; i += ROWS_PER_INSERT) {
-    const rows = records
-      .slice(i, i + ROWS_PER_INSERT)
-      .map(
-        (r, j) =>
-          `(${[r.origin, r.section, r.loc, r.lastmod, r.changefreq, r.priority, extJson(r), urlElementBytes(r), stamp + i + j].map(sqlValue).join(",")})`,
-      );
+    const rows = records.slice(i, i + ROWS_PER_INSERT).map((r, j) => `(${[r.origin, ...recordColumns(r), stamp + i + j].map(sqlValue).join(",")})`);
     statements.push(
       env.DB.prepare(`INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at) VALUES ${rows.join(",")}`),
     );

@@ -4,9 +4,8 @@
  * database. `sd` is the SITE_DATABASES value the call runs under (3 databases, then 4). Every D1
  * binding of the call is counted (rows read, statements).
  */
-import { extJson } from "../../src/adapters/d1/writer.ts";
+import { recordColumns } from "../../src/adapters/d1/writer.ts";
 import { validateBatch } from "../../src/core/validate.ts";
-import { urlElementBytes } from "../../src/core/writers.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { partitionOf } from "../../src/partitions/home.ts";
 import { rebalanceStep } from "../../src/partitions/rebalance.ts";
@@ -52,9 +51,7 @@ async function seed(env: Env, url: URL): Promise<Response> {
   const raw = env as unknown as Record<string, D1Database>;
   const byHome = bindings.map((): string[] => []);
   for (const [i, r] of records.entries()) {
-    byHome[partitionOf(r.loc, bindings.length)]!.push(
-      `(${[r.origin, r.section, r.loc, r.lastmod, r.changefreq, r.priority, extJson(r), urlElementBytes(r), stamp + i].map(sqlValue).join(",")})`,
-    );
+    byHome[partitionOf(r.loc, bindings.length)]!.push(`(${[r.origin, ...recordColumns(r), stamp + i].map(sqlValue).join(",")})`);
   }
   await Promise.all(
     bindings.map(async (b, home) => {
@@ -96,7 +93,11 @@ async function touch(env: Env, url: URL): Promise<Response> {
 
 async function rebalance(env: Env, url: URL): Promise<Response> {
   const c = counted(env, url);
-  const step = await rebalanceStep(servicesFor(c.env, c.origin), c.origin, { maxRows: Number(url.searchParams.get("maxRows")) });
+  const at = url.searchParams.get("now");
+  const step = await rebalanceStep(servicesFor(c.env, c.origin), c.origin, {
+    maxRows: Number(url.searchParams.get("maxRows")),
+    ...(at ? { now: Number(at) } : {}),
+  });
   return json({ ...step, rowsRead: c.counter.rowsRead, rowsWritten: c.counter.rowsWritten, queries: c.counter.queries });
 }
 
@@ -104,8 +105,10 @@ async function rows(env: Env, url: URL): Promise<Response> {
   const { bindings, origin } = counted(env, url);
   const raw = env as unknown as Record<string, D1Database>;
   const out: Record<string, number> = {};
+  // `all`: every row, tombstones and rows a move left behind too (what the database stores).
+  const where = url.searchParams.get("all") ? "origin = ?1" : "origin = ?1 AND deleted = 0";
   for (const b of bindings) {
-    out[b] = (await raw[b]!.prepare("SELECT count(*) AS n FROM urls WHERE origin = ?1 AND deleted = 0").bind(origin).first<{ n: number }>())!.n;
+    out[b] = (await raw[b]!.prepare(`SELECT count(*) AS n FROM urls WHERE ${where}`).bind(origin).first<{ n: number }>())!.n;
   }
   return json(out);
 }

@@ -3,6 +3,8 @@
  * (how many hold records, a move under way and where its copy stands) and each partition's own
  * regeneration, which runs apart from the others. Null for any other site.
  */
+import { hidesRows } from "../partitions/layout.ts";
+import { PIN_GRACE_MS } from "../partitions/pinned.ts";
 import type { Services } from "../services-type.ts";
 
 export async function partitionsStatus(s: Services, origin: string) {
@@ -30,6 +32,8 @@ export async function partitionsStatus(s: Services, origin: string) {
     // A move: the databases being filled, and the old partition whose rows are being copied.
     move: layout.target > layout.settled ? { target: layout.target, copying: layout.cursor } : null,
     lastMoveAt: layout.flippedAt === null ? null : new Date(layout.flippedAt).toISOString(),
+    // Rows the last move left in the old partitions: hidden, removed from `purgeFrom` on (src/partitions/purge.ts).
+    leftBehind: hidesRows(layout) ? { purgeFrom: new Date(layout.flippedAt! + PIN_GRACE_MS).toISOString(), purging: layout.purgeCursor } : null,
     partitions: each,
   };
 }

@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import { requestManifest } from "../manifest/location-cache.ts";
 import { type ShardEntry, type ShardManifest, findShard } from "../manifest/manifest.ts";
+import { currentManifest } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
 import type { ServeContext } from "./cache/serve.ts";
 import { notFound } from "./respond.ts";
@@ -26,9 +27,19 @@ export function manifestFor(c: Context<AppEnv>): Promise<ShardManifest> {
   return requestManifest(s, c.var.origin, s.config.cache.manifestTtl, waitUntilOf(c));
 }
 
-/** A shard of this request's site with its manifest, or the 404 every shard-shaped document answers. */
-export async function shardFor(c: Context<AppEnv>, section: string, n: number): Promise<{ manifest: ShardManifest; shard: ShardEntry } | Response> {
-  const manifest = await manifestFor(c);
+/**
+ * A shard of this request's site with its manifest, or the 404 every shard-shaped document answers.
+ * `linked`: the partition count of the link followed (src/partitions/pinned.ts); one above this
+ * location's copy of the manifest means an index from after a flip that copy predates: the stored one is read.
+ */
+export async function shardFor(
+  c: Context<AppEnv>,
+  section: string,
+  n: number,
+  linked: number | null = null,
+): Promise<{ manifest: ShardManifest; shard: ShardEntry } | Response> {
+  let manifest = await manifestFor(c);
+  if (linked !== null && manifest.partitions !== undefined && linked > manifest.partitions) manifest = await currentManifest(c.var.services, c.var.origin);
   const shard = findShard(manifest, section, n);
   return shard ? { manifest, shard } : notFound(`no sitemap ${section}-${n}`);
 }

@@ -4,12 +4,14 @@ import { paged } from "../core/source.ts";
 import { indexCacheTags, shardCacheTags } from "../documents/cache-tags.ts";
 import { INDEX_PATH, type ShardFile, shardPath } from "../documents/paths.ts";
 import { type ShardEntry, type ShardManifest, listedShards } from "../manifest/manifest.ts";
+import { PIN_PARAM, linkedCount } from "../partitions/pinned.ts";
 import type { Services } from "../services-type.ts";
 import { indexExtras, indexMeta, renderIndex, renderShard, shardPages } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
 import { serveDocument } from "./cache/serve.ts";
 import { manifestFor, serveContext, shardFor } from "./request-context.ts";
 import { notFound } from "./respond.ts";
+import { shardReading } from "./shard-reading.ts";
 
 export async function indexDocument(c: Context<AppEnv>): Promise<Response> {
   const s = c.var.services;
@@ -37,18 +39,23 @@ export async function indexDocument(c: Context<AppEnv>): Promise<Response> {
 export async function shardDocument(c: Context<AppEnv>, section: string, n: number, file: ShardFile): Promise<Response> {
   const s = c.var.services;
   const origin = c.var.origin;
-  const found = await shardFor(c, section, n);
+  // A partitioned site's index links its shards with its partition count (src/partitions/pinned.ts).
+  const linked = s.servedAs ? linkedCount(c.req.query(PIN_PARAM)) : null;
+  const found = await shardFor(c, section, n, linked);
   if (found instanceof Response) return found;
   const { manifest, shard } = found;
+  const reading = await shardReading(s, manifest, shard, linked);
+  if (reading instanceof Response) return reading;
+  const from = reading.services;
   return serveDocument(serveContext(c), {
     origin,
     path: shardPath(shard.section, shard.n, file),
     file,
-    version: shard.version,
+    version: reading.version,
     lastChange: shard.lastChange,
     tags: shardCacheTags(origin, shard.section, shard.n),
-    snapshot: shard.snapshot ?? null,
-    render: (versioned) => renderShard(s, origin, shard, paged(shardPages(s, origin, shard, versioned))),
+    snapshot: reading.snapshot ? (shard.snapshot ?? null) : null,
+    render: (versioned) => renderShard(from, origin, shard, paged(shardPages(from, origin, shard, versioned))),
     current: rowsStillAt(s, manifest, shard),
   });
 }

@@ -2,7 +2,8 @@
  * The move of a site over several databases when a database was appended to its list
  * (src/partitions/rebalance.ts): one bounded step per job, continued until the flip; then a site
  * pass of every partition (one regeneration job each) renders snapshots without the rows that left
- * and with those that arrived. A site with nothing to move answers at once (one read of its layout).
+ * and with those that arrived. A day later the same job removes the rows the move left behind,
+ * step by step (src/partitions/purge.ts). A site with nothing to do answers at once (one read of its layout).
  */
 import { rebalanceStep } from "../partitions/rebalance.ts";
 import type { JobHandler } from "./context.ts";
@@ -20,6 +21,7 @@ export const rebalanceJob: JobHandler = async (job, c) => {
     return `flipped ${step.settled}`;
   }
   if (step.state === "settled" || step.state === "refused") return step.state;
+  if (step.state === "purged") return `purged ${step.removed}`;
   if (job.step >= MAX_STEPS) return "stopped";
   await c.scheduler.request("rebalance", job.origin, step.state === "started" ? START_DELAY_SECONDS : 0, "continue", job.step + 1);
   return `${step.state} ${step.rowsRead}`;

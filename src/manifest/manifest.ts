@@ -55,6 +55,8 @@ export interface ShardManifest {
   snapshot?: string | null;
   /** Every shard, in (section, firstKey) order, including empty ones. */
   shards: ShardEntry[];
+  /** A partitioned site's partition count when its partitions' manifests were merged: its index's shard links carry it (src/partitions/pinned.ts). */
+  partitions?: number;
 }
 
 /** Where manifests live. D1 by default: the manifest is the strongly consistent pointer readers follow. */

@@ -23,6 +23,10 @@ export interface PartitionLayout {
   flippedAt: number | null;
   /** The copy's position while target > settled. */
   cursor: MoveCursor | null;
+  /** Where the removal of the rows the last move left behind stands (purge.ts); null when none is under way. */
+  purgeCursor: MoveCursor | null;
+  /** When that removal last finished; from then until the next flip no partition hides a row. */
+  purgedAt: number | null;
 }
 
 export interface LayoutStore {
@@ -52,6 +56,10 @@ export async function siteLayout(store: LayoutStore, origin: string, feeds: read
   return store.create(origin, last < 0 ? feeds.length : last + 1);
 }
 
+/** Whether old partitions still hold rows a move gave away (and so leave them out of what they serve). */
+export const hidesRows = (layout: PartitionLayout): boolean =>
+  layout.flippedAt !== null && (layout.purgedAt === null || layout.purgedAt < layout.flippedAt);
+
 /** Whether a loc is being moved now: writes to it wait for the move's flip. */
 export const isMoving = (loc: string, layout: PartitionLayout): boolean =>
   layout.target > layout.settled && partitionOf(loc, layout.target) >= layout.settled;
@@ -65,6 +73,6 @@ export const homeOf = (loc: string, layout: PartitionLayout): number => partitio
  * whose home is still the old one until the flip, but it is not served before.
  */
 export function isServedBy(loc: string, p: number, layout: PartitionLayout): boolean {
-  if (layout.flippedAt === null) return true;
+  if (!hidesRows(layout)) return true;
   return partitionOf(loc, p < layout.settled ? layout.settled : layout.target) === p;
 }

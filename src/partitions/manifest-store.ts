@@ -36,6 +36,8 @@ function mergeManifests(origin: string, parts: readonly ShardManifest[]): ShardM
     // Each partition's index snapshot lists only its own shards: the site's index renders from this one.
     snapshot: null,
     shards,
+    // A crawl that read this index reads its shards as listed even across a move's flip.
+    partitions: parts.length,
   };
 }
 

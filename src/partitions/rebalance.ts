@@ -19,8 +19,9 @@
  *
  * The job (src/jobs/rebalance.ts) runs the steps on the JOBS queue, then a site pass of every partition.
  *
- * The moved rows stay in the old partition, hidden; see docs/capacity.md "Partitions" for what a
- * move costs and what is not built.
+ * The moved rows stay in the old partition, hidden: shards of an index read before the flip are
+ * rendered from them for a day (pinned.ts), then later steps remove them (purge.ts). See
+ * docs/capacity.md "Partitions" for what a move costs.
  */
 
 import { Fingerprint } from "../core/fingerprint.ts";
@@ -33,6 +34,7 @@ import { rebuildManifest } from "../sitemaps.ts";
 import type { ScannedRecord } from "../store/port.ts";
 import { partitionOf } from "./home.ts";
 import { type PartitionLayout, isMoving } from "./layout.ts";
+import { purgeDue, purgeStep } from "./purge.ts";
 
 /** Rows read per page of the copy: one query of the D1 scan (src/adapters/d1/scan.ts), none read and dropped. */
 const PAGE_ROWS = 5_000;
@@ -45,12 +47,18 @@ const FLIP_LEASE_MS = 5 * 60_000;
 
 export interface RebalanceStep {
   origin: string;
-  /** settled: nothing to move; started: the move began; copying: copied this step, more to do; waiting: a regeneration holds a lease, the flip waits; flipped: done. */
-  state: "settled" | "started" | "copying" | "waiting" | "flipped" | "refused";
+  /**
+   * settled: nothing to do; started: the move began; copying: copied this step, more to do;
+   * waiting: a regeneration holds a lease, the flip waits; flipped: the move is done; purging /
+   * purged: the rows the last move left behind are being removed / are gone (purge.ts).
+   */
+  state: "settled" | "started" | "copying" | "waiting" | "flipped" | "purging" | "purged" | "refused";
   settled: number;
   target: number;
   rowsRead: number;
   copied: number;
+  /** Rows the purge removed in this step. */
+  removed: number;
 }
 
 const recordOf = (origin: string, r: ScannedRecord): ValidRecord => ({
@@ -121,7 +129,8 @@ async function flip(site: Services, parts: readonly Services[], origin: string, 
       const manifest = await part.manifests.load(origin);
       if (manifest) await part.manifests.save(withoutSnapshots(manifest, now));
     }
-    await site.layouts!.save({ settled: layout.target, target: layout.target, flippedAt: now, cursor: null }, now);
+    // What the old partitions gave away is removed once no crawl can need it (purge.ts), from the start.
+    await site.layouts!.save({ ...layout, settled: layout.target, flippedAt: now, cursor: null, purgeCursor: null }, now);
     await forgetManifest(origin).catch(() => {});
   } finally {
     for (const [part, lease] of leases) await part.regen!.release(origin, lease);
@@ -134,13 +143,14 @@ export async function rebalanceStep(site: Services, origin: string, options: { m
   const parts = site.partitions!;
   const now = options.now ?? Date.now();
   const layout = await site.layouts!.read();
-  const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0): RebalanceStep => ({
+  const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0, removed = 0): RebalanceStep => ({
     origin,
     state,
     settled: layout.settled,
     target: layout.target,
     rowsRead,
     copied,
+    removed,
   });
   if (parts.length < layout.target) {
     console.error(
@@ -154,7 +164,11 @@ export async function rebalanceStep(site: Services, origin: string, options: { m
     return result("refused");
   }
   if (layout.settled === layout.target) {
-    if (parts.length === layout.settled) return result("settled");
+    if (parts.length === layout.settled) {
+      if (!purgeDue(layout, now)) return result("settled");
+      const purged = await purgeStep(parts, origin, layout, now, options.maxRows ?? STEP_ROWS, () => site.layouts!.save(layout, now));
+      return result(purged.done ? "purged" : "purging", purged.read, 0, purged.removed);
+    }
     layout.target = parts.length;
     layout.cursor = { partition: 0, section: "", key: -1 };
     await site.layouts!.save(layout, now);

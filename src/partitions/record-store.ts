@@ -206,5 +206,7 @@ export function partitionedRecordStore(parts: readonly RecordStore[], layoutOf: 
     freshness: parts.every((p) => p.freshness !== null) ? new PartitionedFreshness(parts.map((p) => p.freshness)) : null,
     sync: syncs.every((s) => s !== null) ? new PartitionedSync(syncs, layoutOf) : null,
     projection: null,
+    // Each partition purges its own rows (purge.ts); the site as a whole never does.
+    purge: null,
   };
 }

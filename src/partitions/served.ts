@@ -4,11 +4,12 @@
  * pages, the regeneration's scan and key rows, the change feed, news and the feed — so that each
  * loc is served by exactly one partition, decided by the one layout row (layout.ts).
  *
- * Until a site's first move (`flippedAt` null) nothing is filtered and nothing is computed per row.
+ * Until a site's first move, and from the purge of what a move left behind (purge.ts) until the
+ * next flip, nothing is filtered and nothing is computed per row.
  */
 import type { StoredRecord } from "../core/types.ts";
 import type { ChangeFeed, KeyRow, NewsIndex, RangeScan, RecentIndex, RecordReader, RecordStore, ShardRange } from "../store/port.ts";
-import { type PartitionLayout, isServedBy } from "./layout.ts";
+import { type PartitionLayout, hidesRows, isServedBy } from "./layout.ts";
 
 /** The layout of the partition's site, read for each operation (one small query in the site's first database). */
 export type LayoutOf = () => Promise<PartitionLayout>;
@@ -17,7 +18,7 @@ type Served = (loc: string) => boolean;
 
 async function servedTest(layoutOf: LayoutOf, partition: number): Promise<Served | null> {
   const layout = await layoutOf();
-  return layout.flippedAt === null ? null : (loc) => isServedBy(loc, partition, layout);
+  return hidesRows(layout) ? (loc) => isServedBy(loc, partition, layout) : null;
 }
 
 export function servedStore(store: RecordStore, partition: number, layoutOf: LayoutOf): RecordStore {
@@ -57,7 +58,7 @@ export function servedStore(store: RecordStore, partition: number, layoutOf: Lay
       const page = await store.changes.changes(origin, after, limit, until);
       // A database being filled by a move announces nothing: its rows are copies, served from the flip on.
       if (partition >= layout.settled) return { ...page, rows: [] };
-      if (layout.flippedAt === null) return page;
+      if (!hidesRows(layout)) return page;
       return { ...page, rows: page.rows.filter((r) => isServedBy(r.loc, partition, layout)) };
     },
     newest: (origin, until) => store.changes.newest(origin, until),

@@ -299,6 +299,18 @@ interface Projection {
   status(origin: string): Promise<ProjectionState>;
 }
 
+/**
+ * Removing rows for good: a partition's rows that a move gave to another partition, once no
+ * crawl can still need them (src/partitions/purge.ts). No tombstone, nothing announced: the rows
+ * were already left out of everything the partition serves.
+ */
+export interface RowPurge {
+  /** Every row of the site in key order, those a partition leaves out of what it serves too. */
+  readonly rows: RangeScan;
+  /** Removes the site's rows of these keys; returns how many there were. */
+  purge(origin: string, keys: readonly number[]): Promise<number>;
+}
+
 /** The port. */
 export interface RecordStore {
   /** "d1" or "kv": for status and logs. */
@@ -318,4 +330,6 @@ export interface RecordStore {
   readonly sync: RecordSync | null;
   /** How far the request-path copy trails committed writes (status); null: it never does (D1 reads what it writes). */
   readonly projection: Projection | null;
+  /** Removing the rows a partition gave away in a move; null: the store is never a partition (KV). */
+  readonly purge: RowPurge | null;
 }

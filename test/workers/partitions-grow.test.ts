@@ -29,10 +29,10 @@ const put = (env: Env, origin: string, records: unknown[]) =>
 
 /** Every loc of every shard the index lists (duplicates kept), and the partitions listed. */
 async function crawl(env: Env, origin: string): Promise<{ locs: string[]; partitions: number[] }> {
-  const shards = locsOf(await document(env, `${origin}/sitemap.xml`)).filter((u) => /-\d+\.xml$/.test(u));
+  const shards = locsOf(await document(env, `${origin}/sitemap.xml`)).filter((u) => /-\d+\.xml(\?|$)/.test(u));
   const locs: string[] = [];
   for (const url of shards) locs.push(...locsOf(await document(env, url)));
-  const partitions = [...new Set(shards.map((u) => Math.floor((Number(/-(\d+)\.xml$/.exec(u)![1]) - 1) / SHARD_SPAN)))].sort();
+  const partitions = [...new Set(shards.map((u) => Math.floor((Number(/-(\d+)\.xml/.exec(u)![1]) - 1) / SHARD_SPAN)))].sort();
   return { locs, partitions };
 }
 

@@ -26,7 +26,7 @@ const envOf = (origin: string, databases: string): Env =>
   ({ ...baseEnv, SITES: origin, SITE_DATABASES: `${origin}=${databases}`, MAX_URLS_PER_SHARD: "40", INDEXNOW_ENDPOINT: "", PING_URLS: "" }) as Env;
 
 async function crawl(env: Env, origin: string): Promise<{ locs: string[]; partitions: number[]; live: number }> {
-  const shards = locsOf(await document(env, `${origin}/sitemap.xml`)).filter((u) => /-\d+\.xml$/.test(u));
+  const shards = locsOf(await document(env, `${origin}/sitemap.xml`)).filter((u) => /-\d+\.xml(\?|$)/.test(u));
   const locs: string[] = [];
   let live = 0;
   for (const url of shards) {
@@ -36,7 +36,7 @@ async function crawl(env: Env, origin: string): Promise<{ locs: string[]; partit
     if (res.headers.get("X-Sitemap-Source") === "live") live++;
     locs.push(...locsOf(await res.text()));
   }
-  const partitions = [...new Set(shards.map((u) => Math.floor((Number(/-(\d+)\.xml$/.exec(u)![1]) - 1) / SHARD_SPAN)))].sort();
+  const partitions = [...new Set(shards.map((u) => Math.floor((Number(/-(\d+)\.xml/.exec(u)![1]) - 1) / SHARD_SPAN)))].sort();
   return { locs, partitions, live };
 }
 

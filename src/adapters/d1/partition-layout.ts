@@ -6,7 +6,12 @@ interface LayoutRow {
   target: number;
   flipped_at: number | null;
   cursor: string | null;
+  purge_cursor: string | null;
+  purged_at: number | null;
 }
+
+const cursorOf = (text: string | null): MoveCursor | null => (text === null ? null : (JSON.parse(text) as MoveCursor));
+const textOf = (cursor: MoveCursor | null): string | null => (cursor === null ? null : JSON.stringify(cursor));
 
 export class D1LayoutStore implements LayoutStore {
   readonly #db: D1Database;
@@ -17,7 +22,7 @@ export class D1LayoutStore implements LayoutStore {
 
   async load(origin: string): Promise<PartitionLayout | null> {
     const row = await this.#db
-      .prepare("SELECT settled, target, flipped_at, cursor FROM partition_layouts WHERE origin = ?1")
+      .prepare("SELECT settled, target, flipped_at, cursor, purge_cursor, purged_at FROM partition_layouts WHERE origin = ?1")
       .bind(origin)
       .first<LayoutRow>();
     return (
@@ -25,7 +30,9 @@ export class D1LayoutStore implements LayoutStore {
         settled: row.settled,
         target: row.target,
         flippedAt: row.flipped_at,
-        cursor: row.cursor === null ? null : (JSON.parse(row.cursor) as MoveCursor),
+        cursor: cursorOf(row.cursor),
+        purgeCursor: cursorOf(row.purge_cursor),
+        purgedAt: row.purged_at,
       }
     );
   }
@@ -40,8 +47,10 @@ export class D1LayoutStore implements LayoutStore {
 
   async save(origin: string, layout: PartitionLayout, now: number): Promise<void> {
     await this.#db
-      .prepare("UPDATE partition_layouts SET settled = ?2, target = ?3, flipped_at = ?4, cursor = ?5, updated_at = ?6 WHERE origin = ?1")
-      .bind(origin, layout.settled, layout.target, layout.flippedAt, layout.cursor === null ? null : JSON.stringify(layout.cursor), now)
+      .prepare(
+        "UPDATE partition_layouts SET settled = ?2, target = ?3, flipped_at = ?4, cursor = ?5, purge_cursor = ?6, purged_at = ?7, updated_at = ?8 WHERE origin = ?1",
+      )
+      .bind(origin, layout.settled, layout.target, layout.flippedAt, textOf(layout.cursor), textOf(layout.purgeCursor), layout.purgedAt, now)
       .run();
   }
 }

@@ -3,6 +3,7 @@ import type { RecordStore } from "../../store/port.ts";
 import { D1ChangeFeed } from "./change-feed.ts";
 import { D1RangeFreshness } from "./freshness.ts";
 import { D1NewsIndex } from "./news-index.ts";
+import { D1RowPurge } from "./purge.ts";
 import { D1RecordReader } from "./reader.ts";
 import { D1RecentIndex } from "./recent-index.ts";
 import type { D1Observer } from "./rows.ts";
@@ -20,6 +21,7 @@ interface D1StoreOptions {
 export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): RecordStore {
   const { observe } = options;
   const writer = new D1RecordWriter(db);
+  const scan = new D1RangeScan(db, observe);
   return {
     kind: "d1",
     reader: new D1RecordReader(db, options),
@@ -27,9 +29,10 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
     changes: new D1ChangeFeed(db, observe),
     news: new D1NewsIndex(db, observe),
     recent: new D1RecentIndex(db, observe),
-    scan: new D1RangeScan(db, observe),
+    scan,
     freshness: new D1RangeFreshness(db, observe),
     projection: null,
     sync: new D1RecordSync(db, writer),
+    purge: new D1RowPurge(db, scan),
   };
 }

@@ -38,8 +38,13 @@ const UPSERT_TAIL_KEEP_SECTION = `
   ON CONFLICT(loc) DO UPDATE SET section = CASE WHEN urls.deleted = 1 THEN excluded.section ELSE urls.section END, ${SET_CONTENT}
   WHERE ${CONTENT_CHANGED}`;
 
-export function extJson(record: ValidRecord): string | null {
+function extJson(record: ValidRecord): string | null {
   return record.ext && Object.keys(record.ext).length > 0 ? JSON.stringify(record.ext) : null;
+}
+
+/** A record's own columns of `urls`, in table order: section, loc, lastmod, changefreq, priority, ext, size (the bench seeders write them too). */
+export function recordColumns(r: ValidRecord): [string, string, string | null, string | null, number | null, string | null, number] {
+  return [r.section, r.loc, r.lastmod ?? null, r.changefreq ?? null, r.priority ?? null, extJson(r), urlElementBytes(r)];
 }
 
 function upsertStatements(db: D1Database, records: readonly ValidRecord[], now: number, source: string | null, tail: string): D1PreparedStatement[] {
@@ -47,18 +52,7 @@ function upsertStatements(db: D1Database, records: readonly ValidRecord[], now: 
   for (let i = 0; i < records.length; i += ROWS_PER_UPSERT) {
     const rows = records.slice(i, i + ROWS_PER_UPSERT);
     const values = rows.map(() => "(?,?,?,?,?,?,?,?,?,?)").join(",");
-    const params = rows.flatMap((r) => [
-      r.origin,
-      r.section,
-      r.loc,
-      r.lastmod ?? null,
-      r.changefreq ?? null,
-      r.priority ?? null,
-      extJson(r),
-      urlElementBytes(r),
-      now,
-      source,
-    ]);
+    const params = rows.flatMap((r) => [r.origin, ...recordColumns(r), now, source]);
     statements.push(db.prepare(UPSERT_HEAD + values + tail).bind(...params));
   }
   return statements;

@@ -62,6 +62,7 @@ export function faultyRecordStore(inner: RecordStore, afterRecords: number): Rec
     scan: null,
     freshness: inner.freshness,
     projection: inner.projection,
+    purge: inner.purge,
     sync: inner.sync,
   };
 }

@@ -27,5 +27,6 @@ export function kvRecordStore(kv: KVNamespace, writers: SiteWriters, options: Kv
     freshness: new KvObjectFreshness(writers),
     sync: null,
     projection: { status: (origin) => writerOf(writers, origin).status(origin) },
+    purge: null,
   };
 }

@@ -1,0 +1,57 @@
+/**
+ * How a shard of a partitioned site is read for the link a crawler followed: its index links each
+ * shard with the partition count it listed (src/partitions/pinned.ts), so a crawl that read the
+ * index before a move's flip reads its shards as that index listed them, after the flip too.
+ * Any other site, and any link without a count, reads the shard as it is now.
+ */
+import { Fingerprint } from "../core/fingerprint.ts";
+import type { ShardEntry, ShardManifest } from "../manifest/manifest.ts";
+import { partitionKey } from "../partitions/keys.ts";
+import { isPinned } from "../partitions/pinned.ts";
+import type { Services } from "../services-type.ts";
+import type { RecordReader, ShardRange } from "../store/port.ts";
+import { notFound } from "./respond.ts";
+
+export interface ShardReading {
+  /** The services whose records the shard is rendered from. */
+  services: Services;
+  /** The version its bytes are served (and cached) under. */
+  version: string;
+  /** Whether the shard's pre-rendered snapshot is these bytes. */
+  snapshot: boolean;
+}
+
+/**
+ * The manifest's own count: its versions and snapshots are that layout's. A live render at a
+ * location whose copy of the manifest predates a flip still renders what that manifest listed
+ * (the layout is read when the render starts, as the served stores do for every read).
+ */
+function asListed(s: Services, count: number, now: number): Services {
+  const reader = s.store.reader;
+  const pinnedOrNow: RecordReader = {
+    async *recordPages(range: ShardRange) {
+      const pinned = isPinned(count, await s.layouts!.read(), now);
+      yield* (pinned ? s.servedAs!(count).store.reader : reader).recordPages(range);
+    },
+    keyRows: (origin) => reader.keyRows(origin),
+    find: (loc) => reader.find(loc),
+  };
+  return { ...s, store: { ...s.store, reader: pinnedOrNow } };
+}
+
+/** How to read `shard` for a link listed under `linked` partitions (null: none); a 404 for a shard that layout did not have. */
+export async function shardReading(
+  s: Services,
+  manifest: ShardManifest,
+  shard: ShardEntry,
+  linked: number | null,
+  now = Date.now(),
+): Promise<ShardReading | Response> {
+  const current: ShardReading = { services: s, version: shard.version, snapshot: true };
+  if (linked === null || !s.servedAs || !s.layouts || manifest.partitions === undefined || linked > manifest.partitions) return current;
+  if (linked === manifest.partitions) return { ...current, services: asListed(s, linked, now) };
+  // An index from before the flip this manifest has seen: as it listed the shard, for PIN_GRACE_MS.
+  if (!isPinned(linked, await s.layouts.read(), now)) return current;
+  if (partitionKey(shard.firstKey).partition >= linked) return notFound(`no sitemap ${shard.section}-${shard.n} under ${linked} partitions`);
+  return { services: s.servedAs(linked), version: new Fingerprint().addString(shard.version).addNumber(linked).digest(), snapshot: false };
+}
