@@ -215,6 +215,7 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
       let purgeRead = 0;
       let purgeWritten = 0;
       let removed = 0;
+      let purgeLargest = 0;
       for (;;) {
         const step = await h.bench<{ state: string; rowsRead: number; rowsWritten: number; removed: number; queries: number }>("p/rebalance", {
           sd: sdNew,
@@ -225,6 +226,7 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
         purgeRead += step.rowsRead;
         purgeWritten += step.rowsWritten;
         removed += step.removed;
+        purgeLargest = Math.max(purgeLargest, step.queries);
         if (step.state === "purged" || purgeSteps > 500) break;
       }
       const purgeMs = now() - t;
@@ -232,7 +234,7 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
       add(
         "a day later: the rows left behind removed (purge steps of the rebalance job)",
         ms(purgeMs),
-        `${purgeSteps} steps, ${int(purgeRead)} rows read, ${int(removed)} removed (${int(purgeWritten)} rows written, index entries included); rows per database now ${Object.values(left).map(int).join(" / ")}`,
+        `${purgeSteps} steps (largest ${purgeLargest} statements), ${int(purgeRead)} rows read, ${int(removed)} removed (${int(purgeWritten)} rows written as D1 counts them); rows per database now ${Object.values(left).map(int).join(" / ")}`,
       );
     }
   } finally {
