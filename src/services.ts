@@ -90,10 +90,16 @@ function wired(env: Env): Wired {
         jobs: part.jobs?.forPartition(p) ?? null,
       }));
       const site = partitionedServices({ ...config, sites }, parts, layoutOf);
+      // One per count, kept with the wiring: every shard a crawler reads through the index asks for one.
+      const pinnedSites = new Map<number, Services>();
       const servedAs = (n: number): Services => {
-        const pinned = async () => pinnedLayout(n);
-        const first = wiredParts.slice(0, n).map((part, p) => ({ ...part, store: servedStore(part.store, p, pinned) }));
-        return partitionedServices({ ...config, sites }, first, pinned);
+        let pinnedSite = pinnedSites.get(n);
+        if (!pinnedSite) {
+          const pinned = async () => pinnedLayout(n);
+          const first = wiredParts.slice(0, n).map((part, p) => ({ ...part, store: servedStore(part.store, p, pinned) }));
+          pinnedSites.set(n, (pinnedSite = partitionedServices({ ...config, sites }, first, pinned)));
+        }
+        return pinnedSite;
       };
       const home = wiredParts[0]!.jobs;
       partitioned.set(origin, {

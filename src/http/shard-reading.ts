@@ -9,7 +9,6 @@ import type { ShardEntry, ShardManifest } from "../manifest/manifest.ts";
 import { partitionKey } from "../partitions/keys.ts";
 import { isPinned } from "../partitions/pinned.ts";
 import type { Services } from "../services-type.ts";
-import type { RecordReader, ShardRange } from "../store/port.ts";
 import { notFound } from "./respond.ts";
 
 export interface ShardReading {
@@ -19,24 +18,6 @@ export interface ShardReading {
   version: string;
   /** Whether the shard's pre-rendered snapshot is these bytes. */
   snapshot: boolean;
-}
-
-/**
- * The manifest's own count: its versions and snapshots are that layout's. A live render at a
- * location whose copy of the manifest predates a flip still renders what that manifest listed
- * (the layout is read when the render starts, as the served stores do for every read).
- */
-function asListed(s: Services, count: number, now: number): Services {
-  const reader = s.store.reader;
-  const pinnedOrNow: RecordReader = {
-    async *recordPages(range: ShardRange) {
-      const pinned = isPinned(count, await s.layouts!.read(), now);
-      yield* (pinned ? s.servedAs!(count).store.reader : reader).recordPages(range);
-    },
-    keyRows: (origin) => reader.keyRows(origin),
-    find: (loc) => reader.find(loc),
-  };
-  return { ...s, store: { ...s.store, reader: pinnedOrNow } };
 }
 
 /** How to read `shard` for a link listed under `linked` partitions (null: none); a 404 for a shard that layout did not have. */
@@ -49,7 +30,10 @@ export async function shardReading(
 ): Promise<ShardReading | Response> {
   const current: ShardReading = { services: s, version: shard.version, snapshot: true };
   if (linked === null || !s.servedAs || !s.layouts || manifest.partitions === undefined || linked > manifest.partitions) return current;
-  if (linked === manifest.partitions) return { ...current, services: asListed(s, linked, now) };
+  // The manifest's own count: its versions and snapshots are that layout's, and rendering under it
+  // needs no read of the layout (each loc in its home under that count). A location whose copy of
+  // the manifest predates a flip so renders what that copy lists.
+  if (linked === manifest.partitions) return { ...current, services: s.servedAs(linked) };
   // An index from before the flip this manifest has seen: as it listed the shard, for PIN_GRACE_MS.
   if (!isPinned(linked, await s.layouts.read(), now)) return current;
   if (partitionKey(shard.firstKey).partition >= linked) return notFound(`no sitemap ${shard.section}-${shard.n} under ${linked} partitions`);
