@@ -69,12 +69,12 @@ module.exports = {
       name: "services-stay-below-http",
       severity: "error",
       comment:
-        "Service modules (documents, regeneration, notification, mirrors, sync, Search Console status, ingest, snapshots) " +
+        "Service modules (documents, regeneration, notification, mirrors, sync, housekeeping, Search Console status, ingest, snapshots) " +
         "never import the HTTP app, the admin API or the Worker entry: what they share with them lives below both " +
         "(document paths and Cache-Tag values in src/documents/, the capped body reader in src/outbound/).",
       from: {
         path: [
-          "^src/(regen|notify|mirror|sync|gsc|formats|manifest|ingest|snapshots|documents|outbound)/",
+          "^src/(regen|notify|mirror|sync|housekeeping|gsc|formats|manifest|ingest|snapshots|documents|outbound)/",
           "^src/sitemaps\\.ts$",
           "^src/services-type\\.ts$",
         ],
@@ -100,7 +100,7 @@ module.exports = {
         "sync modules; nothing below imports a job. The wiring hands the scheduler out (src/services.ts, src/services-type.ts).",
       from: {
         path: [
-          "^src/(core|config|store|regen|notify|mirror|sync|gsc|formats|manifest|ingest|snapshots|documents|outbound|robots|demo)/",
+          "^src/(core|config|store|regen|notify|mirror|sync|housekeeping|gsc|formats|manifest|ingest|snapshots|documents|outbound|robots|demo)/",
           "^src/(sitemaps|config)\\.ts$",
         ],
         pathNot: "\\.test\\.ts$",

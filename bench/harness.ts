@@ -22,6 +22,7 @@ import { build } from "esbuild";
 import { Log, LogLevel, Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
 import { BENCH_ORIGIN, type BenchOptions, mib, now } from "./lib.ts";
+import { type InvocationUsage, pathOf, recordInvocation } from "./limits.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -41,8 +42,11 @@ export interface Harness {
   mf: Miniflare;
   /** GET over loopback HTTP, timed to the last byte; the body is counted, not decoded. */
   get(path: string, headers?: Record<string, string>): Promise<HttpResult>;
-  /** A `/__bench/*` route; throws on a non-2xx answer. */
-  bench<T>(route: string, params?: Record<string, string | number>, method?: "GET" | "POST"): Promise<T>;
+  /**
+   * A `/__bench/*` route; throws on a non-2xx answer. A metered route's `usage` (its invocation's,
+   * bench/limits.ts) is recorded under `path` (default: what the route stands for), a failed one's too.
+   */
+  bench<T>(route: string, params?: Record<string, string | number>, method?: "GET" | "POST", path?: string): Promise<T>;
   /** Resident memory of the Worker's workerd process (bytes), from /proc. */
   workerdRss(): number;
   /** Resident memory of the storage process (bytes); NaN when storage runs in the Worker's process. */
@@ -241,7 +245,14 @@ export async function startHarness(
     process.env["WRANGLER_LOG"] ??= "error"; // no "Using secrets defined in .dev.vars" in the tables
     const config = unstable_readConfig({ config: join(ROOT, "wrangler.jsonc") });
     const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
-    const { modulesRules: _rules, ...declared } = workerOptions as typeof workerOptions & { modulesRules?: unknown };
+    // No queue consumer: the benches run each job step themselves, one invocation a call (a request
+    // that queues a regeneration, say the first one after a bulk load, must not start a chain that
+    // races the bench's own runs). Messages sent to JOBS stay in the local queue, undelivered.
+    const {
+      modulesRules: _rules,
+      queueConsumers: _consumers,
+      ...declared
+    } = workerOptions as typeof workerOptions & { modulesRules?: unknown; queueConsumers?: unknown };
     const d1 = { ...(declared.d1Databases as Record<string, unknown>), ...Object.fromEntries(extraD1.map((b) => [b, { id: b }])) };
     const options = { ...declared, d1Databases: d1 };
     const configVars = config.vars as Record<string, unknown>;
@@ -331,7 +342,17 @@ export async function startHarness(
         }),
       );
 
-    const bench = async <T>(route: string, params: Record<string, string | number> = {}, method: "GET" | "POST" = "POST"): Promise<T> => {
+    /** Records a metered route's usage (an answer without one, scaffolding or not JSON, records nothing). */
+    const record = (route: string, params: Record<string, string | number>, path: string | undefined, body: string): void => {
+      let usage: InvocationUsage | undefined;
+      try {
+        usage = (JSON.parse(body) as { usage?: InvocationUsage }).usage;
+      } catch {
+        return;
+      }
+      if (usage) recordInvocation(path ?? pathOf(route, params), usage);
+    };
+    const bench = async <T>(route: string, params: Record<string, string | number> = {}, method: "GET" | "POST" = "POST", path?: string): Promise<T> => {
       const target = new URL(`/__bench/${route}`, url);
       for (const [k, v] of Object.entries(params)) target.searchParams.set(k, String(v));
       const text = await unlessCrashed(
@@ -339,6 +360,7 @@ export async function startHarness(
         (async () => {
           const res = await fetch(target, { method });
           const body = await res.text();
+          record(route, params, path, body);
           if (!res.ok) throw new Error(`/__bench/${route} → ${res.status}: ${body.slice(0, 2000)}`);
           return body;
         })(),

@@ -16,6 +16,7 @@ import { BLOCK_SPAN } from "../src/adapters/kv/layout.ts";
 import { type Harness, peaksText, startHarness, withPeaks } from "./harness.ts";
 import { kvLayout } from "./kv-layout.ts";
 import { type BenchOptions, type Section, heapCapText, int, median, mib, ms, now } from "./lib.ts";
+import { limitsContext } from "./limits.ts";
 import { type Count, GZIP, MIX, NO_EDGE_CACHE, type Quiet, SHARD, sourceOf, spread, timedSource, uncached, untilQuiet } from "./workerd.ts";
 
 const VARS = { URL_SOURCE: "kv", MANIFEST_STORE: "kv", INDEXNOW_ENDPOINT: "", PING_URLS: "" };
@@ -66,6 +67,7 @@ async function seedKv(mf: Miniflare, origin: string, total: number): Promise<See
 export async function kvScaleBench(options: BenchOptions): Promise<Section> {
   const rows: Section["rows"] = [];
   for (const total of options.scales) {
+    limitsContext("kv-scale", total);
     const h = await startHarness(VARS, options);
     const at = `${int(total)} records`;
     try {

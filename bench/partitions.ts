@@ -7,6 +7,11 @@
  *
  * Per partition figures are what a partition's own job costs; with partitions running in parallel
  * (one job each) a site's wall time is the slowest partition's, not the sum.
+ *
+ * Every regeneration run, write batch, move or purge step and request is one invocation under the
+ * enforcing meter (bench/limits.ts prints the largest per path). A step the meter stops is recorded
+ * and run again, as the queue retries a job that threw (the move and the purge resume where their
+ * last page was saved).
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -14,8 +19,9 @@ import { DatabaseSync } from "node:sqlite";
 import { PIN_GRACE_MS } from "../src/partitions/pinned.ts";
 import { type Harness, startHarness } from "./harness.ts";
 import { type BenchOptions, type Row, type Section, int, median, ms, now, sqliteFiles } from "./lib.ts";
+import { type InvocationUsage, limitsContext } from "./limits.ts";
 import { MARKER, buildPartitionFiles, filesByBinding } from "./partition-files.ts";
-import { GZIP, MIX } from "./workerd.ts";
+import { type Count, GZIP, MIX, sourceOf } from "./workerd.ts";
 
 /** Up to 10M: three databases, then a fourth filled by a move. Above: eight (12.5M records, ~5 GB each at 100M), no move (measured at 10M). */
 const FILES_ABOVE = 10_000_000;
@@ -28,6 +34,50 @@ interface Regen {
   summary: { converged: boolean; rowsRead: number; shardsRendered: number; pendingShards: number; passPending: boolean; mode: string };
   rowsRead: number;
   queries: number;
+}
+
+/** A rebalance step's answer (a move's or a purge's). */
+interface Step {
+  state: string;
+  rowsRead: number;
+  rowsWritten: number;
+  removed: number;
+  queries: number;
+  usage: InvocationUsage;
+}
+
+/** A step the meter stopped (InvocationLimitError): null, the harness has recorded it; any other failure throws. */
+async function unlessStopped<T>(call: Promise<T>): Promise<T | null> {
+  try {
+    return await call;
+  } catch (err) {
+    if (/InvocationLimitError|Too many API requests by single worker invocation/.test(String((err as Error)?.message ?? err))) return null;
+    throw err;
+  }
+}
+
+/** Rebalance steps until `done`: the queue runs a stopped step again (its retry), resuming at the saved cursor. */
+async function rebalanceUntil(h: Harness, params: Record<string, string | number>, done: (state: string) => boolean) {
+  let steps = 0;
+  let stopped = 0;
+  let read = 0;
+  let written = 0;
+  let removed = 0;
+  let largest = 0;
+  for (;;) {
+    const step = await unlessStopped(h.bench<Step>("p/rebalance", params));
+    steps++;
+    if (step === null) stopped++;
+    else {
+      read += step.rowsRead;
+      written += step.rowsWritten;
+      removed += step.removed;
+      largest = Math.max(largest, step.usage.d1Queries);
+    }
+    if ((step && done(step.state)) || steps > 500) break;
+  }
+  const stops = stopped === 0 ? "" : `, ${stopped} of them stopped by the meter (InvocationLimitError) and run again`;
+  return { steps, stopped, read, written, removed, largest, stops };
 }
 
 /** Bytes of each local D1 file holding the site's records, by its live row count. */
@@ -56,15 +106,20 @@ async function untilConverged(h: Harness, sd: string, partition: number, full = 
   let runs = 0;
   let rows = 0;
   let maxQueries = 0;
+  let stopped = 0;
   const started = now();
   for (;;) {
-    const r = await h.bench<Regen>("p/regen", { sd, partition, ...(full && runs === 0 ? { full: 1 } : {}) });
+    const r = await unlessStopped(h.bench<Regen>("p/regen", { sd, partition, ...(full && runs === 0 ? { full: 1 } : {}) }));
     runs++;
-    rows += r.rowsRead;
-    maxQueries = Math.max(maxQueries, r.queries);
-    if (r.summary.converged || runs >= 200) break;
+    if (r === null) stopped++;
+    else {
+      rows += r.rowsRead;
+      maxQueries = Math.max(maxQueries, r.queries);
+    }
+    if (r?.summary.converged || runs >= 200) break;
   }
-  return { runs, rows, maxQueries, ms: now() - started };
+  const stops = stopped === 0 ? "" : `; ${stopped} stopped by the meter (InvocationLimitError) and run again`;
+  return { runs, rows, maxQueries, ms: now() - started, stops };
 }
 
 export async function partitionsBench(options: BenchOptions): Promise<Section> {
@@ -72,6 +127,7 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
   const OLD = databases(total);
   const NEW = NEW_AT(OLD.length);
   const move = total <= FILES_ABOVE;
+  limitsContext("partitions", total);
   const rows: Row[] = [];
   const add = (name: string, value: string, detail = "") => rows.push({ name, value, detail });
   const vars = { INDEXNOW_ENDPOINT: "", PING_URLS: "" };
@@ -122,20 +178,27 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
         `${int(total)} records, ${int(total / (seedMs / 1000))}/s; per database ${Object.values(perDb).map(int).join(" / ")}`,
       );
     }
-    log("index");
-
+    // The first requests after the bulk load: no manifest yet. A request builds one only within
+    // MANIFEST_REQUEST_ROWS key rows (shared by the partitions); past that it answers 503 with
+    // Retry-After and asks each partition's regeneration (queued; the bench runs it below).
+    log("first requests");
+    const noCache = (sd: string) => JSON.stringify({ SITE_DATABASES: sd, EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" });
+    const counted = (path: string, sd: string, label: string) =>
+      h.bench<Count & { retryAfter: string | null; usage: InvocationUsage }>("count", { path, vars: noCache(sd) }, "GET", label);
+    const usageText = (u: InvocationUsage) => `${int(u.d1Queries)} D1 queries, ${int(u.kvOperations)} KV operations, ${int(u.subrequests)} subrequests`;
     t = now();
-    const first = await h.get(as("/sitemap.xml", sdOld), GZIP);
-    add("index, first request (each partition's manifest built by one keyset walk)", ms(now() - t), `status ${first.status}`);
-    const idx: number[] = [];
-    for (let i = 0; i < options.runs; i++) idx.push((await h.get(as("/sitemap.xml", sdOld), GZIP)).ms);
-    add(`index, manifests stored (${OLD.length} partitions' manifests read and merged)`, ms(median(idx)), `${options.runs} runs`);
-
+    const first = await counted("/sitemap.xml", sdOld, "first request after the bulk load: the index (no manifest yet)");
+    add(
+      "index, first request after the bulk load (no manifest: built within MANIFEST_REQUEST_ROWS, else 503 and each partition's regeneration asked)",
+      ms(now() - t),
+      `status ${first.status}${first.retryAfter ? `, Retry-After ${first.retryAfter}` : ""}; ${usageText(first.usage)}`,
+    );
+    const firstShards: string[] = [];
     for (const [p] of OLD.entries()) {
-      const times: number[] = [];
-      for (let i = 0; i < options.runs; i++) times.push((await h.get(as(`/sitemap-products-${p * SHARD_SPAN + 1}.xml`, sdOld), GZIP)).ms);
-      add(`cold shard of partition ${p} (50,000 URLs, live render)`, ms(median(times)), `${options.runs} runs`);
+      const r = await counted(`/sitemap-products-${p * SHARD_SPAN + 1}.xml`, sdOld, "first request after the bulk load: a shard (no manifest yet)");
+      firstShards.push(`partition ${p}: status ${r.status}, ${ms(r.ms)}, ${int(r.usage.d1Queries)} D1 queries`);
     }
+    add("a shard of each partition, first request after the bulk load", "", firstShards.join("; "));
 
     t = now();
     let slowest = 0;
@@ -146,22 +209,54 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
       add(
         `first full regeneration, partition ${p}`,
         ms(r.ms),
-        `${r.runs} invocations, ${int(r.rows)} rows read, largest invocation ${int(r.maxQueries)} statements`,
+        `${r.runs} invocations, ${int(r.rows)} rows read, largest invocation ${int(r.maxQueries)} statements${r.stops}`,
       );
     }
     add("first full regeneration, the site", `${ms(now() - t)} one after the other`, `${ms(slowest)} with one job per partition (the slowest)`);
 
-    const touched = await h.bench<{ updated: number; rowsRead: number; rowsWritten: number }>("p/touch", {
-      sd: sdOld,
-      section: "products",
-      count: 10_000,
-      stride: Math.floor((total * 0.8) / 10_000),
-    });
-    add(
-      "10,000 scattered changes, one batch through the site",
-      `${int(touched.updated)} updated`,
-      `${int(touched.rowsRead)} rows read, ${int(touched.rowsWritten)} written`,
-    );
+    log("index");
+    const idx: number[] = [];
+    for (let i = 0; i < options.runs; i++) idx.push((await h.get(as("/sitemap.xml", sdOld), GZIP)).ms);
+    add(`index, manifests stored (${OLD.length} partitions' manifests read and merged)`, ms(median(idx)), `${options.runs} runs`);
+    const indexUsage = await counted("/sitemap.xml", sdOld, "request: the index, manifests stored");
+    add("index, manifests stored: one request", `status ${indexUsage.status}`, usageText(indexUsage.usage));
+
+    for (const [p] of OLD.entries()) {
+      const path = `/sitemap-products-${p * SHARD_SPAN + 1}.xml`;
+      const times: number[] = [];
+      const sources = new Set<string>();
+      for (let i = 0; i < options.runs; i++) {
+        const r = await h.get(as(path, sdOld), GZIP);
+        times.push(r.ms);
+        sources.add(`${r.status} ${sourceOf(r)}`);
+      }
+      add(`a shard of partition ${p} (50,000 URLs) after its first regeneration`, ms(median(times)), `${options.runs} runs; ${[...sources].join(", ")}`);
+    }
+
+    // 10,000 scattered changes: one batch (ADMIN_MAX_RECORDS allows up to 10,000); a batch the meter
+    // stops is sent again as two of 5,000 (the default), as a client would after a failed request.
+    type Touched = { updated: number; rowsRead: number; rowsWritten: number; usage: InvocationUsage };
+    const stride = Math.floor((total * 0.8) / 10_000);
+    const touched = await unlessStopped(h.bench<Touched>("p/touch", { sd: sdOld, section: "products", count: 10_000, stride }));
+    if (touched) {
+      add(
+        "10,000 scattered changes, one batch through the site",
+        `${int(touched.updated)} updated`,
+        `${int(touched.rowsRead)} rows read, ${int(touched.rowsWritten)} written; ${usageText(touched.usage)}`,
+      );
+    } else {
+      const halves: Touched[] = [];
+      for (const start of [0, 5_000]) {
+        // The records start + i·stride: the second half of the same 10,000.
+        halves.push(await h.bench<Touched>("p/touch", { sd: sdOld, section: "products", count: 5_000, stride, offset: start }));
+      }
+      const updated = halves.reduce((n, x) => n + x.updated, 0);
+      add(
+        "10,000 scattered changes: one batch stopped by the meter (InvocationLimitError), then two batches of 5,000",
+        `${int(updated)} updated`,
+        `the stopped batch had committed the other ${int(10_000 - updated)} (each partition's part is its own transaction: atomic false); ${int(halves.reduce((n, x) => n + x.rowsRead, 0))} rows read, ${int(halves.reduce((n, x) => n + x.rowsWritten, 0))} written; the larger batch ${usageText(halves[0]!.usage.d1Queries >= halves[1]!.usage.d1Queries ? halves[0]!.usage : halves[1]!.usage)}`,
+      );
+    }
     let incRows = 0;
     for (const [p] of OLD.entries()) {
       log(`incremental run, partition ${p}`);
@@ -170,7 +265,7 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
       add(
         `incremental run after them, partition ${p}`,
         ms(r.ms),
-        `${r.runs} invocations, ${int(r.rows)} rows read, largest ${int(r.maxQueries)} statements`,
+        `${r.runs} invocations, ${int(r.rows)} rows read, largest ${int(r.maxQueries)} statements${r.stops}`,
       );
     }
     add("incremental, rows read per change", (incRows / 10_000).toFixed(1), "every touched shard is re-rendered whole (50,000 rows)");
@@ -182,23 +277,31 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
     if (move) {
       log("move");
       t = now();
-      let steps = 0;
-      let read = 0;
-      let written = 0;
-      for (;;) {
-        const step = await h.bench<{ state: string; rowsRead: number; rowsWritten: number }>("p/rebalance", { sd: sdNew, maxRows: 50_000 });
-        steps++;
-        read += step.rowsRead;
-        written += step.rowsWritten;
-        if (step.state === "flipped" || steps > 500) break;
-      }
+      const moved = await rebalanceUntil(h, { sd: sdNew, maxRows: 50_000 }, (state) => state === "flipped");
       const moveMs = now() - t;
-      const moved = await h.bench<Record<string, number>>("p/rows", { sd: sdNew });
+      const live = await h.bench<Record<string, number>>("p/rows", { sd: sdNew });
       add(
-        `adding database ${OLD.length + 1}: the move (copy + flip), rebalance jobs`,
+        `adding database ${OLD.length + 1}: the move (copy + manifest build + flip), rebalance jobs`,
         ms(moveMs),
-        `${steps} steps, ${int(read)} rows read, ${int(written)} written; live rows now ${Object.values(moved).map(int).join(" / ")} (the old ones keep the moved rows hidden)`,
+        `${moved.steps} steps${moved.stops}, ${int(moved.read)} rows read, ${int(moved.written)} written, the largest step that completed ${int(moved.largest)} D1 queries; live rows now ${Object.values(live).map(int).join(" / ")} (the old ones keep the moved rows hidden)`,
       );
+      // Between the flip and the site passes every partition's shards render live (the flip dropped their snapshots).
+      for (let p = 0; p <= OLD.length; p++) {
+        const path = `/sitemap-products-${p * SHARD_SPAN + 1}.xml`;
+        const times: number[] = [];
+        const sources = new Set<string>();
+        for (let i = 0; i < options.runs; i++) {
+          const r = await h.get(as(path, sdNew), GZIP);
+          times.push(r.ms);
+          sources.add(`${r.status} ${sourceOf(r)}`);
+        }
+        const one = await counted(path, sdNew, "request: a shard, live render (after the flip)");
+        add(
+          `after the flip, a cold shard of partition ${p} (live render: the flip dropped the snapshots)`,
+          ms(median(times)),
+          `${options.runs} runs; ${[...sources].join(", ")}; ${int(one.bytes)} B; ${usageText(one.usage)}`,
+        );
+      }
       // Then what the rebalance job asks for: a site pass of every partition (one regeneration job each).
       t = now();
       let passRows = 0;
@@ -211,30 +314,13 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
       log("purge");
       const later = Date.now() + PIN_GRACE_MS + 60_000;
       t = now();
-      let purgeSteps = 0;
-      let purgeRead = 0;
-      let purgeWritten = 0;
-      let removed = 0;
-      let purgeLargest = 0;
-      for (;;) {
-        const step = await h.bench<{ state: string; rowsRead: number; rowsWritten: number; removed: number; queries: number }>("p/rebalance", {
-          sd: sdNew,
-          maxRows: 50_000,
-          now: later,
-        });
-        purgeSteps++;
-        purgeRead += step.rowsRead;
-        purgeWritten += step.rowsWritten;
-        removed += step.removed;
-        purgeLargest = Math.max(purgeLargest, step.queries);
-        if (step.state === "purged" || purgeSteps > 500) break;
-      }
+      const purge = await rebalanceUntil(h, { sd: sdNew, maxRows: 50_000, now: later }, (state) => state === "purged");
       const purgeMs = now() - t;
       const left = await h.bench<Record<string, number>>("p/rows", { sd: sdNew, all: 1 });
       add(
         "a day later: the rows left behind removed (purge steps of the rebalance job)",
         ms(purgeMs),
-        `${purgeSteps} steps (largest ${purgeLargest} statements), ${int(purgeRead)} rows read, ${int(removed)} removed (${int(purgeWritten)} rows written as D1 counts them); rows per database now ${Object.values(left).map(int).join(" / ")}`,
+        `${purge.steps} steps (the largest that completed ${purge.largest} D1 queries)${purge.stops}, ${int(purge.read)} rows read, ${int(purge.removed)} removed (${int(purge.written)} rows written as D1 counts them); rows per database now ${Object.values(left).map(int).join(" / ")}`,
       );
     }
   } finally {

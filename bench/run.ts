@@ -16,6 +16,9 @@
  *                        in the Worker's own process and thread (`wrangler dev`'s layout)
  *   --heap-cap N         cap the Worker's V8 old space at N MiB (`--max-old-space-size`): a step that
  *                        completes kept under N MiB live; one that needs more fails with its row
+ *
+ * Every bench route that does what a product invocation does runs under the enforcing meter
+ * (bench/worker/metering.ts); the last table is each path's largest invocation against the limits.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -25,6 +28,7 @@ import { capacityBench } from "./capacity.ts";
 import { ingestBench } from "./ingest.ts";
 import { kvScaleBench } from "./kv-scale.ts";
 import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
+import { limitsTable } from "./limits.ts";
 import { memoryBench } from "./memory.ts";
 import { partitionsBench } from "./partitions.ts";
 import { rendererBench } from "./renderer.ts";
@@ -101,5 +105,8 @@ if (!options.quick || options.only?.has("browser-view")) {
 if (!options.quick || options.only?.has("view-cost")) {
   await section("view-cost", async () => markdownTable(await viewCostBench(options)));
 }
+// What the metered bench routes used, per path: the largest invocation against the limits (bench/limits.ts).
+const limits = limitsTable();
+if (limits) console.log(limits);
 console.log(`_Total ${((Date.now() - started) / 1000).toFixed(0)} s._`);
 process.exit(failed ? 1 : 0);

@@ -13,6 +13,7 @@
 import { request } from "node:http";
 import { startHarness } from "./harness.ts";
 import { type BenchOptions, type Row, type Section, int, median, ms, now, ratio } from "./lib.ts";
+import { limitsContext } from "./limits.ts";
 import { type Count, GZIP, SHARD, sourceOf, spread } from "./workerd.ts";
 
 const FULL = 50_000;
@@ -43,6 +44,7 @@ function getText(url: URL, headers: Record<string, string>): Promise<string> {
 }
 
 export async function viewCostBench(options: BenchOptions): Promise<Section> {
+  limitsContext("view-cost", FULL);
   const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" }, options);
   try {
     const stamp = Date.now() - 30 * 86_400_000;

@@ -5,10 +5,13 @@
  * a scale is a cold isolate.
  *
  * Rows read are D1's own `meta.rows_read`, summed over every statement by the bench Worker's
- * counting D1 wrapper (bench/worker/bench-worker.ts) while it runs the real request path.
+ * counting D1 wrapper (bench/worker/bench-worker.ts) while it runs the real request path. Every
+ * request, regeneration run and write batch runs under the enforcing meter (one invocation each,
+ * bench/limits.ts reports the largest per path).
  */
 import { type Harness, type HttpResult, type Peaks, peaksText, startHarness, withPeak, withPeaks } from "./harness.ts";
 import { type BenchOptions, type ScaledRow, type ScaledSection, type Section, heapCapText, int, median, mib, ms, now } from "./lib.ts";
+import { limitsContext, scaleLabel } from "./limits.ts";
 import { loadBench } from "./load.ts";
 import { peer, sitemapItemsOfUrlset } from "./renderer.ts";
 
@@ -97,7 +100,7 @@ const ROWS: RowSpec[] = [
 ];
 
 function scaleName(total: number): string {
-  return total >= 1_000_000 ? `${total / 1_000_000}M records` : `${total / 1_000}k records`;
+  return `${scaleLabel(total)} records`;
 }
 
 /** Seeds the mix with change stamps a month back (older than any settle window), ascending. */
@@ -156,7 +159,18 @@ export async function timedSource(
 }
 
 interface Regen extends Count {
-  summary: { mode: string; rowsRead: number; shardsChecked: number; shardsRendered: number; changesRead: number; published: boolean; error?: string };
+  summary: {
+    mode: string;
+    rowsRead: number;
+    shardsChecked: number;
+    shardsRendered: number;
+    changesRead: number;
+    published: boolean;
+    converged: boolean;
+    pendingShards: number;
+    passPending: boolean;
+    error?: string;
+  };
   /** KV operations by method (URLS and SNAPSHOTS), and keys read by bulk gets. */
   kvOps: Record<string, number>;
   kvBulkKeys: number;
@@ -234,14 +248,25 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
     });
     if (pass.peaks) result.set("regenFullMem", { text: `at most in one run: ${peaksText(pass.peaks)}` });
   } else {
+    // A site pass: one job step, continued (as the regenerate job continues its chain) while the
+    // step's bounds (its time budget, its share of the invocation's limits) leave work.
     const full = await regenerate(h, true);
     const r = full.regen;
-    result.set("regenFull", { text: `${ms(full.ms)} (${r.summary.mode}, ${r.summary.shardsRendered} shards rendered, ${r.queries} D1 statements)` });
+    let runs = 1;
+    let [wall, rows, recordRows, rendered, statements] = [full.ms, r.rowsRead, r.summary.rowsRead, r.summary.shardsRendered, r.queries];
+    for (let last = r.summary; (last.pendingShards > 0 || last.passPending) && runs < 50; runs++) {
+      const next = await regenerate(h, false);
+      last = next.regen.summary;
+      [wall, rows, recordRows] = [wall + next.ms, rows + next.regen.rowsRead, recordRows + last.rowsRead];
+      [rendered, statements] = [rendered + last.shardsRendered, Math.max(statements, next.regen.queries)];
+    }
+    const inRuns = runs === 1 ? `${statements} D1 statements` : `${runs} runs, the largest ${statements} D1 statements`;
+    result.set("regenFull", { text: `${ms(wall)} (${r.summary.mode}, ${rendered} shards rendered, ${inRuns})` });
     result.set("regenFullRows", {
-      text: `${int(r.rowsRead)} (${(r.rowsRead / total).toFixed(3)} × records; the run counts ${int(r.summary.rowsRead)} record rows)`,
-      met: r.rowsRead <= 1.02 * total,
+      text: `${int(rows)} (${(rows / total).toFixed(3)} × records; the run${runs === 1 ? "" : "s"} count${runs === 1 ? "s" : ""} ${int(recordRows)} record rows)`,
+      met: rows <= 1.02 * total,
     });
-    result.set("regenFullMem", { text: peaksText(full.peaks) });
+    result.set("regenFullMem", { text: `${runs === 1 ? "" : "the first run: "}${peaksText(full.peaks)}` });
   }
 
   await new Promise((resolve) => setTimeout(resolve, 1_000)); // let the run's after-work settle
@@ -299,6 +324,7 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
 
 async function measureScale(total: number, options: BenchOptions, withLoad: boolean): Promise<{ result: ScaleResult; load?: Section }> {
   const result: ScaleResult = new Map();
+  limitsContext("workerd", total);
   const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" }, options);
   try {
     const seeded = await (async () => {

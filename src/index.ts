@@ -4,6 +4,7 @@ import { type JobHandlers, consumeJobs } from "./jobs/consumer.ts";
 import { gscStatusJob } from "./jobs/gsc-status.ts";
 import { heartbeat } from "./jobs/heartbeat.ts";
 import type { Job } from "./jobs/messages.ts";
+import { Meter, countFetches, metered, meteredEnv } from "./jobs/meter.ts";
 import { mirrorJob } from "./jobs/mirror.ts";
 import { notifyJob } from "./jobs/notify.ts";
 import { rebalanceJob } from "./jobs/rebalance.ts";
@@ -38,21 +39,30 @@ function servicesOfJob(env: Env, job: Job): Services {
   return (job.partition !== undefined && site.partitions?.[job.partition]) || site;
 }
 
+// Every invocation runs under Cloudflare's per-invocation limits, counted and enforced at the
+// bindings (src/jobs/meter.ts): locally, where nothing else enforces them, as in production.
+countFetches();
+
 export default {
-  fetch: app.fetch,
-  async scheduled(_controller, env, _ctx) {
-    // The heartbeat only schedules: every due job goes on the JOBS queue, each runs in its own
-    // invocation. A bad configuration (ConfigError) is logged once, and then no job is queued.
-    let databases: Services[];
-    try {
-      databases = databaseServices(env);
-    } catch (err) {
-      console.error("scheduled jobs skipped:", err instanceof Error ? err.message : err);
-      return;
-    }
-    await heartbeat(databases);
+  fetch(request, env, ctx) {
+    return metered(new Meter(), () => app.fetch(request, meteredEnv(env), ctx), { streams: true });
   },
-  async queue(batch, env, ctx) {
-    await consumeJobs(batch, env, ctx, JOBS, servicesOfJob);
+  scheduled(_controller, env, _ctx) {
+    return metered(new Meter(), async () => {
+      // The heartbeat only schedules: every due job goes on the JOBS queue, each runs in its own
+      // invocation. A bad configuration (ConfigError) is logged once, and then no job is queued.
+      let databases: Services[];
+      try {
+        databases = databaseServices(meteredEnv(env));
+      } catch (err) {
+        console.error("scheduled jobs skipped:", err instanceof Error ? err.message : err);
+        return;
+      }
+      await heartbeat(databases);
+    });
+  },
+  queue(batch, env, ctx) {
+    const meter = new Meter();
+    return metered(meter, () => consumeJobs(batch, meteredEnv(env), ctx, { handlers: JOBS, servicesOf: servicesOfJob, meter }));
   },
 } satisfies ExportedHandler<Env>;

@@ -5,6 +5,7 @@
 import type { AdminStateStore } from "./admin-state/store.ts";
 import type { Config } from "./config.ts";
 import type { GscStatusStore } from "./gsc/store.ts";
+import type { HousekeepingStore } from "./housekeeping/store.ts";
 import type { JobScheduler } from "./jobs/scheduler.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { MirrorStateStore } from "./mirror/store.ts";
@@ -51,6 +52,8 @@ export interface Services {
    * (src/partitions/pinned.ts). null for any other site.
    */
   servedAs: ((partitions: number) => Services) | null;
+  /** What the housekeeping reads and trims in the database (src/housekeeping/, D1); null without a DB binding. */
+  housekeeping: HousekeepingStore | null;
   /** Background jobs on the JOBS queue, their debounce and state in D1 (src/jobs/); null without both bindings. */
   jobs: JobScheduler | null;
 }

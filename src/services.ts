@@ -1,6 +1,7 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
 import { D1AdminStateStore } from "./adapters/d1/admin-state.ts";
 import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
+import { D1Housekeeping } from "./adapters/d1/housekeeping.ts";
 import { D1JobStateStore } from "./adapters/d1/job-state.ts";
 import { D1ManifestStore } from "./adapters/d1/manifest-store.ts";
 import { D1MirrorStateStore } from "./adapters/d1/mirror-state.ts";
@@ -22,7 +23,7 @@ import { type JobQueue, JobScheduler } from "./jobs/scheduler.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import { shardBase } from "./partitions/keys.ts";
-import { type PartitionLayout, siteLayout } from "./partitions/layout.ts";
+import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
@@ -81,7 +82,12 @@ function wired(env: Env): Wired {
           origin,
           wiredParts.map((p) => p.store.changes),
         );
-      const layout = { read: layoutOf, save: (l: PartitionLayout, now: number) => layouts.save(origin, l, now) };
+      const layout: SiteLayout = {
+        read: layoutOf,
+        save: (l, now) => layouts.save(origin, l, now),
+        loadBuild: () => layouts.loadBuild(origin),
+        saveBuild: (cursor, build, now) => layouts.saveBuild(origin, cursor, build, now),
+      };
       const parts = wiredParts.map((part, p) => ({
         ...part,
         store: servedStore(part.store, p, layoutOf),
@@ -192,6 +198,7 @@ function wire(env: Env, config: Config): Services {
     partitions: null,
     layouts: null,
     servedAs: null,
+    housekeeping: db ? new D1Housekeeping(db) : null,
     jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,
   };
 }

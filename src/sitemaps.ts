@@ -11,16 +11,26 @@ import type { SitemapRef, StoredRecord, UrlRecord } from "./core/types.ts";
 import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
 import { FEED_PATH, newsPath, shardPath } from "./documents/paths.ts";
 import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
-import { type BuildOptions, buildManifest } from "./manifest/build.ts";
+import { type BuildOptions, buildManifest, buildManifestWithin } from "./manifest/build.ts";
 import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
 import { versionChecked } from "./manifest/version-check.ts";
 import { pinQuery } from "./partitions/pinned.ts";
 import type { RecordStore } from "./store/port.ts";
 
+/**
+ * What asks for a site's regeneration: the wiring's job scheduler (src/jobs/scheduler.ts; a
+ * partition's asks for that partition's). The regeneration builds a missing manifest in bounded steps.
+ */
+interface RegenerationRequests {
+  request(kind: "regenerate", origin: string, delaySeconds: number, trigger: string): Promise<boolean>;
+}
+
 export interface SitemapDeps {
   config: Config;
   store: RecordStore;
   manifests: ManifestStore;
+  /** Where a request that may not build a missing manifest (the site is too large to walk) asks for it; null or absent: no queue. */
+  jobs?: RegenerationRequests | null;
 }
 
 /** How a site's documents are rendered (date-only lastmod globally or for this site, browser view). */
@@ -51,9 +61,74 @@ export async function rebuildManifest(deps: SitemapDeps, origin: string, previou
   return manifest;
 }
 
-/** The stored manifest; built once when there is none yet (first request after a fresh deploy). */
+/** How long a client should wait when a site's manifest is being built (a large site's first pass takes minutes). */
+const MANIFEST_PENDING_RETRY_SECONDS = 120;
+
+/**
+ * A request found no complete manifest of the site, and building it would take a walk longer than a
+ * request may make (MANIFEST_REQUEST_ROWS): its regeneration was asked to build it, in bounded
+ * steps. The HTTP layer answers 503 with Retry-After (src/http/errors.ts).
+ */
+export class ManifestPendingError extends Error {
+  override readonly name = "ManifestPendingError";
+  readonly retryAfterSeconds = MANIFEST_PENDING_RETRY_SECONDS;
+}
+
+/** The key rows a request may still walk to build missing manifests; a partitioned site's partitions share one. */
+interface WalkBudget {
+  rows: number;
+}
+
+/**
+ * The site's manifest when it is complete; otherwise built by a walk of its key rows if the walk
+ * ends within `budget` (and saved), else null once the site's regeneration has been asked to build
+ * it. A request never walks further than its budget: a site of millions of rows is thousands of D1
+ * queries, and an invocation may make 1,000.
+ *
+ * `stored`: the manifest as loaded (null: none). A partial one (a first pass under way,
+ * src/regen/publish.ts) that already lists as many URLs as the budget allows is not walked at all:
+ * the walk could not end within it, and the pass is already building the manifest.
+ */
+export async function builtWithin(deps: SitemapDeps, origin: string, stored: ShardManifest | null, budget: WalkBudget): Promise<ShardManifest | null> {
+  if (stored && !stored.partial) return stored;
+  const planned = stored ? listedShards(stored).reduce((sum, s) => sum + s.urlCount, 0) : 0;
+  let rows = 0;
+  if (planned < budget.rows) {
+    const built = await buildManifestWithin(deps.store.reader, origin, stored, manifestBuildOptions(deps.config, origin), budget.rows);
+    rows = built.rows;
+    budget.rows -= built.rows;
+    if (built.manifest) {
+      await deps.manifests.save(built.manifest);
+      return built.manifest;
+    }
+  }
+  let queued: boolean | string = false;
+  try {
+    queued = (await deps.jobs?.request("regenerate", origin, 0, "manifest-missing")) ?? "no queue";
+  } catch (err) {
+    queued = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  }
+  console.log(
+    JSON.stringify({
+      event: "sitemap.manifest.pending",
+      origin,
+      partial: stored !== null,
+      rowsWalked: rows,
+      queued,
+    }),
+  );
+  return null;
+}
+
+/**
+ * The stored manifest when complete; a small site's is built by the request that finds none (a
+ * walk within MANIFEST_REQUEST_ROWS key rows). Throws ManifestPendingError for a larger site, after
+ * asking for its regeneration.
+ */
 export async function currentManifest(deps: SitemapDeps, origin: string): Promise<ShardManifest> {
-  return (await deps.manifests.load(origin)) ?? (await rebuildManifest(deps, origin, null));
+  const manifest = await builtWithin(deps, origin, await deps.manifests.load(origin), { rows: deps.config.manifestRequestRows });
+  if (!manifest) throw new ManifestPendingError(`the manifest of ${origin} is being built`);
+  return manifest;
 }
 
 /**

@@ -5,6 +5,14 @@
  * Rows read are counted by wrapping the D1 binding (CountingD1): every statement's `meta.rows_read`
  * is summed, for the real request path (`/__bench/count?path=…` runs the app itself with the
  * wrapped binding) and for service calls (`/__bench/rebuild`).
+ *
+ * Every route that does what a product invocation does (a regeneration run, a write batch, a move
+ * step, a manifest build, a live render) runs as one invocation under the enforcing meter of the
+ * real entry (src/jobs/meter.ts: `metered(new Meter(), …)` over `meteredEnv(env)`), so it fails with
+ * InvocationLimitError where production would; its JSON answer carries what it used (`usage`:
+ * `meter.reading()`, `subrequests`, and `limitHit`, the first limit error the meter threw, even one
+ * the product caught). Scaffolding that only loads or inspects test data (`seed`, `p/seed`, `p/rows`)
+ * is no product path and runs unmetered.
  */
 
 import { D1ManifestStore } from "../../src/adapters/d1/manifest-store.ts";
@@ -15,13 +23,16 @@ import { gzip, renderUrlset } from "../../src/core/render.ts";
 import { paged } from "../../src/core/source.ts";
 import { validateBatch } from "../../src/core/validate.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
+import { app } from "../../src/http/app.ts";
 import worker from "../../src/index.ts";
+import { STEP_BUDGET_MS } from "../../src/jobs/budget.ts";
 import { findShard } from "../../src/manifest/manifest.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { regenDeps } from "../../src/regen/scheduled.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
-import { partitionRoute } from "./partition-routes.ts";
+import { type Route, type RouteEntry, runMetered } from "./metering.ts";
+import { partitionRoutes } from "./partition-routes.ts";
 
 /** Rows read, rows written and statements of one measured operation. */
 export interface D1Counter {
@@ -184,9 +195,9 @@ async function seed(env: Env, url: URL): Promise<Response> {
 
 /**
  * Changes `count` records of a section (new lastmod) through D1RecordWriter, the way the ingest API
- * does: records start, start + step, start + 2·step, …
+ * does: records start, start + step, start + 2·step, … (a write batch: metered)
  */
-async function touch(env: Env, url: URL): Promise<Response> {
+const touch: Route = async (env, _ctx, url) => {
   const origin = url.searchParams.get("origin")!;
   const section = url.searchParams.get("section")!;
   const start = Number(url.searchParams.get("start"));
@@ -200,17 +211,22 @@ async function touch(env: Env, url: URL): Promise<Response> {
   const counter = newCounter();
   const summary = await new D1RecordWriter(countingD1(env.DB, counter)).upsert(records);
   return json({ ...summary, ...counter });
-}
+};
 
-/** Runs the real app on `path` with a counting D1 binding; reads the whole body. */
-async function countRequest(env: Env, ctx: ExecutionContext, url: URL, request: Request): Promise<Response> {
+/**
+ * Runs the real app on `path` with a counting D1 binding; reads the whole body. The app runs as the
+ * real entry runs it (src/index.ts: `app.fetch` on the metered env, under the invocation's meter),
+ * only with this route's meter, so the answer can say what the request used.
+ */
+const countRequest: Route = async (env, ctx, url, request) => {
   const counter = newCounter();
   const target = new URL(url.searchParams.get("path")!, url.origin);
   const headers = new Headers(request.headers);
   const base = withVars(env, url);
+  // env is metered already: the counting wrappers sit on its counted bindings (not metered twice).
   const kv = countedKv({ ...base, DB: countingD1(env.DB, counter) } as Env);
   const started = Date.now();
-  const response = await worker.fetch(new Request(target, { headers }), kv.env, ctx);
+  const response = await app.fetch(new Request(target, { headers }), kv.env, ctx);
   let bytes = 0;
   if (response.body) for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
   return json({
@@ -218,13 +234,19 @@ async function countRequest(env: Env, ctx: ExecutionContext, url: URL, request: 
     bytes,
     ms: Date.now() - started,
     source: response.headers.get("X-Sitemap-Source"),
+    retryAfter: response.headers.get("Retry-After"),
     ...counter,
     ...kv.counter,
   });
-}
+};
 
-/** Full manifest rebuild (one keyset walk of the site's key rows), counted. */
-async function rebuild(env: Env, url: URL): Promise<Response> {
+/**
+ * Full manifest rebuild (one keyset walk of the site's key rows, in one invocation), counted. No
+ * product path walks a whole site in one invocation any more (a request builds within
+ * MANIFEST_REQUEST_ROWS, a regeneration in bounded steps); metered all the same, so a walk the
+ * limits cannot hold fails here as it would in production.
+ */
+const rebuild: Route = async (env, _ctx, url) => {
   const origin = url.searchParams.get("origin")!;
   const counter = newCounter();
   const db = countingD1(env.DB, counter);
@@ -243,22 +265,30 @@ async function rebuild(env: Env, url: URL): Promise<Response> {
     ...counter,
     ...kv.counter,
   });
-}
+};
 
-/** One regeneration run of the site (`full=1`: a site pass), with every D1 statement counted. */
-async function regen(env: Env, ctx: ExecutionContext, url: URL): Promise<Response> {
+/**
+ * One regeneration run of the site (`full=1`: a site pass), with every D1 statement counted: what
+ * one `regenerate` job step runs (src/jobs/regenerate.ts), with the step's bounds (its time budget
+ * and the invocation's usage, so the run stops at its share of the limits as the job's does).
+ */
+const regen: Route = async (env, _ctx, url, _request, meter) => {
   const origin = url.searchParams.get("origin")!;
   const counter = newCounter();
   const kv = countedKv({ ...withVars(env, url), DB: countingD1(env.DB, counter) } as Env);
   const deps = regenDeps(services(kv.env));
   if (!deps) return json({ error: "regeneration needs DB and SNAPSHOTS" }, 500);
-  const summary = await regenerateSite(deps, origin, { trigger: "bench", full: url.searchParams.get("full") === "1" });
-  void ctx;
+  const summary = await regenerateSite(deps, origin, {
+    trigger: "bench",
+    full: url.searchParams.get("full") === "1",
+    usage: () => meter!.reading(),
+    deadline: Date.now() + STEP_BUDGET_MS,
+  });
   return json({ summary, ...counter, ...kv.counter });
-}
+};
 
 /** Breakdown of a live render: only the D1 reads of a shard (records discarded). */
-async function readShard(env: Env, url: URL): Promise<Response> {
+const readShard: Route = async (env, _ctx, url) => {
   const origin = url.searchParams.get("origin")!;
   const section = url.searchParams.get("section")!;
   const n = Number(url.searchParams.get("n"));
@@ -270,13 +300,13 @@ async function readShard(env: Env, url: URL): Promise<Response> {
   const source = new D1RecordReader(env.DB, pageRows ? { pageRows } : {});
   for await (const page of source.recordPages({ origin, section, firstKey: shard.firstKey, lastKey: shard.lastKey })) rows += page.length;
   return json({ rows });
-}
+};
 
 /**
  * The live render's path without HTTP and the app: D1RecordReader (next page in flight while the
  * current one renders) → render → gzip, with `pageRows` rows per keyset page, to choose the page size.
  */
-async function renderFromD1(env: Env, url: URL): Promise<Response> {
+const renderFromD1: Route = async (env, _ctx, url) => {
   const origin = url.searchParams.get("origin")!;
   const section = url.searchParams.get("section")!;
   const n = Number(url.searchParams.get("n"));
@@ -289,13 +319,13 @@ async function renderFromD1(env: Env, url: URL): Promise<Response> {
   const records = paged(new D1RecordReader(env.DB, { pageRows }).recordPages(range));
   for await (const chunk of gzip(renderUrlset(records)) as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
   return json({ bytes });
-}
+};
 
 /** Pre-generated records, kept per isolate for the render-only breakdown. */
 let memoryRecords: { count: number; records: ReturnType<typeof validateBatch> } | null = null;
 
 /** Breakdown of a live render: render (+ gzip) of in-memory records, no D1. `prepare=1` only builds them. */
-async function renderMemory(url: URL): Promise<Response> {
+const renderMemory: Route = async (_env, _ctx, url) => {
   const origin = url.searchParams.get("origin")!;
   const count = Number(url.searchParams.get("count"));
   if (memoryRecords?.count !== count) {
@@ -312,7 +342,28 @@ async function renderMemory(url: URL): Promise<Response> {
   let bytes = 0;
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
   return json({ bytes });
-}
+};
+
+/**
+ * The `/__bench/*` routes. Metered: each is one invocation under the enforcing meter (its answer
+ * carries `usage`). Not metered: scaffolding that loads test data (`seed` inserts up to 50,000 rows
+ * a call in one D1 batch, `p/seed` likewise per database) or reads it for the bench's report
+ * (`p/rows`: count(*) per database); no product invocation does either.
+ */
+const ROUTES: Record<string, RouteEntry> = {
+  "/__bench/seed": { metered: false, run: (env, _ctx, url) => seed(env, url) },
+  "/__bench/touch": { metered: true, run: touch },
+  "/__bench/count": { metered: true, run: countRequest },
+  "/__bench/rebuild": { metered: true, run: rebuild },
+  "/__bench/regen": { metered: true, run: regen },
+  "/__bench/read": { metered: true, run: readShard },
+  "/__bench/render-d1": { metered: true, run: renderFromD1 },
+  "/__bench/render": { metered: true, run: renderMemory },
+  ...partitionRoutes(countingD1),
+};
+
+/** Routes whose answer is a live render read in the body's `pull` (the meter must see those reads). */
+const STREAMING = new Set(["/__bench/count"]);
 
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
@@ -324,32 +375,14 @@ export default {
       const bytes = Number(url.searchParams.get("bytes") ?? 0);
       return new Response(new Uint8Array(bytes), { encodeBody: "manual", headers: { "Content-Encoding": "gzip" } });
     }
+    // The real app on `path`, streamed back as is: the real entry runs it, under its own meter (the
+    // limits enforced, its usage not in the answer: `/__bench/count` runs the same path and says it).
+    if (url.pathname === "/__bench/as") return passThrough(env, ctx, url, request);
+    const route = ROUTES[url.pathname];
+    if (!route) return json({ error: "no such bench route" }, 404);
     try {
-      // A site over several databases (bench/partitions.ts).
-      const partitioned = url.pathname.startsWith("/__bench/p/") ? await partitionRoute(env, ctx, url, countingD1) : null;
-      if (partitioned) return partitioned;
-      switch (url.pathname) {
-        case "/__bench/seed":
-          return await seed(env, url);
-        case "/__bench/touch":
-          return await touch(env, url);
-        case "/__bench/count":
-          return await countRequest(env, ctx, url, request);
-        case "/__bench/rebuild":
-          return await rebuild(env, url);
-        case "/__bench/as":
-          return await passThrough(env, ctx, url, request);
-        case "/__bench/regen":
-          return await regen(env, ctx, url);
-        case "/__bench/read":
-          return await readShard(env, url);
-        case "/__bench/render-d1":
-          return await renderFromD1(env, url);
-        case "/__bench/render":
-          return await renderMemory(url);
-        default:
-          return json({ error: "no such bench route" }, 404);
-      }
+      if (route.metered) return await runMetered(route.run, env, ctx, url, request, { streams: STREAMING.has(url.pathname) });
+      return await route.run(env, ctx, url, request, null);
     } catch (err) {
       return json({ error: String((err as Error)?.stack ?? err) }, 500);
     }

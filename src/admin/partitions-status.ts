@@ -29,8 +29,15 @@ export async function partitionsStatus(s: Services, origin: string) {
   return {
     configured: s.partitions.length,
     settled: layout.settled,
-    // A move: the databases being filled, and the old partition whose rows are being copied.
-    move: layout.target > layout.settled ? { target: layout.target, copying: layout.cursor } : null,
+    // A move: the databases being filled, and the old partition whose rows are being copied, or then the new one whose manifest is being planned.
+    move:
+      layout.target > layout.settled
+        ? {
+            target: layout.target,
+            copying: layout.cursor && layout.cursor.partition < layout.settled ? layout.cursor : null,
+            building: layout.cursor && layout.cursor.partition >= layout.settled ? layout.cursor : null,
+          }
+        : null,
     lastMoveAt: layout.flippedAt === null ? null : new Date(layout.flippedAt).toISOString(),
     // Rows the last move left in the old partitions: hidden, removed from `purgeFrom` on (src/partitions/purge.ts).
     leftBehind: hidesRows(layout) ? { purgeFrom: new Date(layout.flippedAt! + PIN_GRACE_MS).toISOString(), purging: layout.purgeCursor } : null,

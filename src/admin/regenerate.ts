@@ -25,7 +25,7 @@ export const regenerate: RouteHandler<typeof postRegenerate, AppEnv> = async (c)
   const full = ["1", "true"].includes(c.req.valid("query").full ?? "");
   try {
     // Debounced like a write's (a pending job runs the same pass); `full` is always sent.
-    await services.jobs.request("regenerate", c.var.origin, 0, "admin", 0, full ? { full: true } : {});
+    await services.jobs.request("regenerate", c.var.origin, 0, "admin", full ? { full: true } : {});
   } catch (err) {
     console.error("regeneration not queued", err);
     throw new AdminError(500, {

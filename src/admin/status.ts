@@ -11,6 +11,7 @@ import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
 import { robotsStatus } from "../robots/status.ts";
 import type { Services } from "../services-type.ts";
+import { ManifestPendingError } from "../sitemaps.ts";
 import type { ProjectionState } from "../store/port.ts";
 import { auditStatus } from "./audit.ts";
 import { jsonResponse } from "./json.ts";
@@ -22,7 +23,11 @@ const RUNS_SHOWN = 20;
 
 /** The status of one site: what GET /status answers and what the dashboard draws (src/admin/dashboard/). */
 export async function siteStatus(s: Services, origin: string) {
-  const manifest = await s.manifests.load(origin);
+  // A partitioned site whose partition has no manifest yet and is too large to walk here: none to show.
+  const manifest = await s.manifests.load(origin).catch((err: unknown) => {
+    if (err instanceof ManifestPendingError) return null;
+    throw err;
+  });
   const progress = s.regen ? await s.regen.peek(origin) : null;
   const runs = s.regen ? await s.regen.runs(origin, RUNS_SHOWN) : [];
   const listed = manifest ? listedShards(manifest) : [];
@@ -44,6 +49,8 @@ export async function siteStatus(s: Services, origin: string) {
     manifest: manifest && {
       version: manifest.version,
       builtAt: new Date(manifest.builtAt).toISOString(),
+      // A first regeneration pass under way: what it planned so far, not served until the pass ends.
+      partial: manifest.partial === true,
       shards: listed.length,
       emptyShards: manifest.shards.length - listed.length,
       urls: listed.reduce((sum, shard) => sum + shard.urlCount, 0),

@@ -165,6 +165,7 @@ export function parseConfig(env: RawEnv): Config {
     siteDatabases,
     shardBase: new Map(),
     manifestStore: read(v.MANIFEST_STORE),
+    manifestRequestRows: read(v.MANIFEST_REQUEST_ROWS),
     cache: {
       maxAge: read(v.CACHE_MAX_AGE),
       sMaxAge: read(v.CACHE_S_MAXAGE),

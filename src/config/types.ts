@@ -57,6 +57,8 @@ export interface Config {
   shardBase: ReadonlyMap<string, number>;
   /** Where shard manifests live (MANIFEST_STORE): D1 (strongly consistent), or URLS in KV for deployments without D1. */
   manifestStore: ValueOf<typeof MANIFEST_STORE>;
+  /** Key rows a request may walk to build a missing manifest (MANIFEST_REQUEST_ROWS); a larger site answers 503 while its regeneration builds it. */
+  manifestRequestRows: number;
   /** HTTP caching of sitemap documents (docs/caching.md). */
   cache: CacheConfig;
   /** Cron regeneration and snapshots (docs/regeneration.md). */

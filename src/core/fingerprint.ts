@@ -28,6 +28,19 @@ export class Fingerprint {
     return this;
   }
 
+  /** The hash so far, to go on with later (`Fingerprint.resume`): a plan kept across steps (src/manifest/build.ts). */
+  state(): [number, number] {
+    return [this.#a, this.#b];
+  }
+
+  /** A fingerprint that goes on from `state()`: the same digest as if it had never stopped. */
+  static resume(state: readonly [number, number]): Fingerprint {
+    const fp = new Fingerprint();
+    fp.#a = state[0] | 0;
+    fp.#b = state[1] | 0;
+    return fp;
+  }
+
   /** 16 lowercase hex digits. */
   digest(): string {
     let a = this.#a;

@@ -1,6 +1,7 @@
 import { HTTPException } from "hono/http-exception";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../config.ts";
+import { ManifestPendingError } from "../sitemaps.ts";
 import { factory } from "./app-env.ts";
 import { onError, onNotFound } from "./errors.ts";
 
@@ -37,6 +38,14 @@ describe("onError", () => {
     expect(body).toBe("503 Service Unavailable\n");
     expect(body).not.toMatch(/CACHE_MAX_AGE|configuration/);
     expect(log).toHaveBeenCalledWith(err.message);
+  });
+
+  it("answers a manifest still being built with a 503 + Retry-After that names nothing of the site", async () => {
+    const res = await appThrowing(new ManifestPendingError("the manifest of https://e.example is being built")).request("/");
+    expect(res.status).toBe(503);
+    expect(res.headers.get("Retry-After")).toBe("120");
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    expect(await res.text()).toBe("503 Service Unavailable: this sitemap is being built; retry later\n");
   });
 
   it("logs anything else and answers a bare 500", async () => {

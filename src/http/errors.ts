@@ -2,6 +2,7 @@
 import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { ConfigError } from "../config.ts";
+import { ManifestPendingError } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
 import { notFound, plainError } from "./respond.ts";
 
@@ -12,11 +13,17 @@ const RETRY_AFTER_SECONDS = 300;
  * One error handler for the whole app: an HTTPException renders itself (the admin API's errors
  * carry their JSON body). A bad core configuration is logged with the variable and its rule and
  * answered `503` with `Retry-After` and a body that names nothing of ours: a crawler backs off and
- * keeps what it had, and the public learns nothing about the deployment. Anything else is logged
- * and a bare 500.
+ * keeps what it had, and the public learns nothing about the deployment. A site whose manifest is
+ * too large for a request to build (src/sitemaps.ts `currentManifest`; its regeneration was asked
+ * for it) is a 503 with the Retry-After the build needs. Anything else is logged and a bare 500.
  */
 export const onError: ErrorHandler<AppEnv> = (err) => {
   if (err instanceof HTTPException) return err.getResponse();
+  if (err instanceof ManifestPendingError) {
+    const response = plainError(503, "503 Service Unavailable: this sitemap is being built; retry later");
+    response.headers.set("Retry-After", String(err.retryAfterSeconds));
+    return response;
+  }
   if (err instanceof ConfigError) {
     console.error(err.message);
     const response = plainError(503, "503 Service Unavailable");

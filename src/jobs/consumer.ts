@@ -1,22 +1,33 @@
 /**
- * The JOBS queue's consumer (called by src/index.ts with its dispatch table): each message is one
- * job, run on bindings counted by a meter (src/jobs/meter.ts), its outcome and usage kept in the
- * jobs' state. A job that throws is retried by the queue (retry_delay, max_retries), then goes to
- * the dead-letter queue, whose batches only mark the job dead (its last error is already kept) so
- * that status shows it until the next heartbeat's run of it succeeds.
+ * The JOBS queue's consumer (called by src/index.ts with its dispatch table, inside the
+ * invocation's meter: src/jobs/meter.ts): each message is one step of a job's chain (src/jobs/store.ts).
+ *
+ *  1. The step begins only with its chain's token and step and the step's lease: a stale message
+ *     (another chain, an earlier step, a chain that ended) or a duplicate delivery is acknowledged
+ *     as a no-op before any work. A message without a chain (sent by hand) is a request.
+ *  2. The handler runs; its outcome and usage are kept.
+ *  3. It asked to continue: the chain's next message; else the chain ends, or runs once more when a
+ *     request came while it ran.
+ *
+ * A step that throws is retried by the queue (retry_delay, max_retries), its lease let go. A step
+ * killed by a limit runs no `finally`: its retry finds its own message holding the lease, takes it
+ * over at once and counts the death as a failure; after max_retries the message goes to the
+ * dead-letter queue, whose batches only mark the job dead (the chain ends; the next heartbeat starts it again).
  */
 import { shownUrl } from "../mirror/failure.ts";
 import type { Services } from "../services-type.ts";
-import type { JobHandler } from "./context.ts";
+import { JOB_LEASE_MS, RETRY_DELAY_SECONDS, STEP_BUDGET_MS } from "./budget.ts";
+import type { Continuation, JobHandler } from "./context.ts";
 import { type Job, type JobKind, parseJob } from "./messages.ts";
-import { Meter, meteredEnv } from "./meter.ts";
+import type { Meter } from "./meter.ts";
+import { newChain } from "./scheduler.ts";
 
 /** A dead-letter queue is named after its queue with this suffix (wrangler.jsonc). */
 const DEAD_LETTER_SUFFIX = "-dlq";
 
 export type JobHandlers = Readonly<Record<JobKind, JobHandler>>;
 /** The services of the job's database (src/services.ts, wired by the entry). */
-export type ServicesOf = (env: Env, job: Job) => Services;
+type ServicesOf = (env: Env, job: Job) => Services;
 
 /** What a log line or status may show of a job's target: a mirror's URL without its query. */
 const shown = (job: Job): string => (job.kind === "mirror" ? shownUrl(job.origin) : job.origin);
@@ -26,12 +37,20 @@ function describe(err: unknown, job: Job): string {
   return job.kind === "mirror" ? text.split(job.origin).join(shownUrl(job.origin)) : text;
 }
 
-async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: ExecutionContext, handlers: JobHandlers, servicesOf: ServicesOf): Promise<void> {
-  const meter = new Meter();
-  const metered = meteredEnv(env, meter);
+const log = (fields: Record<string, unknown>): void => console.log(JSON.stringify({ event: "sitemap.job", ...fields }));
+
+/** What the entry hands the consumer for every message of its invocation. */
+interface Consumer {
+  handlers: JobHandlers;
+  servicesOf: ServicesOf;
+  /** The invocation's meter (src/jobs/meter.ts). */
+  meter: Meter;
+}
+
+async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: ExecutionContext, { handlers, servicesOf, meter }: Consumer): Promise<void> {
   let services: Services;
   try {
-    services = servicesOf(metered, job);
+    services = servicesOf(env, job);
   } catch (err) {
     // A bad configuration: retrying cannot help; the heartbeat after the fix schedules it again.
     console.error(JSON.stringify({ event: "sitemap.job", kind: job.kind, target: shown(job), outcome: "config", error: describe(err, job) }));
@@ -43,12 +62,59 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
     message.ack();
     return;
   }
+  const state = scheduler.state;
   const startedAt = Date.now();
+  let chain = job.chain;
+  let step = job.step;
+  if (chain === undefined) {
+    // No chain: a request, run now if no chain is live (a live one takes it).
+    chain = newChain();
+    step = 0;
+    if (!(await state.request({ kind: job.kind, origin: job.origin, dueAt: startedAt, chain, ...(job.full ? { full: true } : {}) }, startedAt))) {
+      log({ kind: job.kind, target: shown(job), outcome: "taken by the live chain" });
+      message.ack();
+      return;
+    }
+  }
+  const begun = await state.begin(job.kind, job.origin, chain, step, { id: message.id, attempt: message.attempts }, startedAt, JOB_LEASE_MS);
+  if (begun === null) {
+    // Another chain, an earlier step, an ended chain, or a delivery of this step already running.
+    log({ kind: job.kind, target: shown(job), step, outcome: "no-op: not the chain's current step" });
+    message.ack();
+    return;
+  }
+  const current: Job = { ...job, chain, step, ...(job.full || begun.full ? { full: true } : {}) };
+  let next: Continuation | null = null;
   try {
-    const outcome = await handlers[job.kind](job, { services, env: metered, ctx, scheduler, usage: () => meter.reading() });
+    const outcome = await handlers[job.kind](current, {
+      services,
+      env,
+      ctx,
+      scheduler,
+      usage: () => meter.reading(),
+      deadline: startedAt + STEP_BUDGET_MS,
+      chain,
+      tookOver: begun.tookOver,
+      continueWith: (c) => {
+        next = c;
+      },
+    });
     const usage = meter.reading();
-    console.log(JSON.stringify({ event: "sitemap.job", kind: job.kind, target: shown(job), trigger: job.trigger, step: job.step, outcome, usage }));
-    await scheduler.state.succeeded(job.kind, job.origin, outcome, usage, startedAt);
+    log({ kind: job.kind, target: shown(job), trigger: job.trigger, step, outcome, usage, ...(begun.tookOver ? { tookOver: true } : {}) });
+    await state.succeeded(job.kind, job.origin, outcome, usage, startedAt);
+    const after = next as Continuation | null;
+    if (after) {
+      await scheduler.continueChain(current, step + 1, after.delaySeconds, "continue", after.full ? { full: true } : {});
+    } else {
+      const rerun = await state.finish(job.kind, job.origin, chain, Date.now());
+      if (rerun) {
+        const { full: _, ...rest } = current;
+        await scheduler.send(
+          { ...rest, trigger: "requested", step: rerun.step, ...(rerun.full ? { full: true } : {}) },
+          (rerun.dueAt - Date.now()) / 1000,
+        );
+      }
+    }
     message.ack();
   } catch (err) {
     const error = describe(err, job);
@@ -65,14 +131,15 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
         usage,
       }),
     );
-    await scheduler.state.failed(job.kind, job.origin, error, usage, Date.now()).catch(() => undefined);
+    const now = Date.now();
+    await state.failed(job.kind, job.origin, chain, error, usage, now, now + RETRY_DELAY_SECONDS * 1000).catch(() => undefined);
     message.retry();
   }
 }
 
 async function markDead(message: Message<unknown>, job: Job, env: Env, servicesOf: ServicesOf): Promise<void> {
   try {
-    await servicesOf(env, job).jobs?.state.dead(job.kind, job.origin, Date.now());
+    await servicesOf(env, job).jobs?.state.dead(job.kind, job.origin, job.chain ?? null, Date.now());
     console.error(JSON.stringify({ event: "sitemap.job.dead", kind: job.kind, target: shown(job) }));
   } catch (err) {
     console.error("dead job not recorded:", err instanceof Error ? err.message : err);
@@ -80,14 +147,8 @@ async function markDead(message: Message<unknown>, job: Job, env: Env, servicesO
   message.ack();
 }
 
-/** Runs a batch of the JOBS queue (or marks a batch of its dead-letter queue). Never throws. */
-export async function consumeJobs(
-  batch: MessageBatch<unknown>,
-  env: Env,
-  ctx: ExecutionContext,
-  handlers: JobHandlers,
-  servicesOf: ServicesOf,
-): Promise<void> {
+/** Runs a batch of the JOBS queue (or marks a batch of its dead-letter queue), counted by the invocation's meter. Never throws. */
+export async function consumeJobs(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext, consumer: Consumer): Promise<void> {
   const dead = batch.queue.endsWith(DEAD_LETTER_SUFFIX);
   for (const message of batch.messages) {
     const job = parseJob(message.body);
@@ -96,7 +157,7 @@ export async function consumeJobs(
       message.ack();
       continue;
     }
-    if (dead) await markDead(message, job, env, servicesOf);
-    else await runOne(message, job, env, ctx, handlers, servicesOf);
+    if (dead) await markDead(message, job, env, consumer.servicesOf);
+    else await runOne(message, job, env, ctx, consumer);
   }
 }

@@ -4,6 +4,12 @@ import type { Job } from "./messages.ts";
 import type { JobScheduler } from "./scheduler.ts";
 import type { JobUsage } from "./store.ts";
 
+/** A step asks for its chain's next message: after this many seconds, with these extras. */
+export interface Continuation {
+  delaySeconds: number;
+  full?: boolean;
+}
+
 interface JobContext {
   /** The services of the job's database, on bindings counted by the invocation's meter. */
   services: Services;
@@ -11,10 +17,21 @@ interface JobContext {
   env: Env;
   /** The invocation's context (shared caches are purged through it after a publish). */
   ctx: ExecutionContext;
-  /** Where follow-up jobs go: continuations and the next link of the chain. */
+  /** Where requests for other jobs go (the next link of a chain: mirror → regenerate → notify). */
   scheduler: JobScheduler;
   /** What the invocation has used so far. */
   usage(): JobUsage;
+  /**
+   * When the step must stop taking on work (ms, wall clock): its share of `limits.cpu_ms`
+   * (src/jobs/budget.ts). What is left goes on in the chain's next step.
+   */
+  deadline: number;
+  /** The chain's token: the lease a job takes for its target (regeneration, notification) is named by it, so a retry of a killed step takes its own lease back. */
+  chain: string;
+  /** The attempt before this one was killed mid-step (its leases are this chain's to take back). */
+  tookOver: boolean;
+  /** Asks for the chain's next step (the consumer sends it once this step ended well). */
+  continueWith(next: Continuation): void;
 }
 
 /** Runs one job; its answer is the outcome kept in the jobs' state. Throws to have the queue retry it. */

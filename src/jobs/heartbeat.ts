@@ -2,15 +2,16 @@
  * The cron trigger only schedules: it enqueues every due job and returns (docs/jobs.md). Per
  * mirrored URL a mirror job (which goes on to its site's regeneration); per site without a mirror a
  * regeneration (which goes on to the notification); per site a Search Console status read when
- * configured; per D1 database a sync sweep. It claims them in a statement per 30 jobs and sends
- * them in batches of 100, so it fits one invocation up to ~25,000 jobs per database; a job that went
- * to the dead-letter queue is simply scheduled again.
+ * configured; per D1 database a sync sweep. It starts their chains in a statement per 24 jobs and
+ * sends them in batches of 100, so it fits one invocation up to ~20,000 jobs per database; a job
+ * whose chain is live is left to it, one that went to the dead-letter queue is started again.
  */
 import { siteOfUrl } from "../mirror/site.ts";
 import { regenDeps } from "../regen/scheduled.ts";
 import type { Services } from "../services-type.ts";
 import type { Job } from "./messages.ts";
 import { notifyConfigured } from "./notify.ts";
+import { newChain } from "./scheduler.ts";
 
 /** Search Console allows 200 queries a minute per user: status reads are spread, this many a minute. */
 const GSC_READS_PER_MINUTE = 100;
@@ -60,10 +61,10 @@ export function heartbeatJobs(databases: readonly Services[]): Planned[] {
 }
 
 /**
- * Enqueues the heartbeat's jobs, each claimed first in its database's `jobs` table (a few
- * statements per database, ~1 query per 30 jobs) so that status shows it pending, and a job
- * already pending (a write's regeneration due in a few seconds) is not sent twice. The number
- * sent; 0 when there is no JOBS queue.
+ * Enqueues the heartbeat's jobs, each started as a chain in its database's `jobs` table first (a
+ * few statements per database, ~1 query per 24 jobs) so that status shows it pending. A job whose
+ * chain is live (running, retrying, or a write's message due in a few seconds) is left to it: the
+ * heartbeat never starts a second chain. The number sent; 0 when there is no JOBS queue.
  */
 export async function heartbeat(databases: readonly Services[], now = Date.now()): Promise<number> {
   const scheduler = databases.find((s) => s.jobs !== null)?.jobs;
@@ -71,17 +72,17 @@ export async function heartbeat(databases: readonly Services[], now = Date.now()
     console.error("scheduled jobs not queued: they need the JOBS queue and the DB (D1) bindings (wrangler.jsonc)");
     return 0;
   }
-  const planned = heartbeatJobs(databases);
+  const planned = heartbeatJobs(databases).map((p) => ({ ...p, job: { ...p.job, chain: newChain() } }));
   const send: { job: Job; delaySeconds: number }[] = [];
-  // Every database that keeps jobs: a partitioned site's partitions claim theirs in their own.
+  // Every database that keeps jobs: a partitioned site's partitions start theirs in their own.
   for (const s of new Set(planned.map((p) => p.database))) {
     const mine = planned.filter((p) => p.database === s);
     if (mine.length === 0 || !s.jobs) continue;
-    const claimed = await s.jobs.state.claimMany(
-      mine.map(({ job, delaySeconds }) => ({ kind: job.kind, origin: job.origin, dueAt: now + delaySeconds * 1000 })),
+    const started = await s.jobs.state.requestMany(
+      mine.map(({ job, delaySeconds }) => ({ kind: job.kind, origin: job.origin, dueAt: now + delaySeconds * 1000, chain: job.chain! })),
       now,
     );
-    send.push(...mine.filter(({ job }) => claimed.has(`${job.kind} ${job.origin}`)));
+    send.push(...mine.filter(({ job }) => started.has(`${job.kind} ${job.origin}`)));
   }
   await scheduler.sendAll(send);
   console.log(JSON.stringify({ event: "sitemap.jobs.scheduled", planned: planned.length, sent: send.length }));

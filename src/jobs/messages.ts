@@ -19,6 +19,11 @@ export interface Job {
   full?: boolean;
   /** regenerate and notify of a site over several databases: the partition it runs (src/partitions/). */
   partition?: number;
+  /**
+   * The chain the message belongs to (src/jobs/store.ts): a delivery runs only while it is the job's
+   * live chain and the message carries its current step; any other is a no-op.
+   */
+  chain?: string;
 }
 
 /** A chain of continuations longer than this stops (a 10M-URL site at 50 shards a step needs 4). */
@@ -33,6 +38,7 @@ export function parseJob(body: unknown): Job | null {
   if (!isKind(b["kind"]) || typeof b["origin"] !== "string" || b["origin"].length > 2048) return null;
   const step = typeof b["step"] === "number" && Number.isInteger(b["step"]) && b["step"] >= 0 ? b["step"] : 0;
   const trigger = typeof b["trigger"] === "string" ? b["trigger"].slice(0, 40) : "unknown";
+  const chain = typeof b["chain"] === "string" && /^[\w-]{1,64}$/.test(b["chain"]) ? b["chain"] : null;
   const partition =
     typeof b["partition"] === "number" && Number.isInteger(b["partition"]) && b["partition"] >= 0 && b["partition"] < 64 ? b["partition"] : null;
   return {
@@ -42,5 +48,6 @@ export function parseJob(body: unknown): Job | null {
     step,
     ...(b["full"] === true ? { full: true } : {}),
     ...(partition === null ? {} : { partition }),
+    ...(chain === null ? {} : { chain }),
   };
 }

@@ -27,10 +27,10 @@ async function mirrorSite(s: Services, url: string): Promise<string | null> {
 export const mirrorJob: JobHandler = async (job, c) => {
   const url = job.origin;
   if (!c.services.config.mirror.urls.includes(url)) return "not-a-mirror";
-  const outcome = (await mirrorAll([forOneMirror(c.services, url)])).get(url) ?? "skipped";
+  const outcome = (await mirrorAll([forOneMirror(c.services, url)], { deadline: c.deadline })).get(url) ?? "skipped";
   if (outcome === "in-progress") {
     if (job.step >= MAX_STEPS) return "stopped";
-    await c.scheduler.request("mirror", url, 0, "continue", job.step + 1);
+    c.continueWith({ delaySeconds: 0 });
     return outcome;
   }
   const site = await mirrorSite(c.services, url);

@@ -15,6 +15,6 @@ export const notifyJob: JobHandler = async (job, c) => {
     await c.scheduler.request("notify", job.origin, 0, job.trigger);
     return "per-partition";
   }
-  const report = await notifyAfterRegeneration([forOneSite(c.services, job.origin)]);
+  const report = await notifyAfterRegeneration([forOneSite(c.services, job.origin)], { leaseId: c.chain });
   return report.targets.map((t) => `${t.target}:${t.result}`).join(" ") || "nothing";
 };

@@ -1,6 +1,6 @@
 /**
  * The jobs of a site over several databases (src/partitions/): its regeneration and notification run
- * per partition, each a job of its own carrying its partition, claimed and debounced in that
+ * per partition, each a job of its own carrying its partition, with its own chain in that
  * partition's database; a request for the site's regeneration (a write, the admin, a mirror, a move)
  * becomes one request per partition. Its other jobs (mirror, Search Console status, sync sweep,
  * rebalance) are the site's, in its first database.
@@ -23,14 +23,9 @@ export class PartitionedJobs extends JobScheduler {
     this.#parts = parts;
   }
 
-  override async request(kind: JobKind, origin: string, delaySeconds: number, trigger: string, step = 0, extra: Pick<Job, "full"> = {}): Promise<boolean> {
-    if (!PER_PARTITION.has(kind)) return super.request(kind, origin, delaySeconds, trigger, step, extra);
-    const sent = await Promise.all(this.#parts.map((p) => p.request(kind, origin, delaySeconds, trigger, step, extra)));
+  override async request(kind: JobKind, origin: string, delaySeconds: number, trigger: string, extra: Pick<Job, "full"> = {}): Promise<boolean> {
+    if (!PER_PARTITION.has(kind)) return super.request(kind, origin, delaySeconds, trigger, extra);
+    const sent = await Promise.all(this.#parts.map((p) => p.request(kind, origin, delaySeconds, trigger, extra)));
     return sent.some(Boolean);
-  }
-
-  override async send(job: Job, delaySeconds = 0): Promise<void> {
-    if (!PER_PARTITION.has(job.kind) || job.partition !== undefined) return super.send(job, delaySeconds);
-    for (const p of this.#parts) await p.send(job, delaySeconds);
   }
 }

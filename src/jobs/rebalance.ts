@@ -11,18 +11,20 @@ import { MAX_STEPS } from "./messages.ts";
 
 /** The first copy waits this long after the move started: writes that read the old layout are over by then. */
 const START_DELAY_SECONDS = 10;
+/** A step that found a partition's regeneration lease taken looks again this much later. */
+const WAITING_DELAY_SECONDS = 15;
 
 export const rebalanceJob: JobHandler = async (job, c) => {
   const s = c.services;
   if (!s.partitions || !s.layouts || !s.config.sites.has(job.origin)) return "not-partitioned";
-  const step = await rebalanceStep(s, job.origin);
+  const step = await rebalanceStep(s, job.origin, { deadline: c.deadline, usage: c.usage });
   if (step.state === "flipped") {
-    await c.scheduler.request("regenerate", job.origin, 0, "rebalance", 0, { full: true });
+    await c.scheduler.request("regenerate", job.origin, 0, "rebalance", { full: true });
     return `flipped ${step.settled}`;
   }
   if (step.state === "settled" || step.state === "refused") return step.state;
   if (step.state === "purged") return `purged ${step.removed}`;
   if (job.step >= MAX_STEPS) return "stopped";
-  await c.scheduler.request("rebalance", job.origin, step.state === "started" ? START_DELAY_SECONDS : 0, "continue", job.step + 1);
+  c.continueWith({ delaySeconds: step.state === "started" ? START_DELAY_SECONDS : step.state === "waiting" ? WAITING_DELAY_SECONDS : 0 });
   return `${step.state} ${step.rowsRead}`;
 };

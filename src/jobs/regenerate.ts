@@ -1,11 +1,12 @@
 /**
  * The regeneration job: one bounded run of a site (src/regen/regenerate.ts). Work left (pending
- * shards, a site pass under way) schedules its continuation at once, so one trigger takes the site
- * all the way to converged; once nothing is left, the chain goes on to the notification job.
+ * shards, a site pass under way) continues the chain at once, so one trigger takes the site all
+ * the way to converged; once nothing is left, the chain goes on to the notification job.
  *
- * At-least-once: a duplicate delivery, or a second job of the same site meanwhile, finds the
- * site's lease taken (RegenBusyError) and asks for one follow-up after BUSY_RETRY_SECONDS
- * (debounced), or finds the change cursor already moved and does nothing.
+ * At-least-once: a duplicate delivery is a no-op before it runs (the consumer's chain check); a
+ * write that lands while the chain runs makes it run once more. The site's lease is named by the
+ * chain, so the retry of a step killed mid-run takes it back at once; a lease held by something
+ * else (a move's flip) makes the chain look again after BUSY_RETRY_SECONDS.
  */
 import { RegenBusyError } from "../regen/lease.ts";
 import { purgeChanged } from "../regen/purge.ts";
@@ -16,7 +17,7 @@ import type { JobHandler } from "./context.ts";
 import { MAX_STEPS } from "./messages.ts";
 import { notifyConfigured } from "./notify.ts";
 
-/** A job that finds the site busy looks again this much later: another run holds the lease. */
+/** A job that finds the site's lease held by another holder looks again this much later. */
 const BUSY_RETRY_SECONDS = 15;
 
 /** Whether the run left work a next run can do now (failed documents wait for their retry time). */
@@ -26,9 +27,9 @@ function workLeft(summary: RunSummary): boolean {
 
 export const regenerateJob: JobHandler = async (job, c) => {
   const s = c.services;
-  // A site over several databases: one job per partition (src/jobs/partitions.ts), each with its own lease and feed.
+  // A site over several databases: one chain per partition (src/jobs/partitions.ts), each with its own lease and feed.
   if (s.partitions) {
-    await c.scheduler.request("regenerate", job.origin, 0, job.trigger, job.step, job.full ? { full: true } : {});
+    await c.scheduler.request("regenerate", job.origin, 0, job.trigger, job.full ? { full: true } : {});
     return "per-partition";
   }
   const deps = regenDeps(s);
@@ -41,12 +42,12 @@ export const regenerateJob: JobHandler = async (job, c) => {
       ...(job.full ? { full: true } : {}),
       onPublished: purgeChanged(c.ctx, job.origin),
       usage: c.usage,
+      leaseId: c.chain,
+      deadline: c.deadline,
     });
   } catch (err) {
     if (!(err instanceof RegenBusyError)) throw err;
-    // The holder may have read the change feed before the write that sent this job: look again later.
-    if (job.full) await c.scheduler.send({ ...job, trigger: "busy" }, BUSY_RETRY_SECONDS);
-    else await c.scheduler.request("regenerate", job.origin, BUSY_RETRY_SECONDS, "busy", job.step);
+    c.continueWith({ delaySeconds: BUSY_RETRY_SECONDS, ...(job.full ? { full: true } : {}) });
     return "busy";
   }
   if (workLeft(summary)) {
@@ -54,7 +55,7 @@ export const regenerateJob: JobHandler = async (job, c) => {
       console.error(JSON.stringify({ event: "sitemap.job.stopped", kind: "regenerate", origin: job.origin, steps: job.step }));
       return "stopped";
     }
-    await c.scheduler.request("regenerate", job.origin, 0, "continue", job.step + 1);
+    c.continueWith({ delaySeconds: 0 });
     return "continued";
   }
   if (notifyConfigured(s.config)) await c.scheduler.request("notify", job.origin, 0, "chain");

@@ -1,9 +1,11 @@
 /**
- * Sends jobs to the JOBS queue. `request` is the debounced path every write, continuation and
- * chain takes: it claims the job's next delivery in D1 (src/jobs/store.ts) and sends one message
- * only when none is pending, so a burst of writes to a site sends one. A pending message is
- * delivered after the request (its due time is later), so the job it starts sees every write
- * acknowledged before the request: nothing is lost by not sending.
+ * Sends jobs to the JOBS queue, one chain per job and target (src/jobs/store.ts, docs/jobs.md "One
+ * chain per job"). `request` is the path every write, admin action and chain link takes: it starts
+ * the job's chain in D1 and sends its first message only when no chain is live; a live chain takes
+ * the request instead (it runs once more if the request came while it ran), so a burst of writes to
+ * a site sends one message, and a heartbeat or a duplicate never starts a second chain. A pending
+ * message is delivered after the request (its due time is later), so the job it starts sees every
+ * write acknowledged before the request: nothing is lost by not sending.
  */
 import type { Job, JobKind } from "./messages.ts";
 import type { JobStateStore } from "./store.ts";
@@ -21,11 +23,14 @@ const MAX_DELAY_SECONDS = 24 * 3600;
 
 const delayOf = (seconds: number): number => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
 
+/** A chain's token: short, unguessable enough to never collide. */
+export const newChain = (): string => crypto.randomUUID();
+
 export class JobScheduler {
   readonly #state: JobStateStore;
   readonly #queue: JobQueue;
   readonly #clock: () => number;
-  /** Carried by every job this scheduler sends: a partition's scheduler names its partition (src/partitions/jobs.ts). */
+  /** Carried by every job this scheduler sends: a partition's scheduler names its partition (src/jobs/partitions.ts). */
   readonly #stamp: Pick<Job, "partition">;
 
   constructor(state: JobStateStore, queue: JobQueue, clock: () => number = Date.now, stamp: Pick<Job, "partition"> = {}) {
@@ -36,35 +41,45 @@ export class JobScheduler {
   }
 
   /**
-   * Debounced: schedules `kind` for `origin` in `delaySeconds` unless a message for it is already
-   * pending. true when a message was sent. A failed send gives the claim back and throws.
+   * Asks for `kind` on `origin` in `delaySeconds`: starts its chain and sends its first message
+   * unless a chain is live (which then takes the request). true when a message was sent. A failed
+   * send gives the chain back and throws.
    */
-  async request(kind: JobKind, origin: string, delaySeconds: number, trigger: string, step = 0, extra: Pick<Job, "full"> = {}): Promise<boolean> {
+  async request(kind: JobKind, origin: string, delaySeconds: number, trigger: string, extra: Pick<Job, "full"> = {}): Promise<boolean> {
     const now = this.#clock();
     const delay = delayOf(delaySeconds);
-    const dueAt = now + delay * 1000;
-    // A site pass is sent whatever is pending (a pending job would not do the whole pass); still claimed, so status shows it.
-    const claimed = await this.#state.claim(kind, origin, dueAt, extra.full ? Number.MAX_SAFE_INTEGER : now);
-    if (!claimed) return false;
+    const chain = newChain();
+    const started = await this.#state.request({ kind, origin, dueAt: now + delay * 1000, chain, ...(extra.full ? { full: true } : {}) }, now);
+    if (!started) return false;
     try {
-      await this.#queue.send({ kind, origin, trigger, step, ...extra, ...this.#stamp }, { delaySeconds: delay });
+      await this.#queue.send({ kind, origin, trigger, step: 0, ...extra, ...this.#stamp, chain }, { delaySeconds: delay });
     } catch (err) {
-      await this.#state.unclaim(kind, origin, dueAt).catch(() => undefined);
+      await this.#state.unclaim(kind, origin, chain).catch(() => undefined);
       throw err;
     }
     return true;
   }
 
-  /** Sends one job now (or after `delaySeconds`), whatever is pending. */
-  async send(job: Job, delaySeconds = 0): Promise<void> {
-    await this.#queue.send({ ...job, ...this.#stamp }, { delaySeconds: delayOf(delaySeconds) });
+  /** The chain's next message (a continuation or a requested rerun) after `delaySeconds`; false when the chain is no longer `job.chain`. */
+  async continueChain(job: Job, step: number, delaySeconds: number, trigger: string, extra: Pick<Job, "full"> = {}): Promise<boolean> {
+    if (job.chain === undefined) return false;
+    const delay = delayOf(delaySeconds);
+    if (!(await this.#state.advance(job.kind, job.origin, job.chain, step, this.#clock() + delay * 1000))) return false;
+    const { full: _, ...rest } = job;
+    await this.#queue.send({ ...rest, trigger, step, ...extra, ...this.#stamp }, { delaySeconds: delay });
+    return true;
   }
 
-  /** Sends many jobs in batches of 100 (the heartbeat, which claimed them with `claimMany`). */
+  /** Sends the first messages of chains the heartbeat started (`state.requestMany`), in batches of 100. */
   async sendAll(jobs: readonly { job: Job; delaySeconds: number }[]): Promise<void> {
     for (let i = 0; i < jobs.length; i += BATCH) {
       await this.#queue.sendBatch(jobs.slice(i, i + BATCH).map(({ job, delaySeconds }) => ({ body: job, delaySeconds: delayOf(delaySeconds) })));
     }
+  }
+
+  /** Sends a message as it is (a requested rerun, whose chain `state.finish` already advanced). */
+  async send(job: Job, delaySeconds = 0): Promise<void> {
+    await this.#queue.send({ ...job, ...this.#stamp }, { delaySeconds: delayOf(delaySeconds) });
   }
 
   /** The jobs' state (status, run records). */

@@ -1,7 +1,8 @@
 /**
- * What the jobs keep in D1 beside the queue (migrations/0011_jobs.sql; adapter:
- * src/adapters/d1/job-state.ts): per job kind and site, when its pending message is due (the
- * debounce), its last run and its last failure.
+ * What the jobs keep in D1 beside the queue (migrations/0011_jobs.sql, 0015_job_chains.sql; adapter:
+ * src/adapters/d1/job-state.ts): per job kind and target, its one live chain (docs/jobs.md "One chain
+ * per job"), when its pending message is due (the debounce), the delivery running it, its last run
+ * and its last failure.
  */
 import type { JobKind } from "./messages.ts";
 
@@ -16,8 +17,12 @@ export interface JobUsage {
 export interface JobRecord {
   kind: JobKind;
   origin: string;
-  /** When the last message claimed is delivered (ms): pending while later than `ranAt`. */
+  /** When the chain's next message is delivered (ms). */
   dueAt: number;
+  /** The live chain's token; null when none runs or waits. */
+  chain: string | null;
+  /** A delivery runs the chain's step until then (ms; 0 when none runs). */
+  leaseUntil: number;
   /** When the last run started. */
   ranAt: number | null;
   outcome: string | null;
@@ -25,33 +30,77 @@ export interface JobRecord {
   /** The last failure's error, kept until a run succeeds. */
   error: string | null;
   attempts: number;
+  /** Deliveries killed without finishing since the last success. */
+  killed: number;
   failedAt: number | null;
   /** Set when the job went to the dead-letter queue (retried by the next heartbeat). */
   deadAt: number | null;
 }
 
+/** A request for a job: when it is due, and whether it asks for a site pass (regenerate). */
+export interface JobRequest {
+  kind: JobKind;
+  origin: string;
+  dueAt: number;
+  /** The token of the chain this request starts if none is live. */
+  chain: string;
+  full?: boolean;
+}
+
+/** A delivery that may run: whether its step folds in a site pass, and whether the attempt before it was killed. */
+export interface Begun {
+  full: boolean;
+  /** The previous attempt of this message started and never finished. */
+  tookOver: boolean;
+}
+
+/** How a chain's step ended: its next message (a continuation, or the rerun a request asked for), or none. */
+export type Next = { step: number; dueAt: number; full: boolean } | null;
+
 export interface JobStateStore {
   /**
-   * Claims the job's next delivery at `dueAt` unless one is already pending (due after `now`):
-   * true when claimed (the caller sends the message), false when a pending one covers it.
+   * Starts the job's chain unless one is live: true when started (the caller sends its first
+   * message, carrying `chain`); false when a live chain takes the request (it runs once more after
+   * its current step when the request came after that step began).
    */
-  claim(kind: JobKind, origin: string, dueAt: number, now: number): Promise<boolean>;
+  request(job: JobRequest, now: number): Promise<boolean>;
+  /** `request` for many jobs in a few statements (the heartbeat): the keys (`kind origin`) started. */
+  requestMany(jobs: readonly JobRequest[], now: number): Promise<Set<string>>;
+  /** Gives a started chain back (its first send failed), so the next request starts it. */
+  unclaim(kind: JobKind, origin: string, chain: string): Promise<void>;
   /**
-   * `claim` for many jobs in a few statements (the heartbeat: ~1 query per 30 jobs): the keys
-   * (`kind origin`) claimed, whose messages the caller sends.
+   * A delivery of the chain's step `step` takes the step's lease: null when the message is stale (another chain, another
+   * step, the chain ended) or a delivery holds the lease (a duplicate): the message is a no-op. The
+   * next attempt of a message whose earlier attempt holds the lease takes it over, counted as killed.
    */
-  claimMany(jobs: readonly { kind: JobKind; origin: string; dueAt: number }[], now: number): Promise<Set<string>>;
-  /** Gives a claim back (the send failed), so the next request sends. */
-  unclaim(kind: JobKind, origin: string, dueAt: number): Promise<void>;
-  /**
-   * A run that ended without throwing: clears the last failure. `startedAt` is when it began, so a
-   * message it queued meanwhile for the same job (due at or after that) still counts as pending.
-   */
+  begin(
+    kind: JobKind,
+    origin: string,
+    chain: string,
+    step: number,
+    holder: { id: string; attempt: number },
+    now: number,
+    leaseMs: number,
+  ): Promise<Begun | null>;
+  /** The step continues: the chain's next message, due at `dueAt`, gets `step`; the lease is let go. false when the chain is no longer this one. */
+  advance(kind: JobKind, origin: string, chain: string, step: number, dueAt: number): Promise<boolean>;
+  /** The step ended without a continuation: the chain ends, unless a request came while it ran (then its rerun). */
+  finish(kind: JobKind, origin: string, chain: string, now: number): Promise<Next>;
+  /** A run that ended without throwing: its outcome; clears the last failure. */
   succeeded(kind: JobKind, origin: string, outcome: string, usage: JobUsage, startedAt: number): Promise<void>;
-  /** A run that threw (the queue retries it). */
-  failed(kind: JobKind, origin: string, error: string, usage: JobUsage, now: number): Promise<void>;
-  /** The queue gave up on it: it is in the dead-letter queue. */
-  dead(kind: JobKind, origin: string, now: number): Promise<void>;
+  /** A run that threw: the queue retries the message; the lease is let go, the chain stays. */
+  failed(kind: JobKind, origin: string, chain: string, error: string, usage: JobUsage, now: number, retryAt: number): Promise<void>;
+  /** The queue gave up on it (the dead-letter queue): the chain ends, the next heartbeat starts it again. */
+  dead(kind: JobKind, origin: string, chain: string | null, now: number): Promise<void>;
   /** Every job of a site (the status endpoint and the dashboard). */
   list(origin: string): Promise<JobRecord[]>;
 }
+
+/**
+ * A chain whose message was due this long ago, with no delivery running, is taken as lost (a
+ * message dropped by a restarted local runtime, a send that failed after its claim): the next
+ * request starts a new one. Longer than a step's retries (10 s apart, each moving the due time) and
+ * than the queue's usual backlog; should a message wait longer, replacing its chain costs nothing
+ * but its delay: the late message is then a no-op.
+ */
+export const CHAIN_LOST_MS = 10 * 60_000;

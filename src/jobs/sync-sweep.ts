@@ -1,5 +1,21 @@
-/** The sync sweep job, once per D1 database (named by one of its sites): abandoned syncs expire (src/sync/sweep.ts). */
-import { sweepSyncs } from "../sync/sweep.ts";
+/**
+ * The sync sweep job, once per D1 database (named by one of its sites; a site over several databases:
+ * each of its partitions): the database's housekeeping (src/housekeeping/) — abandoned syncs expire,
+ * finished ones are forgotten, section moves and tombstones no reader needs any more are deleted, and
+ * rows of jobs whose site or mirror is no longer configured. One bounded run; when its budget ran
+ * out with work left (`moreLeft`), its chain goes on at once.
+ */
+import { loadConfig } from "../config.ts";
+import { describeHousekeeping, housekeep } from "../housekeeping/housekeeping.ts";
 import type { JobHandler } from "./context.ts";
+import { MAX_STEPS } from "./messages.ts";
 
-export const syncSweepJob: JobHandler = async (_job, c) => `swept ${await sweepSyncs([c.services])}`;
+export const syncSweepJob: JobHandler = async (job, c) => {
+  // Every configured site and mirror (the services' own config holds only this database's sites).
+  const config = loadConfig(c.env);
+  const mirrors = new Set(config.mirror.urls);
+  const keepJob = (kind: string, origin: string): boolean => (kind === "mirror" ? mirrors.has(origin) : config.sites.has(origin));
+  const report = await housekeep(c.services.partitions ?? [c.services], { keepJob, deadline: c.deadline });
+  if (report.moreLeft && job.step < MAX_STEPS) c.continueWith({ delaySeconds: 0 });
+  return describeHousekeeping(report);
+};

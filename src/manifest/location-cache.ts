@@ -25,7 +25,10 @@ function edgeCache(): Cache | null {
   return typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default;
 }
 
-/** The site's manifest for serving: the location's copy when fresh, else D1 (building it if none). */
+/**
+ * The site's manifest for serving: the location's copy when fresh, else D1 (a small site's built
+ * if there is none; a larger site's is built by its regeneration: ManifestPendingError meanwhile).
+ */
 export async function requestManifest(
   deps: SitemapDeps,
   origin: string,

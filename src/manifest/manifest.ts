@@ -57,6 +57,12 @@ export interface ShardManifest {
   shards: ShardEntry[];
   /** A partitioned site's partition count when its partitions' manifests were merged: its index's shard links carry it (src/partitions/pinned.ts). */
   partitions?: number;
+  /**
+   * Published by a site's first regeneration pass before the pass reached the end of its rows
+   * (src/regen/publish.ts): it lists only the shards planned so far, so a request treats it as no
+   * manifest yet (src/sitemaps.ts `currentManifest`). Absent once a pass has covered every row.
+   */
+  partial?: boolean;
 }
 
 /** Where manifests live. D1 by default: the manifest is the strongly consistent pointer readers follow. */
@@ -73,7 +79,8 @@ export interface PlanLimits {
   overheadBytes: number;
 }
 
-interface OpenShard {
+/** A shard's counts while it is being filled (what a suspended plan keeps of it, with its fingerprint's state). */
+interface OpenCounts {
   n: number;
   firstKey: number;
   maxKey: number;
@@ -82,8 +89,20 @@ interface OpenShard {
   lastChange: number;
   extKinds: number;
   pageStarts: number[];
+}
+
+interface OpenShard extends OpenCounts {
   fingerprint: Fingerprint;
   previous: ShardEntry | undefined;
+}
+
+/** A section's plan stopped between two rows (JSON), to go on with in a later step: `SectionPlanner.resume`. */
+export interface SuspendedSection {
+  section: string;
+  /** The number the next new shard takes. */
+  nextN: number;
+  /** The shard being filled: its counts so far and its fingerprint's state. */
+  open: (OpenCounts & { hash: [number, number] }) | null;
 }
 
 /**
@@ -113,6 +132,50 @@ export class SectionPlanner {
     this.#previous = [...previous].sort((a, b) => a.firstKey - b.firstKey);
     this.#nextN = Math.max(nextN, this.#previous.reduce((max, s) => Math.max(max, s.n), 0) + 1);
     if (this.#previous.length > 0) this.#openPrevious();
+  }
+
+  /**
+   * Where the plan stands, to be resumed in a later step (a walk too long for one invocation: a
+   * move's new partition, src/manifest/build.ts `planStep`). The shards closed so far are `closed`,
+   * taken by the caller; the resumed planner goes on with the shard being filled as if it had never
+   * stopped. Only a plan with no previous shards (a fresh plan) stops this way.
+   */
+  suspend(): SuspendedSection {
+    if (this.#previous.length > 0) throw new Error("only a plan without previous shards can be suspended");
+    const shard = this.#current;
+    return {
+      section: this.#section,
+      nextN: this.#nextN,
+      open: shard
+        ? {
+            n: shard.n,
+            firstKey: shard.firstKey,
+            maxKey: shard.maxKey,
+            count: shard.count,
+            bytes: shard.bytes,
+            lastChange: shard.lastChange,
+            extKinds: shard.extKinds,
+            pageStarts: [...shard.pageStarts],
+            hash: shard.fingerprint.state(),
+          }
+        : null,
+    };
+  }
+
+  /** The planner `suspend()` described, with none of its closed shards: they were taken then. */
+  static resume(state: SuspendedSection, limits: PlanLimits, renderFingerprint: string, now: number): SectionPlanner {
+    const planner = new SectionPlanner(state.section, [], limits, renderFingerprint, now, state.nextN);
+    const open = state.open;
+    if (open) {
+      const { hash, ...counts } = open;
+      planner.#current = { ...counts, pageStarts: [...open.pageStarts], fingerprint: Fingerprint.resume(hash), previous: undefined };
+    }
+    return planner;
+  }
+
+  /** The section planned. */
+  get section(): string {
+    return this.#section;
   }
 
   /** Whether a shard is being filled (false before the first row of a plan with no previous shards). */

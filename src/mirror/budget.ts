@@ -18,10 +18,13 @@ export function runBudget(config: MirrorConfig): MirrorBudget {
   return { requests: config.maxRequestsPerRun, records: config.maxRecordsPerRun };
 }
 
+/** Whether the run's time is up (its step's budget). */
+export const outOfTime = (budget: MirrorBudget): boolean => budget.until !== undefined && Date.now() >= budget.until;
+
 /** `fetcher`, each call taken from `budget.requests` first; throws OutOfRequests (nothing sent) when none is left. */
 export function budgetedFetcher(fetcher: Fetcher, budget: MirrorBudget): Fetcher {
   return (input, init) => {
-    if (budget.requests <= 0) return Promise.reject(new OutOfRequests("the run's request budget for mirrors is spent"));
+    if (budget.requests <= 0 || outOfTime(budget)) return Promise.reject(new OutOfRequests("the run's request budget for mirrors is spent"));
     budget.requests -= 1;
     return fetcher(input, init);
   };

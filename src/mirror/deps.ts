@@ -21,4 +21,6 @@ export interface MirrorBudget {
   requests: number;
   /** Records read from remote documents (a resumed document's part already sent costs none). */
   records: number;
+  /** Wall time (ms) after which no request is sent: the job step's time budget (src/jobs/budget.ts). */
+  until?: number;
 }

@@ -8,7 +8,7 @@
  * each of n mirrors can always use at least 1/n of the run's requests and records.
  */
 import type { Services } from "../services-type.ts";
-import { runBudget } from "./budget.ts";
+import { outOfTime, runBudget } from "./budget.ts";
 import type { MirrorBudget } from "./deps.ts";
 import { shownUrl } from "./failure.ts";
 import type { Fetcher } from "./fetch.ts";
@@ -28,6 +28,8 @@ export interface MirrorRunOptions {
   now?: number;
   /** The outbound fetch to mirrored hosts (default: the global one; tests pass a fake remote). */
   fetch?: Fetcher;
+  /** When the run stops sending (ms, wall clock): the job step's time budget. */
+  deadline?: number;
 }
 
 /**
@@ -50,15 +52,20 @@ export async function mirrorAll(databases: readonly Services[], options: MirrorR
   const config = databases[0]?.config.mirror;
   if (config === undefined) return outcomes;
   const budget = options.budget ?? runBudget(config);
+  if (options.deadline !== undefined) budget.until = options.deadline;
   const now = options.now ?? Date.now();
   const listed = new Set(config.urls);
   let wanting = (options.urls ?? config.urls).filter((url) => listed.has(url));
-  while (wanting.length > 0 && budget.requests > 0) {
+  while (wanting.length > 0 && budget.requests > 0 && !outOfTime(budget)) {
     const again: string[] = [];
     for (let i = 0; i < wanting.length && budget.requests > 0; i++) {
       const url = wanting[i]!;
       const left = wanting.length - i;
-      const turn = { requests: Math.ceil(budget.requests / left), records: Math.ceil(budget.records / left) };
+      const turn: MirrorBudget = {
+        requests: Math.ceil(budget.requests / left),
+        records: Math.ceil(budget.records / left),
+        ...(budget.until === undefined ? {} : { until: budget.until }),
+      };
       const given = { ...turn };
       const outcome = await mirrorTurn(url, databases, turn, now, options.fetch);
       outcomes.set(url, outcome);

@@ -20,6 +20,8 @@ export interface NotifyOptions {
   /** Outbound fetch; defaults to the global one. */
   fetch?: Fetcher;
   log?: Logger;
+  /** The lease's name (a job's chain): a run killed mid-way leaves its lease to the retry that carries the same name. */
+  leaseId?: string;
 }
 
 export interface NotifyReport {
@@ -84,7 +86,7 @@ async function notifySites(s: NotifyServices, options: NotifyOptions = {}): Prom
     return report;
   }
 
-  const leaseId = crypto.randomUUID();
+  const leaseId = options.leaseId ?? crypto.randomUUID();
   for (const origin of config.sites) {
     let claimed = false;
     try {

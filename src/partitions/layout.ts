@@ -6,14 +6,25 @@
  * Jump consistent hashing (home.ts) moves, from n to m partitions, only buckets whose new home is a
  * new partition (≥ n): old partitions only lose records, new ones only gain them.
  */
+import type { PlanProgress } from "../manifest/build.ts";
 import type { ChangeFeed } from "../store/port.ts";
 import { partitionOf } from "./home.ts";
 
-/** Where a move's copy stands: the next row of partition `partition` after (section, key). */
+/**
+ * Where a move stands: the next row of partition `partition` after (section, key). Below `settled`
+ * it is the copy's (rows read from that old partition); from `settled` to `target` the manifest
+ * build's (rows of that new partition planned, rebalance.ts).
+ */
 export interface MoveCursor {
   partition: number;
   section: string;
   key: number;
+}
+
+/** The manifest of a move's new partition, planned so far (rebalance.ts): kept beside the layout, read only by the move. */
+export interface ManifestBuild {
+  partition: number;
+  plan: PlanProgress;
 }
 
 export interface PartitionLayout {
@@ -35,12 +46,18 @@ export interface LayoutStore {
   /** Records `settled` partitions unless a layout exists (the existing one wins); returns the layout. */
   create(origin: string, settled: number): Promise<PartitionLayout>;
   save(origin: string, layout: PartitionLayout, now: number): Promise<void>;
+  /** The manifest build of the site's move, if one is under way (not read with the layout: it is large). */
+  loadBuild(origin: string): Promise<ManifestBuild | null>;
+  /** Saves the move's cursor and its manifest build (null: none) in one write. */
+  saveBuild(origin: string, cursor: MoveCursor | null, build: ManifestBuild | null, now: number): Promise<void>;
 }
 
 /** One partitioned site's layout (what its services hold). */
 export interface SiteLayout {
   read(): Promise<PartitionLayout>;
   save(layout: PartitionLayout, now: number): Promise<void>;
+  loadBuild(): Promise<ManifestBuild | null>;
+  saveBuild(cursor: MoveCursor | null, build: ManifestBuild | null, now: number): Promise<void>;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { Fingerprint } from "../core/fingerprint.ts";
 import type { ManifestStore, ShardEntry, ShardManifest } from "../manifest/manifest.ts";
-import { type SitemapDeps, currentManifest } from "../sitemaps.ts";
+import { ManifestPendingError, type SitemapDeps, builtWithin } from "../sitemaps.ts";
 import { siteKey } from "./keys.ts";
 import type { LayoutOf } from "./served.ts";
 
@@ -42,7 +42,7 @@ function mergeManifests(origin: string, parts: readonly ShardManifest[]): ShardM
 }
 
 export class PartitionedManifestStore implements ManifestStore {
-  /** Each partition's deps: its own records and manifests (a partition without one builds it once). */
+  /** Each partition's deps: its own records, manifests and jobs (a small partition without a manifest builds it once). */
   readonly parts: readonly SitemapDeps[];
   readonly layoutOf: LayoutOf;
 
@@ -51,10 +51,26 @@ export class PartitionedManifestStore implements ManifestStore {
     this.layoutOf = layoutOf;
   }
 
-  /** The partitions that hold records: a database being filled by a move is listed from its flip on. */
+  /**
+   * The partitions that hold records: a database being filled by a move is listed from its flip on.
+   * Each must have a complete manifest: one without is built here if the walk fits what the request
+   * may still read (MANIFEST_REQUEST_ROWS, shared by all the partitions), else its regeneration is
+   * asked for it and this throws ManifestPendingError. The index never leaves a partition out.
+   */
   async load(origin: string): Promise<ShardManifest> {
     const { settled } = await this.layoutOf();
-    return mergeManifests(origin, await Promise.all(this.parts.slice(0, settled).map((p) => currentManifest(p, origin))));
+    const parts = this.parts.slice(0, settled);
+    const stored = await Promise.all(parts.map((p) => p.manifests.load(origin)));
+    const budget = { rows: parts[0]?.config.manifestRequestRows ?? 0 };
+    const built: ShardManifest[] = [];
+    const pending: number[] = [];
+    for (const [p, part] of parts.entries()) {
+      const manifest = await builtWithin(part, origin, stored[p] ?? null, budget);
+      if (manifest) built.push(manifest);
+      else pending.push(p);
+    }
+    if (pending.length > 0) throw new ManifestPendingError(`the manifests of ${origin}'s partitions ${pending.join(", ")} are being built`);
+    return mergeManifests(origin, built);
   }
 
   save(): Promise<void> {

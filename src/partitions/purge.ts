@@ -24,7 +24,7 @@ const PAGE_ROWS = 5_000;
 export const purgeDue = (layout: PartitionLayout, now: number): boolean =>
   layout.settled === layout.target && hidesRows(layout) && now - layout.flippedAt! >= PIN_GRACE_MS;
 
-/** Pages of the removal until `maxRows` were read; `save` records the layout (its cursor) after each. */
+/** Pages of the removal until `maxRows` were read (or `deadline`, ms, passed); `save` records the layout (its cursor) after each. */
 export async function purgeStep(
   parts: readonly Services[],
   origin: string,
@@ -32,11 +32,12 @@ export async function purgeStep(
   now: number,
   maxRows: number,
   save: () => Promise<void>,
+  deadline?: number,
 ): Promise<{ done: boolean; read: number; removed: number }> {
   let read = 0;
   let removed = 0;
   let cursor = layout.purgeCursor ?? { partition: 0, section: "", key: -1 };
-  while (cursor.partition < layout.settled && read < maxRows) {
+  while (cursor.partition < layout.settled && read < maxRows && (deadline === undefined || Date.now() < deadline)) {
     const purge = parts[cursor.partition]!.store.purge;
     if (!purge) throw new Error("a partitioned site's store must remove rows (D1)");
     const page: ScannedRecord[] = [];

@@ -10,9 +10,15 @@
  *     new home is a new partition are upserted there. The cursor is saved after every page, so a
  *     killed step resumes where it stopped (upserting a page again changes nothing). The new
  *     partitions are not listed in the index yet; the old ones still serve every loc.
- *  3. flip: the new partitions' manifests are built; the old partitions' manifests lose their
- *     snapshots and their validators (so no cache keeps bytes with rows that leave), under their
- *     regeneration leases; then one write of the layout row (`settled` = `target`) is the switch:
+ *  3. build: each new partition's manifest is planned from its rows (which only the copy wrote,
+ *     and nothing writes now), within the step's rows: the plan so far is kept beside the layout
+ *     row (`build`, migration 0017) and the cursor walks the new partitions as it walked the old
+ *     ones, so a killed step resumes from the last saved plan. A partition's finished plan is
+ *     saved as its manifest, under its regeneration lease. (One walk in one step would read
+ *     ~11 M rows of a 100 M site going from 8 to 9 databases: over 1,100 queries.)
+ *  4. flip: the old partitions' manifests lose their snapshots and their validators (so no cache
+ *     keeps bytes with rows that leave), under their regeneration leases; then one write of the
+ *     layout row (`settled` = `target`) is the switch:
  *     from it on, the index lists the new partitions and the old ones leave the moved rows out of
  *     everything they serve (served.ts). Each loc is served by exactly one partition before the
  *     switch and after it. A site pass of every partition then renders snapshots again.
@@ -26,11 +32,12 @@
 
 import { Fingerprint } from "../core/fingerprint.ts";
 import type { ValidRecord } from "../core/validate.ts";
+import { type PlanProgress, newPlan, planStep } from "../manifest/build.ts";
 import { forgetManifest } from "../manifest/location-cache.ts";
 import type { ShardManifest } from "../manifest/manifest.ts";
 import type { Lease } from "../regen/store.ts";
 import type { Services } from "../services-type.ts";
-import { rebuildManifest } from "../sitemaps.ts";
+import { manifestBuildOptions } from "../sitemaps.ts";
 import type { ScannedRecord } from "../store/port.ts";
 import { partitionOf } from "./home.ts";
 import { type PartitionLayout, isMoving } from "./layout.ts";
@@ -40,8 +47,13 @@ import { purgeDue, purgeStep } from "./purge.ts";
 const PAGE_ROWS = 5_000;
 /** Records per upsert into the new partition. */
 const WRITE_ROWS = 1_000;
-/** Rows read per step at most (the cron's invocation). */
+/** Rows read per step at most (the job's invocation): the copy's and the manifest build's together. */
 const STEP_ROWS = 50_000;
+/**
+ * A step takes no new page once its invocation has used this many D1 queries (of 1,000): a page of
+ * the copy writes up to half its 5,000 rows (a move from one database to two), ~330 statements.
+ */
+const INVOCATION_SHARE = 500;
 /** The leases the flip takes outlive it by far. */
 const FLIP_LEASE_MS = 5 * 60_000;
 
@@ -49,10 +61,11 @@ export interface RebalanceStep {
   origin: string;
   /**
    * settled: nothing to do; started: the move began; copying: copied this step, more to do;
-   * waiting: a regeneration holds a lease, the flip waits; flipped: the move is done; purging /
+   * building: planned new partitions' manifests this step, more to do; waiting: a regeneration
+   * holds a lease, the build's save or the flip waits; flipped: the move is done; purging /
    * purged: the rows the last move left behind are being removed / are gone (purge.ts).
    */
-  state: "settled" | "started" | "copying" | "waiting" | "flipped" | "purging" | "purged" | "refused";
+  state: "settled" | "started" | "copying" | "building" | "waiting" | "flipped" | "purging" | "purged" | "refused";
   settled: number;
   target: number;
   rowsRead: number;
@@ -116,8 +129,58 @@ function withoutSnapshots(manifest: ShardManifest, now: number): ShardManifest {
   };
 }
 
+/**
+ * Saves a new partition's planned manifest, under its regeneration lease (false: a run holds it;
+ * the next step tries again). A manifest a run of its own published meanwhile (the heartbeat
+ * regenerates every partition, a new one too) is replaced: its snapshots are collected later.
+ */
+async function publishBuilt(part: Services, origin: string, manifest: ShardManifest, now: number): Promise<boolean> {
+  const lease = part.regen ? await part.regen.acquire(origin, now, FLIP_LEASE_MS) : null;
+  if (part.regen && !lease) return false;
+  try {
+    const replaced = await part.manifests.load(origin);
+    await part.manifests.save(manifest);
+    const orphans = replaced ? [replaced.snapshot, ...replaced.shards.map((s) => s.snapshot)].filter((k): k is string => !!k) : [];
+    if (part.regen && orphans.length > 0) await part.regen.supersede(origin, [...new Set(orphans)], now);
+  } finally {
+    if (lease) await part.regen!.release(origin, lease);
+  }
+  return true;
+}
+
+/**
+ * One step of the new partitions' manifest build, on the partition the cursor is on, within
+ * `maxRows` rows: plans from where the last step stopped (the plan kept beside the layout), saves
+ * the plan, or, once the partition's rows have run out, its manifest, then moves the cursor on.
+ */
+async function buildStep(
+  site: Services,
+  parts: readonly Services[],
+  origin: string,
+  layout: PartitionLayout,
+  maxRows: number,
+  now: number,
+  deadline: number | undefined,
+): Promise<{ read: number; waiting: boolean }> {
+  const q = layout.cursor!.partition;
+  const part = parts[q]!;
+  const scan = part.store.scan;
+  if (!scan) throw new Error("a partitioned site's store must scan its rows (D1)");
+  const saved = await site.layouts!.loadBuild();
+  const plan: PlanProgress = saved?.partition === q ? saved.plan : newPlan(now);
+  const { manifest, rows } = await planStep(scan, origin, plan, manifestBuildOptions(part.config, origin), maxRows, deadline);
+  const at = plan.after ? { partition: q, section: plan.after.section, key: plan.after.key } : layout.cursor!;
+  if (!manifest || !(await publishBuilt(part, origin, manifest, now))) {
+    layout.cursor = at;
+    await site.layouts!.saveBuild(layout.cursor, { partition: q, plan }, now);
+    return { read: rows, waiting: manifest !== null };
+  }
+  layout.cursor = { partition: q + 1, section: "", key: -1 };
+  await site.layouts!.saveBuild(layout.cursor, null, now);
+  return { read: rows, waiting: false };
+}
+
 async function flip(site: Services, parts: readonly Services[], origin: string, layout: PartitionLayout, now: number): Promise<boolean> {
-  for (let q = layout.settled; q < layout.target; q++) await rebuildManifest(parts[q]!, origin, null);
   const leases: [Services, Lease][] = [];
   try {
     for (const part of parts.slice(0, layout.settled)) {
@@ -138,10 +201,24 @@ async function flip(site: Services, parts: readonly Services[], origin: string, 
   return true;
 }
 
-/** One step of the site's move, if any. Throws what its stores throw; the next step resumes. */
-export async function rebalanceStep(site: Services, origin: string, options: { maxRows?: number; now?: number } = {}): Promise<RebalanceStep> {
+/**
+ * One step of the site's move, if any: at most `maxRows` rows read (STEP_ROWS), and no new page
+ * begun after `deadline` (ms, wall clock: the job's time budget). Throws what its stores throw;
+ * the next step resumes.
+ */
+export async function rebalanceStep(
+  site: Services,
+  origin: string,
+  options: { maxRows?: number; now?: number; deadline?: number; usage?: () => { d1Queries: number; kvOperations: number } } = {},
+): Promise<RebalanceStep> {
   const parts = site.partitions!;
   const now = options.now ?? Date.now();
+  const maxRows = options.maxRows ?? STEP_ROWS;
+  const inTime = (): boolean => {
+    if (options.deadline !== undefined && Date.now() >= options.deadline) return false;
+    const used = options.usage?.();
+    return used === undefined || (used.d1Queries < INVOCATION_SHARE && used.kvOperations < INVOCATION_SHARE);
+  };
   const layout = await site.layouts!.read();
   const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0, removed = 0): RebalanceStep => ({
     origin,
@@ -166,7 +243,7 @@ export async function rebalanceStep(site: Services, origin: string, options: { m
   if (layout.settled === layout.target) {
     if (parts.length === layout.settled) {
       if (!purgeDue(layout, now)) return result("settled");
-      const purged = await purgeStep(parts, origin, layout, now, options.maxRows ?? STEP_ROWS, () => site.layouts!.save(layout, now));
+      const purged = await purgeStep(parts, origin, layout, now, maxRows, () => site.layouts!.save(layout, now), options.deadline);
       return result(purged.done ? "purged" : "purging", purged.read, 0, purged.removed);
     }
     layout.target = parts.length;
@@ -176,13 +253,20 @@ export async function rebalanceStep(site: Services, origin: string, options: { m
   }
   let rowsRead = 0;
   let copied = 0;
-  while (layout.cursor!.partition < layout.settled && rowsRead < (options.maxRows ?? STEP_ROWS)) {
+  while (layout.cursor!.partition < layout.settled && rowsRead < maxRows && inTime()) {
     const page = await copyPage(parts, origin, layout, now);
     await site.layouts!.save(layout, now);
     rowsRead += page.read;
     copied += page.copied;
   }
   if (layout.cursor!.partition < layout.settled) return result("copying", rowsRead, copied);
+  // The copy is done and nothing else writes to the new partitions: their manifests are planned now, step by step.
+  while (layout.cursor!.partition < layout.target && rowsRead < maxRows && inTime()) {
+    const built = await buildStep(site, parts, origin, layout, maxRows - rowsRead, now, options.deadline);
+    rowsRead += built.read;
+    if (built.waiting) return result("waiting", rowsRead, copied);
+  }
+  if (layout.cursor!.partition < layout.target) return result("building", rowsRead, copied);
   if (!(await flip(site, parts, origin, layout, now))) return result("waiting", rowsRead, copied);
   // The caller runs a site pass of every partition next (src/jobs/rebalance.ts): snapshots again.
   return { ...result("flipped", rowsRead, copied), settled: layout.target };

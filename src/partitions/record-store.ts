@@ -54,8 +54,15 @@ class PartitionedReader implements RecordReader {
   }
 
   /** Partition after partition (each in (section, key) order): the site's view never plans from it. */
-  async *keyRows(origin: string): AsyncIterable<KeyRow> {
-    for (const [p, part] of this.parts.entries()) for await (const row of part.reader.keyRows(origin)) yield withSiteKey(p, row);
+  async *keyRows(origin: string, limit = Number.POSITIVE_INFINITY): AsyncIterable<KeyRow> {
+    let left = limit;
+    for (const [p, part] of this.parts.entries()) {
+      if (left <= 0) return;
+      for await (const row of part.reader.keyRows(origin, left)) {
+        left--;
+        yield withSiteKey(p, row);
+      }
+    }
   }
 
   async find(loc: string): Promise<FoundRecord | null> {

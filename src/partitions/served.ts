@@ -34,15 +34,18 @@ export function servedStore(store: RecordStore, partition: number, layoutOf: Lay
       const test = await served();
       for await (const page of store.reader.recordPages(range)) yield test ? page.filter((r) => test(r.loc)) : page;
     },
-    async *keyRows(origin: string): AsyncIterable<KeyRow> {
+    async *keyRows(origin: string, limit = Number.POSITIVE_INFINITY): AsyncIterable<KeyRow> {
       const test = await served();
-      // Key rows carry no loc: once rows are hidden, they come from the scan, which does.
+      // Key rows carry no loc: once rows are hidden, they come from the scan, which does (a page of it past the limit at most).
       if (!test || !scan) {
-        yield* store.reader.keyRows(origin);
+        yield* store.reader.keyRows(origin, limit);
         return;
       }
+      let left = limit;
+      if (left <= 0) return;
       for await (const row of scan.scan(origin, { section: "", key: -1 }, null)) {
         yield { section: row.section, key: row.key, updatedAt: row.updatedAt, deleted: row.deleted, size: row.size, extKinds: row.extKinds };
+        if (--left <= 0) return;
       }
     },
     async find(loc: string) {

@@ -11,7 +11,7 @@
  */
 import type { ValidRecord } from "../core/validate.ts";
 import { StoreBusyError, SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../store/errors.ts";
-import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../store/port.ts";
+import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep, UpsertResult } from "../store/port.ts";
 import { byPartition } from "./route.ts";
 import type { LayoutOf } from "./served.ts";
 
@@ -189,8 +189,18 @@ export class PartitionedSync implements RecordSync {
     return out;
   }
 
-  async sweep(now: number, keepMs: number): Promise<number> {
-    const swept = await Promise.all(this.parts.map((p) => p.sweep(now, keepMs)));
-    return swept.reduce((n, s) => n + s, 0);
+  /** Each partition's syncs in turn, within the one statement budget. */
+  async sweep(now: number, keepMs: number, maxStatements: number): Promise<SyncSweep> {
+    const out: SyncSweep = { expired: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
+    for (const part of this.parts) {
+      if (out.statements >= maxStatements) return { ...out, moreLeft: true };
+      const swept = await part.sweep(now, keepMs, maxStatements - out.statements);
+      out.expired += swept.expired;
+      out.forgotten += swept.forgotten;
+      out.seenRows += swept.seenRows;
+      out.statements += swept.statements;
+      out.moreLeft ||= swept.moreLeft;
+    }
+    return out;
   }
 }

@@ -110,6 +110,8 @@ export async function incremental(
     summary.mode = "pass";
   }
   state.pending = left;
+  // Read by the publish: a first pass still under way publishes a partial manifest (publish.ts).
+  summary.passPending = state.pass !== null;
   // Rows handled past the cursor (read from the feed or scanned): the next run's re-read skips them.
   const recent = run.recent.after(state.cursor!);
   state.recent = recent.length <= RECENT_MAX ? recent : [];

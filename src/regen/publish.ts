@@ -27,14 +27,20 @@ function sameShards(a: readonly ShardEntry[], b: readonly ShardEntry[]): boolean
 /**
  * Renders and stores the index when its version is new, then saves the manifest when anything
  * changed. An index that could not be stored is published without a snapshot (served live).
+ *
+ * A site pass that began with no complete manifest (a site's first) and has not reached the end of
+ * the rows publishes a partial manifest (`partial`): the shards planned so far, so that the next
+ * run goes on from them, but no index, which requests do not serve until the pass has ended
+ * (src/sitemaps.ts `currentManifest`). `summary.passPending` says whether the pass goes on (incremental.ts).
  */
 export async function publish(run: Run, build: BuildOptions, summary: RunSummary): Promise<Published> {
   const { deps, origin, now, published } = run;
   const shards = run.draft.all();
   const version = manifestVersion(shards, build.indexFingerprint);
-  const manifest: ShardManifest = { origin, version, builtAt: now, snapshot: null, shards };
+  const partial = summary.passPending && (published === null || published.partial === true);
+  const manifest: ShardManifest = { origin, version, builtAt: now, snapshot: null, shards, ...(partial ? { partial } : {}) };
   let indexHandle: string | null = null;
-  if (listedShards(manifest).length > 0) {
+  if (listedShards(manifest).length > 0 && !partial) {
     const extras = await indexExtras(deps, manifest, now);
     const meta = indexMeta(manifest, extras);
     const document = { kind: "index", origin, version: meta.version } as const;
@@ -51,7 +57,12 @@ export async function publish(run: Run, build: BuildOptions, summary: RunSummary
     }
   }
   manifest.snapshot = indexHandle;
-  const switched = !published || published.version !== version || published.snapshot !== indexHandle || !sameShards(published.shards, shards);
+  const switched =
+    !published ||
+    published.version !== version ||
+    published.snapshot !== indexHandle ||
+    (published.partial ?? false) !== partial ||
+    !sameShards(published.shards, shards);
   if (switched) {
     await deps.manifests.save(manifest);
     summary.published = true;

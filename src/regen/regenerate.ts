@@ -44,13 +44,17 @@ interface RegenOptions {
   onPublished?: OnPublished;
   /** What the invocation has used so far (a queue job counts it at the bindings), kept in the summary. */
   usage?: () => RunSummary["usage"];
+  /** The lease's name (a job's chain): a lease of the same name is this run's own (a killed step's retry takes it back). */
+  leaseId?: string;
+  /** When the run stops taking on work (ms, wall clock): the job step's time budget; what is left is persisted for the next run. */
+  deadline?: number;
 }
 
 /** Regenerates one site. Throws RegenBusyError when another run holds the site's lease. */
 export async function regenerateSite(deps: RegenDeps, origin: string, options: RegenOptions = {}): Promise<RunSummary> {
   const clock = options.now ?? Date.now;
   const startedAt = clock();
-  const lease = await acquireLease(deps.state, origin, startedAt);
+  const lease = await acquireLease(deps.state, origin, startedAt, options.leaseId);
   const summary = newSummary(origin, options.trigger ?? "manual", startedAt);
   const progress: { run?: Run } = {};
   try {
@@ -92,10 +96,11 @@ async function runOnce(
   summary.previousVersion = published?.version ?? null;
   const build = manifestBuildOptions(deps.config, origin);
   const fingerprint = planFingerprint(build);
+  const bounds = { ...(options.deadline === undefined ? {} : { deadline: options.deadline }), ...(options.usage ? { usage: options.usage } : {}) };
 
   let run: Run;
   if (store.changes.indexed && store.scan !== null) {
-    run = new Run(deps, origin, now, published, new ManifestDraft(published?.shards ?? []));
+    run = new Run(deps, origin, now, published, new ManifestDraft(published?.shards ?? []), bounds);
     progress.run = run;
     await incremental(run, store.changes, store.scan, state, fingerprint, options.full ?? false, summary);
   } else {
@@ -103,7 +108,7 @@ async function runOnce(
     // (one index pass), then render the shards whose version has no snapshot yet.
     summary.mode = "walk";
     const planned = await buildManifest(store.reader, origin, published, { ...build, now });
-    run = new Run(deps, origin, now, published, new ManifestDraft(planned.shards));
+    run = new Run(deps, origin, now, published, new ManifestDraft(planned.shards), bounds);
     progress.run = run;
     await walk(run, (entry) => waiting(state.failed, `${entry.section}-${entry.n}`, now));
     state.fingerprint = fingerprint;

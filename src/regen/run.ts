@@ -36,6 +36,22 @@ interface SectionRun {
   renders: Map<number, { doc: StagedDocument | null; kinds: number; error: unknown }>;
 }
 
+/**
+ * A run stops taking on work once its invocation has used this many D1 queries or KV operations (of
+ * the 1,000 each it may use, src/jobs/meter.ts): the shard in flight (a 50,000-URL shard is ~21
+ * queries and a few puts) and the publish after it (index snapshot, manifest, state, at most 100
+ * snapshot deletions) need far less than the rest.
+ */
+const INVOCATION_SHARE = 600;
+
+/** What bounds a run besides REGEN_MAX_SHARDS and REGEN_MAX_ROWS (a job step's). */
+export interface RunBounds {
+  /** Wall-clock time (ms) after which no shard is started. */
+  deadline?: number;
+  /** What the invocation has used so far (counted at the bindings). */
+  usage?: () => { d1Queries: number; kvOperations: number } | undefined;
+}
+
 export class Run {
   readonly deps: RegenDeps;
   readonly origin: string;
@@ -55,7 +71,11 @@ export class Run {
   /** Blocks of rows scanned (see RecentChanges.add): numbered across the run's passes. */
   #block = 0;
 
-  constructor(deps: RegenDeps, origin: string, now: number, published: ShardManifest | null, draft: ManifestDraft) {
+  /** When the run stops taking on work: the job step's time budget, and what its invocation has used. */
+  readonly #bounds: RunBounds;
+
+  constructor(deps: RegenDeps, origin: string, now: number, published: ShardManifest | null, draft: ManifestDraft, bounds: RunBounds = {}) {
+    this.#bounds = bounds;
     this.deps = deps;
     this.origin = origin;
     this.now = now;
@@ -69,7 +89,12 @@ export class Run {
   exhausted(): boolean {
     const { maxShards, maxRows } = this.deps.config.regen;
     const { shardsChecked, rowsRead } = this.counters;
-    return shardsChecked > 0 && (shardsChecked >= maxShards || rowsRead >= maxRows);
+    if (shardsChecked === 0) return false;
+    if (shardsChecked >= maxShards || rowsRead >= maxRows) return true;
+    const { deadline, usage } = this.#bounds;
+    if (deadline !== undefined && Date.now() >= deadline) return true;
+    const used = usage?.();
+    return used !== undefined && (used.d1Queries >= INVOCATION_SHARE || used.kvOperations >= INVOCATION_SHARE);
   }
 
   /** Commits a shard's snapshot; a failure leaves it without one (live render) and is recorded. */

@@ -42,8 +42,12 @@ export interface RecordReader {
    * pages, blocks; never offsets). Pages, so a renderer awaits once per page (core/source.ts).
    */
   recordPages(range: ShardRange): AsyncIterable<readonly StoredRecord[]>;
-  /** Every record of a site, tombstones too, in (section, key) order. */
-  keyRows(origin: string): AsyncIterable<KeyRow>;
+  /**
+   * Every record of a site, tombstones too, in (section, key) order; the first `limit` only when
+   * given (a request's bounded walk: a store asks for no more rows than that where it can, KV reads
+   * whole blocks).
+   */
+  keyRows(origin: string, limit?: number): AsyncIterable<KeyRow>;
   /** The record stored under a normalised loc, tombstone or not; null when never stored. */
   find(loc: string): Promise<FoundRecord | null>;
 }
@@ -272,8 +276,25 @@ export interface RecordSync {
   abort(id: string, now?: number): Promise<SyncInfo>;
   /** Open and committing syncs whose scope includes `origin` (status), at most 100. */
   active(origin: string): Promise<SyncInfo[]>;
-  /** Aborts open syncs past their expiry and forgets finished ones older than `keepMs`; returns how many were swept. */
-  sweep(now: number, keepMs: number): Promise<number>;
+  /**
+   * Aborts open syncs past their expiry (nothing deleted), forgets what finished syncs saw, and
+   * forgets finished syncs older than `keepMs`, in at most `maxStatements` statements.
+   */
+  sweep(now: number, keepMs: number, maxStatements: number): Promise<SyncSweep>;
+}
+
+/** What one sweep of a store's syncs did (RecordSync.sweep). */
+export interface SyncSweep {
+  /** Open syncs past their expiry, now aborted. */
+  expired: number;
+  /** Finished syncs forgotten (past the keep time). */
+  forgotten: number;
+  /** Rows of what finished syncs saw, forgotten. */
+  seenRows: number;
+  /** Statements it ran. */
+  statements: number;
+  /** It stopped at its statement budget with work left. */
+  moreLeft: boolean;
 }
 
 /**

@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_readConfig } from "wrangler";
 import { PLAN_LIMITS, deployPlan, secretNames, sizeReport, unsetSecrets } from "../../scripts/deploy.ts";
+import { CPU_MS, RETRY_DELAY_SECONDS, STEP_BUDGET_MS } from "../../src/jobs/budget.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 let clone: string;
@@ -90,6 +91,16 @@ describe("wrangler.jsonc", () => {
     expect(consumer).toMatchObject({ max_batch_size: 1, dead_letter_queue: "edge-sitemaps-jobs-dlq" });
     expect(consumer?.max_retries).toBeGreaterThan(0);
     expect(config.queues.consumers?.some((c: { queue: string }) => c.queue === "edge-sitemaps-jobs-dlq")).toBe(true);
+    // The consumer's retry delay is the one the jobs' state records for a failed step (src/jobs/budget.ts).
+    expect(consumer?.retry_delay).toBe(RETRY_DELAY_SECONDS);
+  });
+
+  it("declares limits.cpu_ms, the CPU a job step takes half of (src/jobs/budget.ts), and the flag of the per-invocation meter", () => {
+    const config = unstable_readConfig({ config: join(ROOT, "wrangler.jsonc") });
+    expect(config.limits?.cpu_ms).toBe(CPU_MS);
+    expect(STEP_BUDGET_MS).toBe(CPU_MS / 2);
+    expect(CPU_MS).toBeLessThanOrEqual(300_000);
+    expect(config.compatibility_flags).toContain("nodejs_als");
   });
 });
 

@@ -78,3 +78,31 @@ describe("a partitioned site's jobs", () => {
     expect(after.live).toBe(0);
   });
 });
+
+describe("a partitioned site's status", () => {
+  it("shows every partition's jobs, each with its state and error, on the status endpoint and the dashboard", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const origin = freshOrigin("parts-status");
+    const { env } = withJobs(envOf(origin, "DB,PART_B,PART_C"));
+    const inputs = demoSection(origin, "products", 60);
+    expect((await call(env, `${origin}/sitemap-admin/urls`, { method: "PUT", headers: AUTH, body: JSON.stringify(inputs) })).status).toBe(200);
+    await runCron(env);
+    // The third partition's regeneration went to the dead-letter queue (in its own database).
+    await baseEnv.PART_C.prepare("UPDATE jobs SET dead_at = ?2, error = 'D1_ERROR: injected', chain = NULL WHERE kind = 'regenerate' AND origin = ?1")
+      .bind(origin, Date.now())
+      .run();
+    const status = (await (await call(env, `${origin}/sitemap-admin/status`, { headers: AUTH })).json()) as {
+      jobs: { kind: string; partition?: number; state: string; error: string | null }[];
+    };
+    const regenerations = status.jobs.filter((j) => j.kind === "regenerate").sort((a, b) => a.partition! - b.partition!);
+    expect(regenerations.map((j) => [j.partition, j.state])).toEqual([
+      [0, "idle"],
+      [1, "idle"],
+      [2, "dead"],
+    ]);
+    expect(regenerations[2]!.error).toBe("D1_ERROR: injected");
+    const page = await (await call(env, `${origin}/sitemap-admin/`, { headers: AUTH })).text();
+    expect(page).toMatch(/<tr data-job="regenerate" data-partition="2"><td>regenerate \(partition 3\)<\/td><td class="bad" data-figure="job-state">dead/);
+  });
+});

@@ -475,7 +475,9 @@ describe("cron and admin endpoints", () => {
     });
     expect(post.status).toBe(202);
     expect(await post.json()).toMatchObject({ queued: true, site: site.origin, full: false });
-    expect(jobs.queue.sent.map((m) => m.body)).toEqual([{ kind: "regenerate", origin: site.origin, trigger: "admin", step: 0 }]);
+    expect(jobs.queue.sent.map((m) => m.body)).toEqual([
+      { kind: "regenerate", origin: site.origin, trigger: "admin", step: 0, chain: expect.any(String) },
+    ]);
     await drain(jobs.env, jobs.queue);
     const after = await call(site.env, url, { headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" } });
     const runs = ((await after.json()) as { runs: unknown[] }).runs;

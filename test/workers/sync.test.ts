@@ -133,11 +133,11 @@ describe("full sync through the admin API", () => {
     const abandoned = await startSync(site, { sites: [site.origin] });
     await api(site, "PUT", `/syncs/${abandoned}/urls`, records(site.origin, paths("/a/", 2)));
     const sync = services(site.env).store.sync!;
-    expect(await sync.sweep(Date.now() + 2 * 86_400_000, 7 * 86_400_000)).toBeGreaterThanOrEqual(2);
+    expect((await sync.sweep(Date.now() + 2 * 86_400_000, 7 * 86_400_000, 20)).expired).toBeGreaterThanOrEqual(2);
     expect((await api(site, "GET", `/syncs/${abandoned}`)).json).toMatchObject({ state: "aborted" });
     expect((await live(site))["pages"]).toHaveLength(5);
     // Finished syncs are forgotten after the keep time, with what they saw.
-    await sync.sweep(Date.now() + 30 * 86_400_000, 7 * 86_400_000);
+    await sync.sweep(Date.now() + 30 * 86_400_000, 7 * 86_400_000, 20);
     expect((await api(site, "GET", `/syncs/${abandoned}`)).status).toBe(404);
     const seen = await baseEnv.DB.prepare("SELECT COUNT(*) AS n FROM sync_seen WHERE sync IN (?1, ?2)").bind(aborted, abandoned).first<{ n: number }>();
     expect(seen?.n).toBe(0);

@@ -32,7 +32,7 @@ export class D1ManifestStore implements ManifestStore {
   /** The site's manifest, or null when none was built yet. Two small reads in one round trip. */
   async load(origin: string): Promise<ShardManifest | null> {
     const [head, shards] = await this.#db.batch<unknown>([
-      this.#db.prepare("SELECT version, built_at, snapshot FROM manifests WHERE origin = ?1").bind(origin),
+      this.#db.prepare("SELECT version, built_at, snapshot, partial FROM manifests WHERE origin = ?1").bind(origin),
       this.#db
         .prepare(
           `SELECT section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts
@@ -40,13 +40,14 @@ export class D1ManifestStore implements ManifestStore {
         )
         .bind(origin),
     ]);
-    const row = head?.results[0] as { version: string; built_at: number; snapshot: string | null } | undefined;
+    const row = head?.results[0] as { version: string; built_at: number; snapshot: string | null; partial: number } | undefined;
     if (!row) return null;
     return {
       origin,
       version: row.version,
       builtAt: row.built_at,
       snapshot: row.snapshot,
+      ...(row.partial === 1 ? { partial: true } : {}),
       shards: ((shards?.results ?? []) as ShardRow[]).map((s) => ({
         section: s.section,
         n: s.n,
@@ -96,10 +97,10 @@ export class D1ManifestStore implements ManifestStore {
     statements.push(
       this.#db
         .prepare(
-          `INSERT INTO manifests (origin, version, built_at, snapshot) VALUES (?1, ?2, ?3, ?4)
-           ON CONFLICT(origin) DO UPDATE SET version = excluded.version, built_at = excluded.built_at, snapshot = excluded.snapshot`,
+          `INSERT INTO manifests (origin, version, built_at, snapshot, partial) VALUES (?1, ?2, ?3, ?4, ?5)
+           ON CONFLICT(origin) DO UPDATE SET version = excluded.version, built_at = excluded.built_at, snapshot = excluded.snapshot, partial = excluded.partial`,
         )
-        .bind(manifest.origin, manifest.version, manifest.builtAt, manifest.snapshot ?? null),
+        .bind(manifest.origin, manifest.version, manifest.builtAt, manifest.snapshot ?? null, manifest.partial ? 1 : 0),
     );
     await this.#db.batch(statements);
   }

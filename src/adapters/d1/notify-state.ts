@@ -83,7 +83,8 @@ export class D1NotifyStateStore implements NotifyStateStore {
   }
 
   /**
-   * Claims the site for one run until `until` unless another run holds an unexpired lease.
+   * Claims the site for one run until `until` unless another run holds an unexpired lease (one of
+   * the same name is this run's own: a killed step's retry takes it back).
    * One statement: the conditional upsert changes a row only when the lease is free.
    */
   async claim(origin: string, leaseId: string, now: number, until: number): Promise<boolean> {
@@ -91,7 +92,7 @@ export class D1NotifyStateStore implements NotifyStateStore {
       .prepare(
         `INSERT INTO notify_leases (origin, lease_id, lease_until) VALUES (?1, ?2, ?3)
          ON CONFLICT (origin) DO UPDATE SET lease_id = excluded.lease_id, lease_until = excluded.lease_until
-         WHERE notify_leases.lease_until <= ?4`,
+         WHERE notify_leases.lease_until <= ?4 OR notify_leases.lease_id = ?2`,
       )
       .bind(origin, leaseId, until, now)
       .run();

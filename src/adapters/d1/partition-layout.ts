@@ -1,5 +1,5 @@
 /** The layout of each partitioned site (src/partitions/layout.ts), in the site's first database. */
-import type { LayoutStore, MoveCursor, PartitionLayout } from "../../partitions/layout.ts";
+import type { LayoutStore, ManifestBuild, MoveCursor, PartitionLayout } from "../../partitions/layout.ts";
 
 interface LayoutRow {
   settled: number;
@@ -51,6 +51,18 @@ export class D1LayoutStore implements LayoutStore {
         "UPDATE partition_layouts SET settled = ?2, target = ?3, flipped_at = ?4, cursor = ?5, purge_cursor = ?6, purged_at = ?7, updated_at = ?8 WHERE origin = ?1",
       )
       .bind(origin, layout.settled, layout.target, layout.flippedAt, textOf(layout.cursor), textOf(layout.purgeCursor), layout.purgedAt, now)
+      .run();
+  }
+
+  async loadBuild(origin: string): Promise<ManifestBuild | null> {
+    const row = await this.#db.prepare("SELECT build FROM partition_layouts WHERE origin = ?1").bind(origin).first<{ build: string | null }>();
+    return row?.build ? (JSON.parse(row.build) as ManifestBuild) : null;
+  }
+
+  async saveBuild(origin: string, cursor: MoveCursor | null, build: ManifestBuild | null, now: number): Promise<void> {
+    await this.#db
+      .prepare("UPDATE partition_layouts SET cursor = ?2, build = ?3, updated_at = ?4 WHERE origin = ?1")
+      .bind(origin, textOf(cursor), build === null ? null : JSON.stringify(build), now)
       .run();
   }
 }

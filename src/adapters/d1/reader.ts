@@ -66,9 +66,9 @@ export class D1RecordReader implements RecordReader {
   }
 
   /** Key rows, each with its extension kinds (EXT_* bits; the manifest ORs them per shard). */
-  async *keyRows(origin: string): AsyncIterable<KeyRow> {
+  async *keyRows(origin: string, limit?: number): AsyncIterable<KeyRow> {
     const columns = "section, id, updated_at, deleted, size, ext_kinds";
-    for await (const page of sitePages<KeyRowRaw>(this.#db, this.#observe, columns, origin, { section: "", after: -1 }, null, KEY_PAGE_ROWS)) {
+    for await (const page of sitePages<KeyRowRaw>(this.#db, this.#observe, columns, origin, { section: "", after: -1 }, null, KEY_PAGE_ROWS, limit)) {
       for (const row of page) {
         yield {
           section: row.section,

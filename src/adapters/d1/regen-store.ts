@@ -27,13 +27,13 @@ export class D1RegenStore implements RegenStore {
     this.#db = db;
   }
 
-  async acquire(origin: string, now: number, ttlMs: number): Promise<Lease | null> {
-    const lease = { id: crypto.randomUUID(), until: now + ttlMs };
+  async acquire(origin: string, now: number, ttlMs: number, id: string = crypto.randomUUID()): Promise<Lease | null> {
+    const lease = { id, until: now + ttlMs };
     const result = await this.#db
       .prepare(
         `INSERT INTO regen_state (origin, state, lease_id, lease_until, updated_at) VALUES (?1, '', ?2, ?3, ?4)
          ON CONFLICT(origin) DO UPDATE SET lease_id = excluded.lease_id, lease_until = excluded.lease_until
-         WHERE regen_state.lease_until < ?4`,
+         WHERE regen_state.lease_until < ?4 OR regen_state.lease_id = ?2`,
       )
       .bind(origin, lease.id, lease.until, now)
       .run();

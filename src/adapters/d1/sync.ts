@@ -10,16 +10,18 @@
  */
 import type { ValidRecord } from "../../core/validate.ts";
 import { SyncEmptyError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../../store/errors.ts";
-import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, UpsertResult } from "../../store/port.ts";
+import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep, UpsertResult } from "../../store/port.ts";
 import type { D1RecordWriter } from "./writer.ts";
 
 /** Records examined per commit chunk (one index range, one UPDATE). */
 const CHUNK_ROWS = 1000;
 /** Locs per `sync_seen` statement (the sync id is the 100th parameter). */
 const SEEN_PER_STATEMENT = 99;
-/** `sync_seen` rows a sweep deletes per statement, and statements per sweep. */
-const FORGET_ROWS = 10_000;
-const FORGET_STATEMENTS = 20;
+/** `sync_seen` rows a sweep deletes per statement, and finished syncs it forgets per statement. */
+const FORGET_ROWS = 5_000;
+const FORGET_SYNCS = 1_000;
+/** A finished sync: its rows are kept for the keep time, what it saw is no longer needed. */
+const FINISHED = "state IN ('committed', 'aborted')";
 
 interface SyncRow {
   id: string;
@@ -283,32 +285,73 @@ export class D1RecordSync implements RecordSync {
     return (await this.get(id))!;
   }
 
-  async sweep(now: number, keepMs: number): Promise<number> {
-    const expired = await this.#db
-      .prepare("UPDATE syncs SET state = 'aborted', finished_at = ?1 WHERE state = 'open' AND expires_at < ?1")
-      .bind(now)
-      .run();
+  /**
+   * One read says what is due (open syncs past their expiry: a range of syncs_expiry; a finished sync
+   * whose `sync_seen` rows remain, and finished syncs past the keep time: the kept syncs read, each
+   * with one primary-key probe of sync_seen), then only the statements that have work run.
+   */
+  async sweep(now: number, keepMs: number, maxStatements: number): Promise<SyncSweep> {
+    const out: SyncSweep = { expired: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
+    const left = () => maxStatements - out.statements;
+    if (left() < 1) return { ...out, moreLeft: true };
+    const nextSeen = `SELECT id FROM syncs WHERE ${FINISHED} AND EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id) LIMIT 1`;
+    const due = await this.#db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM syncs WHERE state = 'open' AND expires_at < ?1) AS expired, (${nextSeen}) AS seen,
+           EXISTS (SELECT 1 FROM syncs WHERE ${FINISHED} AND COALESCE(finished_at, 0) < ?2) AS old`,
+      )
+      .bind(now, now - keepMs)
+      .first<{ expired: number; seen: string | null; old: number }>();
+    out.statements++;
+    let seen = due?.seen ?? null;
+    // After a sync's rows are gone, or once syncs expired: look for the next sync whose rows remain.
+    let look = false;
+    if (due?.expired) {
+      if (left() < 1) return { ...out, moreLeft: true };
+      const expired = await this.#db
+        .prepare("UPDATE syncs SET state = 'aborted', finished_at = ?1 WHERE state = 'open' AND expires_at < ?1")
+        .bind(now)
+        .run();
+      out.statements++;
+      out.expired = expired.meta.changes ?? 0;
+      look = seen === null;
+    }
     // What a finished sync saw is no longer needed: forgotten in bounded steps, a huge one over several runs.
-    let statements = 0;
-    const finished = await this.#db
-      .prepare("SELECT id FROM syncs WHERE state IN ('committed', 'aborted') AND EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id) LIMIT 10")
-      .all<{ id: string }>();
-    for (const { id } of finished.results) {
-      while (statements < FORGET_STATEMENTS) {
-        statements++;
-        const gone = await this.#db
-          .prepare(`DELETE FROM sync_seen WHERE sync = ?1 AND id IN (SELECT id FROM sync_seen WHERE sync = ?1 LIMIT ${FORGET_ROWS})`)
-          .bind(id)
-          .run();
-        if ((gone.meta.changes ?? 0) < FORGET_ROWS) break;
+    for (;;) {
+      if (seen === null) {
+        if (!look) break;
+        if (left() < 1) return { ...out, moreLeft: true };
+        seen = (await this.#db.prepare(nextSeen).first<{ id: string }>())?.id ?? null;
+        out.statements++;
+        look = false;
+        if (seen === null) break;
+      }
+      if (left() < 1) return { ...out, moreLeft: true };
+      const gone = await this.#db
+        .prepare(`DELETE FROM sync_seen WHERE sync = ?1 AND id IN (SELECT id FROM sync_seen WHERE sync = ?1 LIMIT ${FORGET_ROWS})`)
+        .bind(seen)
+        .run();
+      out.statements++;
+      out.seenRows += gone.meta.changes ?? 0;
+      if ((gone.meta.changes ?? 0) < FORGET_ROWS) {
+        seen = null;
+        look = true;
       }
     }
-    const forgotten = await this.#db
-      .prepare(
-        "DELETE FROM syncs WHERE state IN ('committed', 'aborted') AND COALESCE(finished_at, 0) < ?1 AND NOT EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id)",
-      )
-      .bind(now - keepMs)
-      .run();
-    return (expired.meta.changes ?? 0) + (forgotten.meta.changes ?? 0);
+    if (due?.old) {
+      if (left() < 1) return { ...out, moreLeft: true };
+      const forgotten = await this.#db
+        .prepare(
+          `DELETE FROM syncs WHERE id IN (
+             SELECT id FROM syncs WHERE ${FINISHED} AND COALESCE(finished_at, 0) < ?1
+               AND NOT EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id) LIMIT ${FORGET_SYNCS})`,
+        )
+        .bind(now - keepMs)
+        .run();
+      out.statements++;
+      out.forgotten = forgotten.meta.changes ?? 0;
+      if (out.forgotten >= FORGET_SYNCS) out.moreLeft = true;
+    }
+    return out;
   }
 }

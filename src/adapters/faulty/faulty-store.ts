@@ -52,7 +52,7 @@ export function faultyRecordStore(inner: RecordStore, afterRecords: number): Rec
           yield page;
         }
       },
-      keyRows: (origin) => reader.keyRows(origin),
+      keyRows: (origin, limit) => reader.keyRows(origin, limit),
       find: (loc) => reader.find(loc),
     },
     writer: inner.writer,

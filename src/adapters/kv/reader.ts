@@ -66,7 +66,9 @@ export class KvRecordReader implements RecordReader {
   }
 
   /** Key rows with their extension kinds (the manifest ORs them per shard, as with D1). */
-  async *keyRows(origin: string): AsyncIterable<KeyRow> {
+  async *keyRows(origin: string, limit = Number.POSITIVE_INFINITY): AsyncIterable<KeyRow> {
+    let left = limit;
+    if (left <= 0) return;
     for await (const blocks of fetchAhead(this.#kv, chunked(allBlockNames(this.#kv, origin), this.#blocksPerGet, WALK_BYTES_PER_GET))) {
       for (const { name, text } of blocks) {
         // Deleted between list() and get(): nothing to walk.
@@ -74,6 +76,8 @@ export class KvRecordReader implements RecordReader {
         const { section, block } = parseBlockName(name, origin);
         for (const entry of parseBlock(text, name, block)) {
           yield { section, key: entry.k, updatedAt: entry.u, deleted: entry.d === 1, size: entrySize(entry), extKinds: entryKinds(entry) };
+          // Blocks are read whole (and one bulk get ahead): the limit only ends the walk.
+          if (--left <= 0) return;
         }
       }
     }

@@ -9,7 +9,7 @@ export function jobsTable(jobs: readonly JobStatus[]): Html {
   return html`<div class="scroll"><table><thead><tr><th>job</th><th>state</th><th>last run</th><th>outcome</th><th>D1 queries</th><th>KV ops</th><th>error</th></tr></thead><tbody>
 ${jobs.map(
   (j) =>
-    html`<tr data-job="${j.kind}"><td>${j.kind}${j.kind === "mirror" ? html` <span class="url">${j.target}</span>` : ""}</td><td class="${j.state === "dead" || j.state === "failing" ? "bad" : ""}" data-figure="job-state">${j.state}${j.state === "failing" ? ` (${j.attempts} attempts)` : ""}</td><td>${when(j.lastRun)}</td><td>${j.outcome ?? ""}</td><td class="num">${j.usage?.d1Queries ?? "—"}</td><td class="num">${j.usage?.kvOperations ?? "—"}</td><td class="${j.error ? "bad" : ""}">${j.error ?? ""}</td></tr>`,
+    html`<tr data-job="${j.kind}"${j.partition === undefined ? "" : html` data-partition="${j.partition}"`}><td>${j.kind}${j.partition === undefined ? "" : ` (partition ${j.partition + 1})`}${j.kind === "mirror" ? html` <span class="url">${j.target}</span>` : ""}</td><td class="${j.state === "dead" || j.state === "failing" ? "bad" : ""}" data-figure="job-state">${j.state}${j.state === "failing" ? ` (${j.attempts} attempts${j.killed > 0 ? `, ${j.killed} killed` : ""})` : ""}</td><td>${when(j.lastRun)}</td><td>${j.outcome ?? ""}</td><td class="num">${j.usage?.d1Queries ?? "—"}</td><td class="num">${j.usage?.kvOperations ?? "—"}</td><td class="${j.error ? "bad" : ""}">${j.error ?? ""}</td></tr>`,
 )}
 </tbody></table></div>`;
 }

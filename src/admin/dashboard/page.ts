@@ -114,7 +114,7 @@ function partitions(status: Status): Html {
   const p = status.partitions;
   if (!p) return html``;
   const move = p.move
-    ? html`<p>A database is being filled: ${p.settled} → ${p.move.target} partitions (copying partition ${p.move.copying?.partition ?? "?"}).</p>`
+    ? html`<p>A database is being filled: ${p.settled} → ${p.move.target} partitions (${p.move.copying ? `copying partition ${p.move.copying.partition}` : `planning the manifest of partition ${p.move.building?.partition ?? "?"}`}).</p>`
     : "";
   return html`${move}<div class="scroll"><table><thead><tr><th>partition</th><th>served</th><th>running</th><th>pending shards</th><th>last run</th></tr></thead><tbody>${p.partitions.map(
     (row) =>

@@ -22,3 +22,13 @@ export const MANIFEST_CACHE_TTL = wholeNumber({
   min: 0,
   max: DAY,
 });
+/**
+ * Key rows a request may walk to build a site's missing manifest (a small site's first request):
+ * 10,000 a D1 query, so at most ~100 queries at the cap, far below an invocation's 1,000.
+ */
+export const MANIFEST_REQUEST_ROWS = wholeNumber({
+  name: "MANIFEST_REQUEST_ROWS",
+  default: 100_000,
+  min: 0,
+  max: 500_000,
+});

@@ -229,7 +229,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 const execFileAsync = promisify(execFile);
 
 /** Jobs with a message on its way (claimed after their last run started) or being retried (test/node/support/jobs.ts). */
-const PENDING_JOBS = "SELECT COUNT(*) AS n FROM jobs WHERE due_at > COALESCE(ran_at, 0) OR (error IS NOT NULL AND dead_at IS NULL)";
+const PENDING_JOBS = "SELECT COUNT(*) AS n FROM jobs WHERE chain IS NOT NULL OR (error IS NOT NULL AND dead_at IS NULL)";
 
 async function jobsDone(persistTo: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;

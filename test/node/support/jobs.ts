@@ -1,12 +1,12 @@
 /**
  * The cron only schedules (docs/jobs.md): after `scheduled`, the jobs run on the local queue's
  * consumer. These wait for them the way an operator would see it, from the jobs' table: no job
- * with a message on its way (claimed after its last run started) and none being retried.
+ * with a live chain (a message on its way or a step running) and none being retried.
  */
 import type { TestHarness } from "wrangler";
 import { type Job, MAX_STEPS } from "../../../src/jobs/messages.ts";
 
-const PENDING = `SELECT COUNT(*) AS n FROM jobs WHERE due_at > COALESCE(ran_at, 0) OR (error IS NOT NULL AND dead_at IS NULL)`;
+const PENDING = `SELECT COUNT(*) AS n FROM jobs WHERE chain IS NOT NULL OR (error IS NOT NULL AND dead_at IS NULL)`;
 
 /** Waits until every job has run (up to `timeoutMs`). */
 async function jobsDone(db: D1Database, timeoutMs = 90_000): Promise<void> {
@@ -35,11 +35,15 @@ export async function cronAndJobs(harness: TestHarness, db: D1Database): Promise
 export async function oneStepEach(env: Env, kind: Job["kind"], targets: readonly string[]): Promise<void> {
   const now = Date.now();
   for (const origin of targets) {
-    // Claimed as the scheduler claims, so that jobsDone waits for it.
-    await env.DB.prepare("INSERT INTO jobs (kind, origin, due_at) VALUES (?1, ?2, ?3) ON CONFLICT (kind, origin) DO UPDATE SET due_at = ?3")
-      .bind(kind, origin, now)
+    // A chain of its own at its last step (src/jobs/store.ts), so that jobsDone waits for it and it runs once.
+    const chain = `test-step-${crypto.randomUUID()}`;
+    await env.DB.prepare(
+      `INSERT INTO jobs (kind, origin, due_at, chain, chain_step) VALUES (?1, ?2, ?3, ?4, ?5)
+       ON CONFLICT (kind, origin) DO UPDATE SET due_at = ?3, chain = ?4, chain_step = ?5, lease_holder = NULL, lease_until = 0`,
+    )
+      .bind(kind, origin, now, chain, MAX_STEPS)
       .run();
-    await (env.JOBS as unknown as { send(body: Job): Promise<void> }).send({ kind, origin, trigger: "test-step", step: MAX_STEPS });
+    await (env.JOBS as unknown as { send(body: Job): Promise<void> }).send({ kind, origin, trigger: "test-step", step: MAX_STEPS, chain });
   }
   await jobsDone(env.DB);
 }

@@ -18,6 +18,8 @@ export interface Sent {
   /** When it may be delivered (ms). */
   dueAt: number;
   attempts: number;
+  /** The message's id, the same for each redelivery. */
+  id: string;
 }
 
 export class RecordingQueue {
@@ -26,7 +28,7 @@ export class RecordingQueue {
   readonly dead: Sent[] = [];
 
   #add(body: Job, delaySeconds = 0): void {
-    const sent = { body: structuredClone(body), delaySeconds, dueAt: Date.now() + delaySeconds * 1000, attempts: 0 };
+    const sent = { body: structuredClone(body), delaySeconds, dueAt: Date.now() + delaySeconds * 1000, attempts: 0, id: `q${++ids}` };
     this.sent.push(sent);
     this.pending.push(sent);
   }
@@ -54,9 +56,9 @@ export interface Delivery {
 
 let ids = 0;
 
-/** Delivers one message to the consumer of `queueName`, as its own invocation. */
-export async function deliver(env: Env, body: unknown, attempts = 1, queueName = QUEUE) {
-  const batch = createMessageBatch(queueName, [{ id: `m${++ids}`, timestamp: Date.now(), attempts, body }]);
+/** Delivers one message to the consumer of `queueName`, as its own invocation (`id`: the message's, for a redelivery of the same message). */
+export async function deliver(env: Env, body: unknown, attempts = 1, queueName = QUEUE, id = `m${++ids}`) {
+  const batch = createMessageBatch(queueName, [{ id, timestamp: Date.now(), attempts, body }]);
   const ctx = createExecutionContext();
   await worker.queue(batch, env, ctx);
   return getQueueResult(batch, ctx);
@@ -93,7 +95,7 @@ export async function drain(env: Env, queue: RecordingQueue, options: DrainOptio
         .run();
     }
     next.attempts++;
-    const result = await deliver(perInvocation(env), next.body, next.attempts);
+    const result = await deliver(perInvocation(env), next.body, next.attempts, QUEUE, next.id);
     const retried = result.retryBatch.retry || result.retryMessages.length > 0;
     if (!retried) {
       out.push({ job: next.body, result: "acked" });

@@ -106,6 +106,6 @@ export class MemorySync implements RecordSync {
     return [];
   }
   async sweep() {
-    return 0;
+    return { expired: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
   }
 }

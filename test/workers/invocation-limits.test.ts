@@ -1,0 +1,151 @@
+/**
+ * Cloudflare's per-invocation limits, enforced where the local runtime enforces none
+ * (src/jobs/meter.ts): the 1,001st D1 query of an invocation fails as in production, so does the
+ * 1,001st KV operation and the 10,001st subrequest; every invocation of the Worker's entry —
+ * requests (including what a streamed body reads after the handler returned), the cron, queue
+ * batches — counts against its own meter.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { demoSection } from "../../src/demo/demo-data.ts";
+import worker from "../../src/index.ts";
+import { InvocationLimitError, Meter, PAID_LIMITS, currentMeter, metered, meteredEnv } from "../../src/jobs/meter.ts";
+import { listed, manifestOf, newSite, write } from "./regen-support.ts";
+import { runCron } from "./support/jobs.ts";
+import { call } from "./support.ts";
+
+const ADMIN = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
+
+import { countingEnv } from "./support/counting-env.ts";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the limits of one invocation", () => {
+  it("are those of Workers Paid", () => {
+    expect(PAID_LIMITS).toEqual({ d1Queries: 1_000, kvOperations: 1_000, subrequests: 10_000 });
+  });
+
+  it("the 1,001st D1 query fails as production fails it, and nothing is sent for it", async () => {
+    const db = meteredEnv(env).DB;
+    const meter = new Meter();
+    await metered(meter, async () => {
+      for (let i = 0; i < 1_000; i++) await db.prepare("SELECT ?1 AS n").bind(i).first("n");
+      expect(meter.d1Queries).toBe(1_000);
+      const over = db.prepare("SELECT 1001 AS n").first("n");
+      await expect(over).rejects.toBeInstanceOf(InvocationLimitError);
+      await expect(over).rejects.toThrow("Too many API requests by single worker invocation: 1,001 D1 queries (the limit is 1,000)");
+    });
+    expect(meter.d1Queries).toBe(1_000);
+  });
+
+  it("counts each statement of a batch, refusing a batch that would pass the limit as a whole", async () => {
+    const db = meteredEnv(env).DB;
+    const meter = new Meter({ ...PAID_LIMITS, d1Queries: 10 });
+    await metered(meter, async () => {
+      await db.batch([db.prepare("SELECT 1"), db.prepare("SELECT 2"), db.prepare("SELECT 3")]);
+      expect(meter.d1Queries).toBe(3);
+      await expect(db.batch(Array.from({ length: 8 }, () => db.prepare("SELECT 1")))).rejects.toBeInstanceOf(InvocationLimitError);
+      await db.batch(Array.from({ length: 7 }, () => db.prepare("SELECT 1")));
+      expect(meter.d1Queries).toBe(10);
+    });
+  });
+
+  it("the 1,001st KV operation fails; every binding call and fetch is a subrequest", async () => {
+    const kv = meteredEnv(env).SNAPSHOTS;
+    const meter = new Meter();
+    await metered(meter, async () => {
+      for (let i = 0; i < 1_000; i++) await kv.get(`limits-test-${i % 3}`);
+      await expect(kv.put("limits-test-over", "x")).rejects.toBeInstanceOf(InvocationLimitError);
+    });
+    expect(await env.SNAPSHOTS.get("limits-test-over")).toBeNull();
+
+    const small = new Meter({ d1Queries: 1_000, kvOperations: 1_000, subrequests: 3 });
+    const db = meteredEnv(env).DB;
+    await metered(small, async () => {
+      await db.prepare("SELECT 1").first();
+      await kv.get("limits-test-0");
+      await db.prepare("SELECT 1").first();
+      // The fourth subrequest, an outbound fetch, is refused before anything goes out.
+      await expect(fetch("http://127.0.0.1:9/never")).rejects.toBeInstanceOf(InvocationLimitError);
+    });
+    expect(small.subrequests).toBe(3);
+  });
+
+  it("concurrent invocations in one isolate each count their own", async () => {
+    const db = meteredEnv(env).DB;
+    const a = new Meter();
+    const b = new Meter();
+    await Promise.all([
+      metered(a, async () => {
+        for (let i = 0; i < 5; i++) await db.prepare("SELECT 1").first();
+      }),
+      metered(b, async () => {
+        for (let i = 0; i < 2; i++) await db.prepare("SELECT 1").first();
+      }),
+    ]);
+    expect([a.d1Queries, b.d1Queries]).toEqual([5, 2]);
+  });
+});
+
+describe("the Worker's entry", () => {
+  it("counts each request's queries against its own meter, those its streamed body makes after the handler returned included", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const site = newSite("limits-entry", { EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" });
+    await write(site, demoSection(site.origin, "pages", 6_000));
+    const seen: Meter[] = [];
+    vi.spyOn(Meter.prototype, "count").mockImplementation(function (this: Meter, what, n = 1) {
+      if (!seen.includes(this)) seen.push(this);
+      this[what] += n;
+    });
+    // The index (it builds the manifest), then a live shard whose body reads its last page while it streams.
+    const streamed: number[] = [];
+    for (const path of ["/sitemap.xml", "/sitemap-pages-1.xml"]) {
+      const raw = { d1: 0, kv: 0 };
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(
+        new Request(`${site.origin}${path}`) as Request<unknown, IncomingRequestCfProperties>,
+        countingEnv(site.env, raw),
+        ctx,
+      );
+      const beforeBody = raw.d1;
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-sitemap-source")).toBe("live");
+      await res.text();
+      await waitOnExecutionContext(ctx);
+      streamed.push(raw.d1 - beforeBody);
+      // The request's own meter saw every query the bindings answered.
+      expect(seen.at(-1)!.d1Queries).toBe(raw.d1);
+    }
+    expect(streamed[1]).toBeGreaterThan(0);
+    // One meter per request, never shared.
+    expect(seen).toHaveLength(2);
+    expect(currentMeter()).toBeUndefined();
+  });
+});
+
+describe("a regeneration under the enforcing meter", () => {
+  it("allowed more shards than one invocation can store stops at its share of the limits and continues: no run fails, none passes 1,000", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    // 1,100 shards of 4 URLs, all allowed in one run: one KV put each would pass the 1,000 KV operations.
+    const site = newSite("limits-regen", { MAX_URLS_PER_SHARD: "4", REGEN_MAX_SHARDS: "5000" });
+    await write(site, demoSection(site.origin, "pages", 4_400), Date.UTC(2026, 0, 1));
+    const deliveries = await runCron(site.env);
+    expect(deliveries.every((d) => d.result === "acked")).toBe(true);
+    const regenerations = deliveries.filter((d) => d.job.kind === "regenerate");
+    expect(regenerations.length).toBeGreaterThan(1);
+    const status = (await (await call(site.env, `${site.origin}/sitemap-admin/status`, { headers: ADMIN })).json()) as {
+      runs: { ok: boolean; usage?: { d1Queries: number; kvOperations: number } }[];
+    };
+    for (const r of status.runs) {
+      expect(r.ok).toBe(true);
+      expect(r.usage!.kvOperations).toBeLessThan(1_000);
+      expect(r.usage!.d1Queries).toBeLessThan(1_000);
+    }
+    const manifest = await manifestOf(site);
+    expect(listed(manifest)).toHaveLength(1_100);
+    expect(listed(manifest).every((s) => s.snapshot)).toBe(true);
+  });
+});
