@@ -27,7 +27,7 @@ async function mirrorSite(s: Services, url: string): Promise<string | null> {
 export const mirrorJob: JobHandler = async (job, c) => {
   const url = job.origin;
   if (!c.services.config.mirror.urls.includes(url)) return "not-a-mirror";
-  const outcome = (await mirrorAll([forOneMirror(c.services, url)], { deadline: c.deadline })).get(url) ?? "skipped";
+  const outcome = (await mirrorAll([forOneMirror(c.services, url)], { deadline: c.deadline, usage: c.usage })).get(url) ?? "skipped";
   if (outcome === "in-progress") {
     if (job.step >= MAX_STEPS) return "stopped";
     c.continueWith({ delaySeconds: 0 });

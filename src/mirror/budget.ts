@@ -18,13 +18,24 @@ export function runBudget(config: MirrorConfig): MirrorBudget {
   return { requests: config.maxRequestsPerRun, records: config.maxRecordsPerRun };
 }
 
-/** Whether the run's time is up (its step's budget). */
-export const outOfTime = (budget: MirrorBudget): boolean => budget.until !== undefined && Date.now() >= budget.until;
+/**
+ * A run stops taking on work once its invocation has used this many D1 queries or KV operations
+ * (of 1,000 each, src/jobs/meter.ts): the batch in flight (≤ 1,000 records, ~130 statements), the
+ * saved position and the commit's first steps need less than the rest.
+ */
+const INVOCATION_SHARE = 600;
+
+/** Whether the run's share is spent: its step's time budget, or its share of the invocation's queries. */
+export function outOfShare(budget: MirrorBudget): boolean {
+  if (budget.until !== undefined && Date.now() >= budget.until) return true;
+  const used = budget.usage?.();
+  return used !== undefined && (used.d1Queries >= INVOCATION_SHARE || used.kvOperations >= INVOCATION_SHARE);
+}
 
 /** `fetcher`, each call taken from `budget.requests` first; throws OutOfRequests (nothing sent) when none is left. */
 export function budgetedFetcher(fetcher: Fetcher, budget: MirrorBudget): Fetcher {
   return (input, init) => {
-    if (budget.requests <= 0 || outOfTime(budget)) return Promise.reject(new OutOfRequests("the run's request budget for mirrors is spent"));
+    if (budget.requests <= 0 || outOfShare(budget)) return Promise.reject(new OutOfRequests("the run's request budget for mirrors is spent"));
     budget.requests -= 1;
     return fetcher(input, init);
   };

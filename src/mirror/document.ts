@@ -10,6 +10,7 @@
  * version, before anything is deleted.
  */
 import type { ValidRecord, ValidationContext } from "../core/validate.ts";
+import { outOfShare } from "./budget.ts";
 import type { MirrorBudget, MirrorDeps } from "./deps.ts";
 import { SequenceDigest } from "./digest.ts";
 import { MirrorFailure, shownUrl } from "./failure.ts";
@@ -127,7 +128,7 @@ async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetch
       }
       continue;
     }
-    if (budget.records <= 0) {
+    if (budget.records <= 0 || outOfShare(budget)) {
       await flush(n - 1);
       return { finished: false };
     }

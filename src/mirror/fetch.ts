@@ -57,6 +57,8 @@ async function fetchWithin(
     try {
       response = await fetcher(target, { headers, redirect: "manual", signal });
     } catch (err) {
+      // The run's budget refused to send it (src/mirror/budget.ts OutOfRequests): no failure of the remote's; the pass stops, its position kept.
+      if (err instanceof Error && err.name === "OutOfRequests") throw err;
       throw new MirrorFailure(`${shownUrl(target)}: ${timedOut(err, limits) ?? "the request failed (network error)"}`);
     }
     if (response.status >= 300 && response.status < 400 && response.status !== 304) {

@@ -17,7 +17,7 @@
  * starts the pass again.
  */
 import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncStateError } from "../store/errors.ts";
-import { OutOfRequests, budgetedFetcher, outOfTime } from "./budget.ts";
+import { OutOfRequests, budgetedFetcher, outOfShare } from "./budget.ts";
 import { checkChildren, childChanged } from "./check.ts";
 import type { MirrorBudget, MirrorDeps } from "./deps.ts";
 import { forceNextPass, listedDigest, readDocument } from "./document.ts";
@@ -103,7 +103,7 @@ async function nextDocument(deps: MirrorDeps, state: MirrorState, read?: ChildRe
 }
 
 /** Whether the budget allows starting a document: a request to fetch it, and a record to read. */
-const canRead = (budget: MirrorBudget): boolean => budget.requests > 0 && budget.records > 0 && !outOfTime(budget);
+const canRead = (budget: MirrorBudget): boolean => budget.requests > 0 && budget.records > 0 && !outOfShare(budget);
 
 /**
  * Reads the pass's documents in order from where it is: the mirrored one (-1), then each sitemap

@@ -8,7 +8,7 @@
  * each of n mirrors can always use at least 1/n of the run's requests and records.
  */
 import type { Services } from "../services-type.ts";
-import { outOfTime, runBudget } from "./budget.ts";
+import { outOfShare, runBudget } from "./budget.ts";
 import type { MirrorBudget } from "./deps.ts";
 import { shownUrl } from "./failure.ts";
 import type { Fetcher } from "./fetch.ts";
@@ -30,6 +30,8 @@ export interface MirrorRunOptions {
   fetch?: Fetcher;
   /** When the run stops sending (ms, wall clock): the job step's time budget. */
   deadline?: number;
+  /** What the invocation has used so far: the run stops at its share of the limits. */
+  usage?: () => { d1Queries: number; kvOperations: number };
 }
 
 /**
@@ -53,10 +55,11 @@ export async function mirrorAll(databases: readonly Services[], options: MirrorR
   if (config === undefined) return outcomes;
   const budget = options.budget ?? runBudget(config);
   if (options.deadline !== undefined) budget.until = options.deadline;
+  if (options.usage !== undefined) budget.usage = options.usage;
   const now = options.now ?? Date.now();
   const listed = new Set(config.urls);
   let wanting = (options.urls ?? config.urls).filter((url) => listed.has(url));
-  while (wanting.length > 0 && budget.requests > 0 && !outOfTime(budget)) {
+  while (wanting.length > 0 && budget.requests > 0 && !outOfShare(budget)) {
     const again: string[] = [];
     for (let i = 0; i < wanting.length && budget.requests > 0; i++) {
       const url = wanting[i]!;
@@ -65,6 +68,7 @@ export async function mirrorAll(databases: readonly Services[], options: MirrorR
         requests: Math.ceil(budget.requests / left),
         records: Math.ceil(budget.records / left),
         ...(budget.until === undefined ? {} : { until: budget.until }),
+        ...(budget.usage === undefined ? {} : { usage: budget.usage }),
       };
       const given = { ...turn };
       const outcome = await mirrorTurn(url, databases, turn, now, options.fetch);

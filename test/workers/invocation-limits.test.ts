@@ -13,6 +13,7 @@ import worker from "../../src/index.ts";
 import { InvocationLimitError, Meter, PAID_LIMITS, currentMeter, metered, meteredEnv } from "../../src/jobs/meter.ts";
 import { listed, manifestOf, newSite, write } from "./regen-support.ts";
 import { runCron } from "./support/jobs.ts";
+import { index, url, urlset } from "./support/mirror-remote.ts";
 import { call } from "./support.ts";
 
 const ADMIN = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
@@ -147,5 +148,37 @@ describe("a regeneration under the enforcing meter", () => {
     const manifest = await manifestOf(site);
     expect(listed(manifest)).toHaveLength(1_100);
     expect(listed(manifest).every((s) => s.snapshot)).toBe(true);
+  });
+});
+
+describe("a mirror under the enforcing meter", () => {
+  it("with the default budgets (200 requests a run) stops at its share of the limits and continues: no step fails", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const site = newSite("limits-mirror");
+    const mirror = `${site.origin}/cms/sitemap.xml`;
+    const CHILDREN = 300;
+    const children = Array.from({ length: CHILDREN }, (_, i) => `${site.origin}/cms/c-${i}.xml`);
+    const answers = new Map<string, string>([[mirror, index(children)]]);
+    for (const [i, child] of children.entries()) answers.set(child, urlset(Array.from({ length: 10 }, (_, j) => url(`${site.origin}/m/${i}/${j}`))));
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      const body = answers.get(String(input instanceof Request ? input.url : input));
+      return body ? new Response(body, { headers: { "Content-Type": "application/xml" } }) : new Response("not found", { status: 404 });
+    });
+    const e = { ...site.env, MIRROR_SITEMAPS: mirror } as Env;
+    const deliveries = await runCron(e);
+    expect(deliveries.every((d) => d.result === "acked")).toBe(true);
+    expect(deliveries.filter((d) => d.job.kind === "mirror").length).toBeGreaterThan(1);
+    const status = (await (await call(e, `${site.origin}/sitemap-admin/status`, { headers: ADMIN })).json()) as {
+      jobs: { kind: string; state: string; error: string | null }[];
+      mirrors: { state: string; lastError: string | null; counts: { inserted: number } }[];
+    };
+    const chain = status.jobs.filter((j) => j.kind === "mirror" || j.kind === "regenerate").sort((a, b) => a.kind.localeCompare(b.kind));
+    expect(chain.map((j) => [j.kind, j.state, j.error])).toEqual([
+      ["mirror", "idle", null],
+      ["regenerate", "idle", null],
+    ]);
+    expect(status.mirrors[0]).toMatchObject({ state: "idle", lastError: null, counts: { inserted: CHILDREN * 10 } });
+    const manifest = await manifestOf(site);
+    expect(listed(manifest).reduce((n, s) => n + s.urlCount, 0)).toBe(CHILDREN * 10);
   });
 });
