@@ -8,3 +8,7 @@ ALTER TABLE manifests ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;
 -- before the flip (src/partitions/rebalance.ts): the plan so far (JSON, src/manifest/build.ts
 -- PlanProgress), read and written only by the move. Not read with the layout.
 ALTER TABLE partition_layouts ADD COLUMN build TEXT;
+-- Every save of a layout names the version it read and moves it on (compare-and-set,
+-- src/adapters/d1/partition-layout.ts): a move step that read an older layout (paused while another
+-- ran on, even to the flip) can never save it back; it stops instead.
+ALTER TABLE partition_layouts ADD COLUMN version INTEGER NOT NULL DEFAULT 0;

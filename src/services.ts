@@ -86,7 +86,7 @@ function wired(env: Env): Wired {
         read: layoutOf,
         save: (l, now) => layouts.save(origin, l, now),
         loadBuild: () => layouts.loadBuild(origin),
-        saveBuild: (cursor, build, now) => layouts.saveBuild(origin, cursor, build, now),
+        saveBuild: (l, build, now) => layouts.saveBuild(origin, l, build, now),
       };
       const parts = wiredParts.map((part, p) => ({
         ...part,

@@ -76,7 +76,8 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
       return;
     }
   }
-  const begun = await state.begin(job.kind, job.origin, chain, step, { id: message.id, attempt: message.attempts }, startedAt, JOB_LEASE_MS);
+  const holder = { id: message.id, attempt: message.attempts };
+  const begun = await state.begin(job.kind, job.origin, chain, step, holder, startedAt, JOB_LEASE_MS);
   if (begun === null) {
     // Another chain, an earlier step, an ended chain, or a delivery of this step already running.
     log({ kind: job.kind, target: shown(job), step, outcome: "no-op: not the chain's current step" });
@@ -104,9 +105,9 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
     await state.succeeded(job.kind, job.origin, outcome, usage, startedAt);
     const after = next as Continuation | null;
     if (after) {
-      await scheduler.continueChain(current, step + 1, after.delaySeconds, "continue", after.full ? { full: true } : {});
+      await scheduler.continueChain(current, holder, step + 1, after.delaySeconds, "continue", after.full ? { full: true } : {});
     } else {
-      const rerun = await state.finish(job.kind, job.origin, chain, Date.now());
+      const rerun = await state.finish(job.kind, job.origin, chain, holder, Date.now());
       if (rerun) {
         const { full: _, ...rest } = current;
         await scheduler.send(
@@ -132,7 +133,7 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
       }),
     );
     const now = Date.now();
-    await state.failed(job.kind, job.origin, chain, error, usage, now, now + RETRY_DELAY_SECONDS * 1000).catch(() => undefined);
+    await state.failed(job.kind, job.origin, chain, holder, error, usage, now, now + RETRY_DELAY_SECONDS * 1000).catch(() => undefined);
     message.retry();
   }
 }

@@ -5,6 +5,7 @@
  * and with those that arrived. A day later the same job removes the rows the move left behind,
  * step by step (src/partitions/purge.ts). A site with nothing to do answers at once (one read of its layout).
  */
+import { LayoutChangedError } from "../partitions/layout.ts";
 import { rebalanceStep } from "../partitions/rebalance.ts";
 import type { JobHandler } from "./context.ts";
 import { MAX_STEPS } from "./messages.ts";
@@ -17,7 +18,14 @@ const WAITING_DELAY_SECONDS = 15;
 export const rebalanceJob: JobHandler = async (job, c) => {
   const s = c.services;
   if (!s.partitions || !s.layouts || !s.config.sites.has(job.origin)) return "not-partitioned";
-  const step = await rebalanceStep(s, job.origin, { deadline: c.deadline, usage: c.usage });
+  let step: Awaited<ReturnType<typeof rebalanceStep>>;
+  try {
+    step = await rebalanceStep(s, job.origin, { deadline: c.deadline, usage: c.usage });
+  } catch (err) {
+    // Another step saved the layout since this one read it (this delivery was overtaken): it stops, that one goes on.
+    if (err instanceof LayoutChangedError) return "superseded";
+    throw err;
+  }
   if (step.state === "flipped") {
     await c.scheduler.request("regenerate", job.origin, 0, "rebalance", { full: true });
     return `flipped ${step.settled}`;

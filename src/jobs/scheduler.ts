@@ -8,7 +8,7 @@
  * write acknowledged before the request: nothing is lost by not sending.
  */
 import type { Job, JobKind } from "./messages.ts";
-import type { JobStateStore } from "./store.ts";
+import type { Holder, JobStateStore } from "./store.ts";
 
 /** The part of a Queue producer binding the jobs use (`env.JOBS`). */
 export interface JobQueue {
@@ -60,11 +60,14 @@ export class JobScheduler {
     return true;
   }
 
-  /** The chain's next message (a continuation or a requested rerun) after `delaySeconds`; false when the chain is no longer `job.chain`. */
-  async continueChain(job: Job, step: number, delaySeconds: number, trigger: string, extra: Pick<Job, "full"> = {}): Promise<boolean> {
+  /**
+   * The chain's next message after `delaySeconds`, sent by the delivery holding the step's lease
+   * (`holder`); false when that is no longer this delivery or the chain no longer `job.chain`.
+   */
+  async continueChain(job: Job, holder: Holder, step: number, delaySeconds: number, trigger: string, extra: Pick<Job, "full"> = {}): Promise<boolean> {
     if (job.chain === undefined) return false;
     const delay = delayOf(delaySeconds);
-    if (!(await this.#state.advance(job.kind, job.origin, job.chain, step, this.#clock() + delay * 1000))) return false;
+    if (!(await this.#state.advance(job.kind, job.origin, job.chain, holder, step, this.#clock() + delay * 1000))) return false;
     const { full: _, ...rest } = job;
     await this.#queue.send({ ...rest, trigger, step, ...extra, ...this.#stamp }, { delaySeconds: delay });
     return true;

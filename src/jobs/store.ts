@@ -37,6 +37,12 @@ export interface JobRecord {
   deadAt: number | null;
 }
 
+/** A delivery: its message id and attempt (a redelivery of a message is a later attempt of the same id). */
+export interface Holder {
+  id: string;
+  attempt: number;
+}
+
 /** A request for a job: when it is due, and whether it asks for a site pass (regenerate). */
 export interface JobRequest {
   kind: JobKind;
@@ -82,14 +88,18 @@ export interface JobStateStore {
     now: number,
     leaseMs: number,
   ): Promise<Begun | null>;
-  /** The step continues: the chain's next message, due at `dueAt`, gets `step`; the lease is let go. false when the chain is no longer this one. */
-  advance(kind: JobKind, origin: string, chain: string, step: number, dueAt: number): Promise<boolean>;
-  /** The step ended without a continuation: the chain ends, unless a request came while it ran (then its rerun). */
-  finish(kind: JobKind, origin: string, chain: string, now: number): Promise<Next>;
+  /**
+   * The step continues: the chain's next message, due at `dueAt`, gets `step`; the lease is let go.
+   * Only by the delivery holding the step's lease (`holder`, its message id): false for any other (a
+   * delivery that was taken over, or a chain that is no longer this one).
+   */
+  advance(kind: JobKind, origin: string, chain: string, holder: Holder, step: number, dueAt: number): Promise<boolean>;
+  /** The step ended without a continuation: the chain ends, unless a request came while it ran (then its rerun). Only by the lease's holder. */
+  finish(kind: JobKind, origin: string, chain: string, holder: Holder, now: number): Promise<Next>;
   /** A run that ended without throwing: its outcome; clears the last failure. */
   succeeded(kind: JobKind, origin: string, outcome: string, usage: JobUsage, startedAt: number): Promise<void>;
-  /** A run that threw: the queue retries the message; the lease is let go, the chain stays. */
-  failed(kind: JobKind, origin: string, chain: string, error: string, usage: JobUsage, now: number, retryAt: number): Promise<void>;
+  /** A run that threw: the queue retries the message; the lease is let go (by its holder), the chain stays. */
+  failed(kind: JobKind, origin: string, chain: string, holder: Holder, error: string, usage: JobUsage, now: number, retryAt: number): Promise<void>;
   /** The queue gave up on it (the dead-letter queue): the chain ends, the next heartbeat starts it again. */
   dead(kind: JobKind, origin: string, chain: string | null, now: number): Promise<void>;
   /** Every job of a site (the status endpoint and the dashboard). */

@@ -27,7 +27,17 @@ export interface ManifestBuild {
   plan: PlanProgress;
 }
 
+/**
+ * A save of a layout read before another save: the step that read it stops (its work so far is a
+ * repeatable copy; the step that saved goes on).
+ */
+export class LayoutChangedError extends Error {
+  override readonly name = "LayoutChangedError";
+}
+
 export interface PartitionLayout {
+  /** Moves on with every save; a save naming another version is refused (LayoutChangedError). */
+  version: number;
   settled: number;
   target: number;
   /** When the last move took effect (ms); null: records never moved, no partition hides any row. */
@@ -49,7 +59,7 @@ export interface LayoutStore {
   /** The manifest build of the site's move, if one is under way (not read with the layout: it is large). */
   loadBuild(origin: string): Promise<ManifestBuild | null>;
   /** Saves the move's cursor and its manifest build (null: none) in one write. */
-  saveBuild(origin: string, cursor: MoveCursor | null, build: ManifestBuild | null, now: number): Promise<void>;
+  saveBuild(origin: string, layout: PartitionLayout, build: ManifestBuild | null, now: number): Promise<void>;
 }
 
 /** One partitioned site's layout (what its services hold). */
@@ -57,7 +67,7 @@ export interface SiteLayout {
   read(): Promise<PartitionLayout>;
   save(layout: PartitionLayout, now: number): Promise<void>;
   loadBuild(): Promise<ManifestBuild | null>;
-  saveBuild(cursor: MoveCursor | null, build: ManifestBuild | null, now: number): Promise<void>;
+  saveBuild(layout: PartitionLayout, build: ManifestBuild | null, now: number): Promise<void>;
 }
 
 /**

@@ -24,6 +24,8 @@ export const pinQuery = (settled: number): string => `?${PIN_PARAM}=${settled}`;
 
 /** The layout a shard link pinned to `partitions` is rendered with: each loc in its home under that count. */
 export const pinnedLayout = (partitions: number): PartitionLayout => ({
+  // Never saved: a constant layout.
+  version: 0,
   settled: partitions,
   target: partitions,
   flippedAt: 0,

@@ -40,7 +40,7 @@ import type { Services } from "../services-type.ts";
 import { manifestBuildOptions } from "../sitemaps.ts";
 import type { ScannedRecord } from "../store/port.ts";
 import { partitionOf } from "./home.ts";
-import { type PartitionLayout, isMoving } from "./layout.ts";
+import { LayoutChangedError, type PartitionLayout, isMoving } from "./layout.ts";
 import { purgeDue, purgeStep } from "./purge.ts";
 
 /** Rows read per page of the copy: one query of the D1 scan (src/adapters/d1/scan.ts), none read and dropped. */
@@ -107,7 +107,9 @@ async function copyPage(parts: readonly Services[], origin: string, layout: Part
     group.push(recordOf(origin, row));
   }
   for (const [to, records] of groups) {
-    for (let i = 0; i < records.length; i += WRITE_ROWS) await parts[to]!.store.writer.upsert(records.slice(i, i + WRITE_ROWS), now);
+    const copy = parts[to]!.store.copy;
+    if (!copy) throw new Error("a partitioned site's store must take a move's copy (D1)");
+    for (let i = 0; i < records.length; i += WRITE_ROWS) await copy.insertMissing(records.slice(i, i + WRITE_ROWS), now);
   }
   const last = page[page.length - 1]!;
   layout.cursor = { partition: cursor.partition, section: last.section, key: last.key };
@@ -172,11 +174,11 @@ async function buildStep(
   const at = plan.after ? { partition: q, section: plan.after.section, key: plan.after.key } : layout.cursor!;
   if (!manifest || !(await publishBuilt(part, origin, manifest, now))) {
     layout.cursor = at;
-    await site.layouts!.saveBuild(layout.cursor, { partition: q, plan }, now);
+    await site.layouts!.saveBuild(layout, { partition: q, plan }, now);
     return { read: rows, waiting: manifest !== null };
   }
   layout.cursor = { partition: q + 1, section: "", key: -1 };
-  await site.layouts!.saveBuild(layout.cursor, null, now);
+  await site.layouts!.saveBuild(layout, null, now);
   return { read: rows, waiting: false };
 }
 
@@ -254,6 +256,11 @@ export async function rebalanceStep(
   let rowsRead = 0;
   let copied = 0;
   while (layout.cursor!.partition < layout.settled && rowsRead < maxRows && inTime()) {
+    // Before every page, the layout this step holds must still be the saved one (one small read): a
+    // step overtaken by another stops here rather than copy a page the other already passed.
+    if ((await site.layouts!.read()).version !== layout.version) {
+      throw new LayoutChangedError(`the layout of ${origin} was saved by another step since this one read it: this step stops`);
+    }
     const page = await copyPage(parts, origin, layout, now);
     await site.layouts!.save(layout, now);
     rowsRead += page.read;

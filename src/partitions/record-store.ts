@@ -215,5 +215,6 @@ export function partitionedRecordStore(parts: readonly RecordStore[], layoutOf: 
     projection: null,
     // Each partition purges its own rows (purge.ts); the site as a whole never does.
     purge: null,
+    copy: null,
   };
 }

@@ -332,6 +332,16 @@ export interface RowPurge {
   purge(origin: string, keys: readonly number[]): Promise<number>;
 }
 
+/**
+ * A move's copy into a new partition (src/partitions/rebalance.ts): records go in only where the
+ * store holds no row of their loc, live or deleted, so a page copied again — by a step repeated, or
+ * one overtaken by another — never writes an older value over a newer one, nor brings a deleted loc back.
+ */
+export interface RowCopy {
+  /** Inserts the records whose loc is absent; returns how many it inserted. */
+  insertMissing(records: readonly ValidRecord[], now: number): Promise<number>;
+}
+
 /** The port. */
 export interface RecordStore {
   /** "d1" or "kv": for status and logs. */
@@ -353,4 +363,6 @@ export interface RecordStore {
   readonly projection: Projection | null;
   /** Removing the rows a partition gave away in a move; null: the store is never a partition (KV). */
   readonly purge: RowPurge | null;
+  /** Filling a partition added to a site by a move; null: the store is never a partition (KV). */
+  readonly copy: RowCopy | null;
 }

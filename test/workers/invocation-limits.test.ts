@@ -30,7 +30,7 @@ describe("the limits of one invocation", () => {
   });
 
   it("the 1,001st D1 query fails as production fails it, and nothing is sent for it", async () => {
-    const db = meteredEnv(env).DB;
+    const db = meteredEnv(env as Env).DB;
     const meter = new Meter();
     await metered(meter, async () => {
       for (let i = 0; i < 1_000; i++) await db.prepare("SELECT ?1 AS n").bind(i).first("n");
@@ -43,7 +43,7 @@ describe("the limits of one invocation", () => {
   });
 
   it("counts each statement of a batch, refusing a batch that would pass the limit as a whole", async () => {
-    const db = meteredEnv(env).DB;
+    const db = meteredEnv(env as Env).DB;
     const meter = new Meter({ ...PAID_LIMITS, d1Queries: 10 });
     await metered(meter, async () => {
       await db.batch([db.prepare("SELECT 1"), db.prepare("SELECT 2"), db.prepare("SELECT 3")]);
@@ -55,7 +55,7 @@ describe("the limits of one invocation", () => {
   });
 
   it("the 1,001st KV operation fails; every binding call and fetch is a subrequest", async () => {
-    const kv = meteredEnv(env).SNAPSHOTS;
+    const kv = meteredEnv(env as Env).SNAPSHOTS;
     const meter = new Meter();
     await metered(meter, async () => {
       for (let i = 0; i < 1_000; i++) await kv.get(`limits-test-${i % 3}`);
@@ -64,7 +64,7 @@ describe("the limits of one invocation", () => {
     expect(await env.SNAPSHOTS.get("limits-test-over")).toBeNull();
 
     const small = new Meter({ d1Queries: 1_000, kvOperations: 1_000, subrequests: 3 });
-    const db = meteredEnv(env).DB;
+    const db = meteredEnv(env as Env).DB;
     await metered(small, async () => {
       await db.prepare("SELECT 1").first();
       await kv.get("limits-test-0");
@@ -76,7 +76,7 @@ describe("the limits of one invocation", () => {
   });
 
   it("concurrent invocations in one isolate each count their own", async () => {
-    const db = meteredEnv(env).DB;
+    const db = meteredEnv(env as Env).DB;
     const a = new Meter();
     const b = new Meter();
     await Promise.all([

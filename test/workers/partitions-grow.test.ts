@@ -78,8 +78,8 @@ describe("adding a database to a partitioned site", () => {
     expect((await put(four, origin, [{ loc: staying[1], lastmod: "2026-11-02" }])).status).toBe(200);
 
     // A step killed mid-copy (the new database fails once) resumes from the saved cursor.
-    const writer = site.partitions![3]!.store.writer;
-    const killed = vi.spyOn(writer, "upsert").mockRejectedValueOnce(new Error("killed"));
+    const copy = site.partitions![3]!.store.copy!;
+    const killed = vi.spyOn(copy, "insertMissing").mockRejectedValueOnce(new Error("killed"));
     await expect(rebalanceStep(site, origin, { maxRows: 120 })).rejects.toThrow("killed");
     killed.mockRestore();
     let steps = 0;

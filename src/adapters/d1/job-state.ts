@@ -1,6 +1,15 @@
 /** The jobs' state in D1 (migrations/0011_jobs.sql, 0015_job_chains.sql): one row per job kind and target. */
 import type { JobKind } from "../../jobs/messages.ts";
-import { type Begun, CHAIN_LOST_MS, type JobRecord, type JobRequest, type JobStateStore, type JobUsage, type Next } from "../../jobs/store.ts";
+import {
+  type Begun,
+  CHAIN_LOST_MS,
+  type Holder,
+  type JobRecord,
+  type JobRequest,
+  type JobStateStore,
+  type JobUsage,
+  type Next,
+} from "../../jobs/store.ts";
 
 interface JobRow {
   kind: JobKind;
@@ -89,15 +98,7 @@ export class D1JobStateStore implements JobStateStore {
     await this.#db.prepare("UPDATE jobs SET chain = NULL, due_at = 0 WHERE kind = ?1 AND origin = ?2 AND chain = ?3").bind(kind, origin, chain).run();
   }
 
-  async begin(
-    kind: JobKind,
-    origin: string,
-    chain: string,
-    step: number,
-    holder: { id: string; attempt: number },
-    now: number,
-    leaseMs: number,
-  ): Promise<Begun | null> {
+  async begin(kind: JobKind, origin: string, chain: string, step: number, holder: Holder, now: number, leaseMs: number): Promise<Begun | null> {
     // The holder column still naming this message means its earlier attempt began and never ended.
     const killed = "jobs.lease_holder = ?5";
     const row = await this.#db
@@ -119,18 +120,18 @@ export class D1JobStateStore implements JobStateStore {
     return row ? { full: row.step_full === 1, tookOver: row.took_over === 1 } : null;
   }
 
-  async advance(kind: JobKind, origin: string, chain: string, step: number, dueAt: number): Promise<boolean> {
+  async advance(kind: JobKind, origin: string, chain: string, holder: Holder, step: number, dueAt: number): Promise<boolean> {
     const result = await this.#db
       .prepare(
         `UPDATE jobs SET chain_step = ?4, due_at = ?5, lease_holder = NULL, lease_attempt = 0, lease_until = 0
-         WHERE kind = ?1 AND origin = ?2 AND chain = ?3`,
+         WHERE kind = ?1 AND origin = ?2 AND chain = ?3 AND lease_holder = ?6 AND lease_attempt = ?7`,
       )
-      .bind(kind, origin, chain, step, dueAt)
+      .bind(kind, origin, chain, step, dueAt, holder.id, holder.attempt)
       .run();
     return result.meta.changes > 0;
   }
 
-  async finish(kind: JobKind, origin: string, chain: string, now: number): Promise<Next> {
+  async finish(kind: JobKind, origin: string, chain: string, holder: Holder, now: number): Promise<Next> {
     // A request noted while the step ran (requested_at > 0: `begin` cleared the earlier ones) keeps the chain for one more step.
     const row = await this.#db
       .prepare(
@@ -139,10 +140,10 @@ export class D1JobStateStore implements JobStateStore {
            chain_step = chain_step + 1,
            due_at = CASE WHEN requested_at > 0 THEN MAX(requested_due, ?4) ELSE due_at END,
            lease_holder = NULL, lease_attempt = 0, lease_until = 0
-         WHERE kind = ?1 AND origin = ?2 AND chain = ?3
+         WHERE kind = ?1 AND origin = ?2 AND chain = ?3 AND lease_holder = ?5 AND lease_attempt = ?6
          RETURNING chain, chain_step, due_at, requested_full`,
       )
-      .bind(kind, origin, chain, now)
+      .bind(kind, origin, chain, now, holder.id, holder.attempt)
       .first<{ chain: string | null; chain_step: number; due_at: number; requested_full: number }>();
     return row?.chain ? { step: row.chain_step, dueAt: row.due_at, full: row.requested_full === 1 } : null;
   }
@@ -157,17 +158,18 @@ export class D1JobStateStore implements JobStateStore {
       .run();
   }
 
-  async failed(kind: JobKind, origin: string, chain: string, error: string, usage: JobUsage, now: number, retryAt: number): Promise<void> {
+  async failed(kind: JobKind, origin: string, chain: string, holder: Holder, error: string, usage: JobUsage, now: number, retryAt: number): Promise<void> {
+    const mine = "chain = ?3 AND lease_holder = ?8 AND lease_attempt = ?9";
     await this.#db
       .prepare(
         `UPDATE jobs SET ran_at = ?4, outcome = 'failed', usage = ?5, error = ?6, attempts = attempts + 1, failed_at = ?4,
-           due_at = CASE WHEN chain = ?3 THEN ?7 ELSE due_at END,
-           lease_holder = CASE WHEN chain = ?3 THEN NULL ELSE lease_holder END,
-           lease_attempt = CASE WHEN chain = ?3 THEN 0 ELSE lease_attempt END,
-           lease_until = CASE WHEN chain = ?3 THEN 0 ELSE lease_until END
+           due_at = CASE WHEN ${mine} THEN ?7 ELSE due_at END,
+           lease_attempt = CASE WHEN ${mine} THEN 0 ELSE lease_attempt END,
+           lease_until = CASE WHEN ${mine} THEN 0 ELSE lease_until END,
+           lease_holder = CASE WHEN ${mine} THEN NULL ELSE lease_holder END
          WHERE kind = ?1 AND origin = ?2`,
       )
-      .bind(kind, origin, chain, now, JSON.stringify(usage), error.slice(0, MAX_ERROR_CHARS), retryAt)
+      .bind(kind, origin, chain, now, JSON.stringify(usage), error.slice(0, MAX_ERROR_CHARS), retryAt, holder.id, holder.attempt)
       .run();
   }
 

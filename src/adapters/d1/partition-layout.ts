@@ -1,7 +1,8 @@
 /** The layout of each partitioned site (src/partitions/layout.ts), in the site's first database. */
-import type { LayoutStore, ManifestBuild, MoveCursor, PartitionLayout } from "../../partitions/layout.ts";
+import { LayoutChangedError, type LayoutStore, type ManifestBuild, type MoveCursor, type PartitionLayout } from "../../partitions/layout.ts";
 
 interface LayoutRow {
+  version: number;
   settled: number;
   target: number;
   flipped_at: number | null;
@@ -13,6 +14,14 @@ interface LayoutRow {
 const cursorOf = (text: string | null): MoveCursor | null => (text === null ? null : (JSON.parse(text) as MoveCursor));
 const textOf = (cursor: MoveCursor | null): string | null => (cursor === null ? null : JSON.stringify(cursor));
 
+/** A compare-and-set save: moves the caller's copy on, or refuses a layout another save overtook. */
+function changed(result: D1Result, origin: string, layout: PartitionLayout): void {
+  if ((result.meta.changes ?? 0) === 0) {
+    throw new LayoutChangedError(`the layout of ${origin} was saved by another step since this one read it (version ${layout.version}): this step stops`);
+  }
+  layout.version += 1;
+}
+
 export class D1LayoutStore implements LayoutStore {
   readonly #db: D1Database;
 
@@ -22,11 +31,12 @@ export class D1LayoutStore implements LayoutStore {
 
   async load(origin: string): Promise<PartitionLayout | null> {
     const row = await this.#db
-      .prepare("SELECT settled, target, flipped_at, cursor, purge_cursor, purged_at FROM partition_layouts WHERE origin = ?1")
+      .prepare("SELECT version, settled, target, flipped_at, cursor, purge_cursor, purged_at FROM partition_layouts WHERE origin = ?1")
       .bind(origin)
       .first<LayoutRow>();
     return (
       row && {
+        version: row.version,
         settled: row.settled,
         target: row.target,
         flippedAt: row.flipped_at,
@@ -45,13 +55,27 @@ export class D1LayoutStore implements LayoutStore {
     return (await this.load(origin))!;
   }
 
+  /** Compare-and-set on `layout.version`, which moves on with the row; LayoutChangedError when another save came first. */
   async save(origin: string, layout: PartitionLayout, now: number): Promise<void> {
-    await this.#db
+    const result = await this.#db
       .prepare(
-        "UPDATE partition_layouts SET settled = ?2, target = ?3, flipped_at = ?4, cursor = ?5, purge_cursor = ?6, purged_at = ?7, updated_at = ?8 WHERE origin = ?1",
+        `UPDATE partition_layouts SET settled = ?2, target = ?3, flipped_at = ?4, cursor = ?5, purge_cursor = ?6, purged_at = ?7, updated_at = ?8,
+           version = version + 1
+         WHERE origin = ?1 AND version = ?9`,
       )
-      .bind(origin, layout.settled, layout.target, layout.flippedAt, textOf(layout.cursor), textOf(layout.purgeCursor), layout.purgedAt, now)
+      .bind(
+        origin,
+        layout.settled,
+        layout.target,
+        layout.flippedAt,
+        textOf(layout.cursor),
+        textOf(layout.purgeCursor),
+        layout.purgedAt,
+        now,
+        layout.version,
+      )
       .run();
+    changed(result, origin, layout);
   }
 
   async loadBuild(origin: string): Promise<ManifestBuild | null> {
@@ -59,10 +83,12 @@ export class D1LayoutStore implements LayoutStore {
     return row?.build ? (JSON.parse(row.build) as ManifestBuild) : null;
   }
 
-  async saveBuild(origin: string, cursor: MoveCursor | null, build: ManifestBuild | null, now: number): Promise<void> {
-    await this.#db
-      .prepare("UPDATE partition_layouts SET cursor = ?2, build = ?3, updated_at = ?4 WHERE origin = ?1")
-      .bind(origin, textOf(cursor), build === null ? null : JSON.stringify(build), now)
+  /** The build's plan and the layout's cursor, compare-and-set as `save`. */
+  async saveBuild(origin: string, layout: PartitionLayout, build: ManifestBuild | null, now: number): Promise<void> {
+    const result = await this.#db
+      .prepare("UPDATE partition_layouts SET cursor = ?2, build = ?3, updated_at = ?4, version = version + 1 WHERE origin = ?1 AND version = ?5")
+      .bind(origin, textOf(layout.cursor), build === null ? null : JSON.stringify(build), now, layout.version)
       .run();
+    changed(result, origin, layout);
   }
 }

@@ -63,6 +63,7 @@ export function faultyRecordStore(inner: RecordStore, afterRecords: number): Rec
     freshness: inner.freshness,
     projection: inner.projection,
     purge: inner.purge,
+    copy: inner.copy,
     sync: inner.sync,
   };
 }

@@ -28,5 +28,6 @@ export function kvRecordStore(kv: KVNamespace, writers: SiteWriters, options: Kv
     sync: null,
     projection: { status: (origin) => writerOf(writers, origin).status(origin) },
     purge: null,
+    copy: null,
   };
 }
