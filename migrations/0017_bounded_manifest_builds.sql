@@ -12,3 +12,6 @@ ALTER TABLE partition_layouts ADD COLUMN build TEXT;
 -- src/adapters/d1/partition-layout.ts): a move step that read an older layout (paused while another
 -- ran on, even to the flip) can never save it back; it stops instead.
 ALTER TABLE partition_layouts ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+-- How many partitions held the site's records before the last flip: a shard link without a count
+-- (an index of one partition lists none) is read under that count for a day after a flip from one.
+ALTER TABLE partition_layouts ADD COLUMN flipped_from INTEGER;

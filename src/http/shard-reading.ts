@@ -2,7 +2,9 @@
  * How a shard of a partitioned site is read for the link a crawler followed: its index links each
  * shard with the partition count it listed (src/partitions/pinned.ts), so a crawl that read the
  * index before a move's flip reads its shards as that index listed them, after the flip too.
- * Any other site, and any link without a count, reads the shard as it is now.
+ * A link without a count was listed under one partition (an index of one partition adds none,
+ * src/partitions/pinned.ts), so within a day of a flip from one it is read as that index listed it;
+ * otherwise, and for any other site, the shard is read as it is now.
  */
 import { Fingerprint } from "../core/fingerprint.ts";
 import type { ShardEntry, ShardManifest } from "../manifest/manifest.ts";
@@ -29,13 +31,18 @@ export async function shardReading(
   now = Date.now(),
 ): Promise<ShardReading | Response> {
   const current: ShardReading = { services: s, version: shard.version, snapshot: true };
-  if (linked === null || !s.servedAs || !s.layouts || manifest.partitions === undefined || linked > manifest.partitions) return current;
+  if (!s.servedAs || !s.layouts || manifest.partitions === undefined) return current;
+  // No count: one partition's link. Under the manifest's own count of one, nothing to read.
+  const count = linked ?? 1;
+  if (count > manifest.partitions) return current;
   // The manifest's own count: its versions and snapshots are that layout's, and rendering under it
   // needs no read of the layout (each loc in its home under that count). A location whose copy of
   // the manifest predates a flip so renders what that copy lists.
-  if (linked === manifest.partitions) return { ...current, services: s.servedAs(linked) };
-  // An index from before the flip this manifest has seen: as it listed the shard, for PIN_GRACE_MS.
-  if (!isPinned(linked, await s.layouts.read(), now)) return current;
-  if (partitionKey(shard.firstKey).partition >= linked) return notFound(`no sitemap ${shard.section}-${shard.n} under ${linked} partitions`);
-  return { services: s.servedAs(linked), version: new Fingerprint().addString(shard.version).addNumber(linked).digest(), snapshot: false };
+  if (count === manifest.partitions) return { ...current, services: s.servedAs(count) };
+  // An index from before the flip this manifest has seen: as it listed the shard, for PIN_GRACE_MS
+  // (a link without a count only after a flip from one partition: before it, the site listed none).
+  const layout = await s.layouts.read();
+  if (!isPinned(count, layout, now) || (linked === null && layout.flippedFrom !== 1)) return current;
+  if (partitionKey(shard.firstKey).partition >= count) return notFound(`no sitemap ${shard.section}-${shard.n} under ${count} partitions`);
+  return { services: s.servedAs(count), version: new Fingerprint().addString(shard.version).addNumber(count).digest(), snapshot: false };
 }

@@ -42,6 +42,8 @@ export interface PartitionLayout {
   target: number;
   /** When the last move took effect (ms); null: records never moved, no partition hides any row. */
   flippedAt: number | null;
+  /** How many partitions held the records before that move (null: none yet, or a layout from before this was kept). */
+  flippedFrom: number | null;
   /** The copy's position while target > settled. */
   cursor: MoveCursor | null;
   /** Where the removal of the rows the last move left behind stands (purge.ts); null when none is under way. */

@@ -19,8 +19,11 @@ export const PIN_PARAM = "partitions";
 /** How long after a flip a shard is still served as the index before it listed it: one day of crawling. */
 export const PIN_GRACE_MS = 24 * 60 * 60 * 1000;
 
-/** The query a partitioned site's index appends to its shard links. */
-export const pinQuery = (settled: number): string => `?${PIN_PARAM}=${settled}`;
+/**
+ * The query a partitioned site's index appends to its shard links: none under one partition, so a
+ * site's links never carry a query until its first move, and change once per move.
+ */
+export const pinQuery = (settled: number): string => (settled > 1 ? `?${PIN_PARAM}=${settled}` : "");
 
 /** The layout a shard link pinned to `partitions` is rendered with: each loc in its home under that count. */
 export const pinnedLayout = (partitions: number): PartitionLayout => ({
@@ -29,6 +32,7 @@ export const pinnedLayout = (partitions: number): PartitionLayout => ({
   settled: partitions,
   target: partitions,
   flippedAt: 0,
+  flippedFrom: null,
   cursor: null,
   purgeCursor: null,
   purgedAt: null,

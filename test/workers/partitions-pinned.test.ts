@@ -140,3 +140,49 @@ describe("a crawl across a move's flip", () => {
     expect(new Set(locs)).toEqual(new Set(live));
   });
 });
+
+describe("a site's first move, from one database to two", () => {
+  it("its links carry no query until the flip, change once then, and an index read before the flip still reads each loc once", async () => {
+    const origin = freshOrigin("first-move");
+    const one = envOf(origin, "DB");
+    const inputs = demoSection(origin, "products", 200);
+    expect((await call(one, `${origin}/sitemap-admin/urls`, { method: "PUT", headers: AUTH, body: JSON.stringify(inputs) })).status).toBe(200);
+    await regenerateAll(databaseServices(one));
+    const live = validRecords(one, inputs).map((r) => r.loc);
+    const unpartitioned = await shardLinks(one, origin);
+    for (const link of unpartitioned) expect(link).not.toContain("?");
+
+    // A second database listed: the site is partitioned under one partition; its links are unchanged.
+    const two = envOf(origin, "DB,PART_B");
+    const site = servicesFor(two, origin);
+    await regenerateAll(databaseServices(two));
+    const before = await shardLinks(two, origin);
+    expect(before).toEqual(unpartitioned);
+    for (let step = 0; ; step++) {
+      if ((await rebalanceStep(site, origin, { maxRows: 100 })).state === "flipped") break;
+      expect(step).toBeLessThan(10);
+    }
+    expect(live.filter((loc) => partitionOf(loc, 2) === 1).length).toBeGreaterThan(40);
+
+    // Read after the flip, the links without a query still hold the moved half: each loc once.
+    const old = await read(two, before);
+    expect(old.length).toBe(live.length);
+    expect(new Set(old)).toEqual(new Set(live));
+    // The index after the flip: links with the new count, once.
+    const after = await shardLinks(two, origin);
+    for (const link of after) expect(link).toMatch(/\?partitions=2$/);
+    const now = await read(two, after);
+    expect(now.length).toBe(live.length);
+    expect(new Set(now)).toEqual(new Set(live));
+
+    // A link without a query is read as one partition listed it for a day after the flip from one, then as the shard is now.
+    const manifest = (await site.manifests.load(origin))!;
+    const first = manifest.shards.find((s) => s.urlCount > 0)!;
+    const within = await shardReading(site, manifest, first, null);
+    expect(within).toMatchObject({ snapshot: false });
+    expect((within as { services: unknown }).services).not.toBe(site);
+    const later = await shardReading(site, manifest, first, null, Date.now() + PIN_GRACE_MS + 1);
+    expect(later).toMatchObject({ snapshot: true, version: first.version });
+    expect((later as { services: unknown }).services).toBe(site);
+  });
+});

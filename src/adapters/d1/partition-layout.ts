@@ -6,6 +6,7 @@ interface LayoutRow {
   settled: number;
   target: number;
   flipped_at: number | null;
+  flipped_from: number | null;
   cursor: string | null;
   purge_cursor: string | null;
   purged_at: number | null;
@@ -31,7 +32,7 @@ export class D1LayoutStore implements LayoutStore {
 
   async load(origin: string): Promise<PartitionLayout | null> {
     const row = await this.#db
-      .prepare("SELECT version, settled, target, flipped_at, cursor, purge_cursor, purged_at FROM partition_layouts WHERE origin = ?1")
+      .prepare("SELECT version, settled, target, flipped_at, flipped_from, cursor, purge_cursor, purged_at FROM partition_layouts WHERE origin = ?1")
       .bind(origin)
       .first<LayoutRow>();
     return (
@@ -40,6 +41,7 @@ export class D1LayoutStore implements LayoutStore {
         settled: row.settled,
         target: row.target,
         flippedAt: row.flipped_at,
+        flippedFrom: row.flipped_from,
         cursor: cursorOf(row.cursor),
         purgeCursor: cursorOf(row.purge_cursor),
         purgedAt: row.purged_at,
@@ -60,7 +62,7 @@ export class D1LayoutStore implements LayoutStore {
     const result = await this.#db
       .prepare(
         `UPDATE partition_layouts SET settled = ?2, target = ?3, flipped_at = ?4, cursor = ?5, purge_cursor = ?6, purged_at = ?7, updated_at = ?8,
-           version = version + 1
+           flipped_from = ?10, version = version + 1
          WHERE origin = ?1 AND version = ?9`,
       )
       .bind(
@@ -73,6 +75,7 @@ export class D1LayoutStore implements LayoutStore {
         layout.purgedAt,
         now,
         layout.version,
+        layout.flippedFrom ?? null,
       )
       .run();
     changed(result, origin, layout);
