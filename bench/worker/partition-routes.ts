@@ -103,8 +103,8 @@ const touch: Route = async (env, _ctx, url) => {
   return json({ ...result, rowsRead: c.counter.rowsRead, rowsWritten: c.counter.rowsWritten, queries: c.counter.queries });
 };
 
-/** One step of the site's move or purge: what one `rebalance` job step runs (src/jobs/rebalance.ts), with its time budget. */
-const rebalance: Route = async (env, _ctx, url) => {
+/** One step of the site's move or purge: what one `rebalance` job step runs (src/jobs/rebalance.ts), with its bounds (time budget, the invocation's usage). */
+const rebalance: Route = async (env, _ctx, url, _request, meter) => {
   const c = counted(env, url);
   const at = url.searchParams.get("now");
   const maxRows = url.searchParams.get("maxRows");
@@ -112,6 +112,7 @@ const rebalance: Route = async (env, _ctx, url) => {
     ...(maxRows ? { maxRows: Number(maxRows) } : {}),
     ...(at ? { now: Number(at) } : {}),
     deadline: Date.now() + STEP_BUDGET_MS,
+    usage: () => meter!.reading(),
   });
   return json({ ...step, rowsRead: c.counter.rowsRead, rowsWritten: c.counter.rowsWritten, queries: c.counter.queries });
 };
