@@ -53,7 +53,11 @@ export function manifestBuildOptions(config: Config, origin: string): BuildOptio
   };
 }
 
-/** Rebuilds a site's manifest from its records (one keyset walk) and stores it atomically. */
+/**
+ * Rebuilds a site's manifest from its records (one keyset walk of the whole site) and stores it
+ * atomically. No request or job calls it (they build within bounds: `builtWithin`, the regeneration,
+ * a move's build steps); tests and benches use it to set a site up.
+ */
 export async function rebuildManifest(deps: SitemapDeps, origin: string, previous?: ShardManifest | null): Promise<ShardManifest> {
   const before = previous === undefined ? await deps.manifests.load(origin) : previous;
   const manifest = await buildManifest(deps.store.reader, origin, before, manifestBuildOptions(deps.config, origin));

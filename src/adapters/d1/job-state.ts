@@ -105,7 +105,7 @@ export class D1JobStateStore implements JobStateStore {
       .prepare(
         `UPDATE jobs SET
            lease_holder = ?5, lease_attempt = ?6, lease_until = ?7 + ?8, ran_at = ?7,
-           step_full = MAX(requested_full, 0), requested_full = 0, requested_at = 0, requested_due = 0,
+           step_full = requested_full, requested_full = 0, requested_at = 0, requested_due = 0,
            killed = CASE WHEN ${killed} THEN killed + 1 ELSE killed END,
            attempts = CASE WHEN ${killed} THEN attempts + 1 ELSE attempts END,
            error = CASE WHEN ${killed} THEN ?9 ELSE error END,
