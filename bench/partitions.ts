@@ -57,7 +57,12 @@ async function unlessStopped<T>(call: Promise<T>): Promise<T | null> {
 }
 
 /** Rebalance steps until `done`: the queue runs a stopped step again (its retry), resuming at the saved cursor. */
-async function rebalanceUntil(h: Harness, params: Record<string, string | number>, done: (state: string) => boolean) {
+async function rebalanceUntil(
+  h: Harness,
+  params: Record<string, string | number>,
+  done: (state: string) => boolean,
+  before?: (step: number) => Promise<void>,
+) {
   let steps = 0;
   let stopped = 0;
   let read = 0;
@@ -65,6 +70,7 @@ async function rebalanceUntil(h: Harness, params: Record<string, string | number
   let removed = 0;
   let largest = 0;
   for (;;) {
+    await before?.(steps);
     const step = await unlessStopped(h.bench<Step>("p/rebalance", params));
     steps++;
     if (step === null) stopped++;
@@ -265,10 +271,44 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
       add(`storage of a partition of ${int(n)} records`, `${(bytes / 1e6).toFixed(1)} MB`, `${Math.round(bytes / n)} B per record`);
 
     if (move) {
+      // Writes go on during the move (docs/capacity.md "Writes during a move"): a batch of 100
+      // scattered records (about a quarter of them moving) before every step, timed against the
+      // same batches before the move.
+      const WRITES = 100;
+      const writeStride = Math.floor((total * 0.8) / WRITES);
+      const write = async (i: number, sd: string): Promise<number> => {
+        const t0 = now();
+        const done = await h.bench<{ updated: number; inserted: number }>("p/touch", {
+          sd,
+          section: "products",
+          count: WRITES,
+          stride: writeStride,
+          offset: 0,
+          lastmod: new Date(Date.UTC(2026, 10, 26, 0, 0, i)).toISOString(),
+        });
+        if (done.updated + done.inserted !== WRITES) throw new Error(`a write batch during the move changed ${done.updated} of ${WRITES}`);
+        return now() - t0;
+      };
+      const quiet: number[] = [];
+      for (let i = 0; i < 10; i++) quiet.push(await write(i, sdOld));
       log("move");
+      const during: number[] = [];
       t = now();
-      const moved = await rebalanceUntil(h, { sd: sdNew, maxRows: 50_000 }, (state) => state === "flipped");
-      const moveMs = now() - t;
+      const moved = await rebalanceUntil(
+        h,
+        { sd: sdNew, maxRows: 50_000 },
+        (state) => state === "flipped",
+        async (step) => {
+          if (step > 0) during.push(await write(100 + step, sdNew));
+        },
+      );
+      const moveMs = now() - t - during.reduce((a, b) => a + b, 0);
+      const sorted = [...during].sort((a, b) => a - b);
+      add(
+        `writes during the move: a batch of ${WRITES} scattered records before every step (~1/${OLD.length + 1} moving, forwarded)`,
+        `${ms(median(during))} median`,
+        `${during.length} batches, every one 200 with all ${WRITES} changed; slowest ${ms(sorted.at(-1) ?? 0)}; the same batches before the move ${ms(median(quiet))} median (${(median(during) / median(quiet)).toFixed(2)}×)`,
+      );
       const live = await h.bench<Record<string, number>>("p/rows", { sd: sdNew });
       add(
         `adding database ${OLD.length + 1}: the move (copy + manifest build + flip), rebalance jobs`,

@@ -28,6 +28,7 @@ import { unstable_readConfig } from "wrangler";
 import { VARIABLES } from "../src/config/variables/index.ts";
 import { parseConfig } from "../src/config.ts";
 import { configProblems } from "./local-config.ts";
+import { databaseListProblems, recordDeployedLists } from "./partitions-lock.ts";
 
 /**
  * Compressed Worker size limits (Cloudflare Workers "Limits" page, "Worker size": 3 MB on the Free
@@ -183,17 +184,24 @@ function readProject(): Project {
   };
 }
 
-/**
- * The configuration check of `npm run check-config` (scripts/local-config.ts) on what production
- * runs with: wrangler.jsonc's vars and declared names from the environment, never `.dev.vars`
- * (local secrets are not deployed). Exits on any problem (variable and rule, never the value).
- */
-function checkConfig(project: Project, extra: readonly string[]): ReturnType<typeof parseConfig> {
+/** What production runs with: wrangler.jsonc's vars (of `--env`'s environment) and declared names from the environment, never `.dev.vars`. */
+function productionSources(extra: readonly string[]) {
   const envAt = extra.indexOf("--env");
   const env = envAt >= 0 ? extra[envAt + 1] : undefined;
-  const problems = configProblems({ configPath: join(ROOT, "wrangler.jsonc"), devVarsPath: null, ...(env ? { env } : {}) });
+  return { configPath: join(ROOT, "wrangler.jsonc"), devVarsPath: null, ...(env ? { env } : {}) };
+}
+
+/**
+ * The configuration check of `npm run check-config` (scripts/local-config.ts) on what production
+ * runs with (local secrets are not deployed), and each partitioned site's database list against
+ * the one deployed last (scripts/partitions-lock.ts). Exits on any problem (variable and rule,
+ * never the value; a list that reorders, repoints, replaces or drops a database).
+ */
+function checkConfig(project: Project, extra: readonly string[]): ReturnType<typeof parseConfig> {
+  const sources = productionSources(extra);
+  const problems = [...configProblems(sources).map((p) => p.message), ...databaseListProblems(sources)];
   if (problems.length > 0) {
-    for (const problem of problems) console.error(`configuration: ${problem.message}`);
+    for (const problem of problems) console.error(`configuration: ${problem}`);
     process.exit(1);
   }
   const config = parseConfig(project.vars);
@@ -252,6 +260,9 @@ function deploy(project: Project, extra: readonly string[]): void {
   }
   const steps = deployPlan(project.d1, extra);
   for (const step of steps.slice(0, -1)) wrangler(step);
+  // Deployed and migrated: the partitioned sites' lists, with the ids the deploy provisioned, are what the next deploy is checked against.
+  const lock = recordDeployedLists(productionSources(extra));
+  if (lock) console.log(`\ndatabase lists of the partitioned sites recorded in ${lock}: commit it with wrangler.jsonc`);
   const names = secretNames(wrangler(steps.at(-1)!, true));
   sitemapUrls(project, config.sites);
   if (names === null) {
@@ -278,6 +289,7 @@ function main(argv: readonly string[]): void {
   if (modes[0] === "--plan") {
     console.log("npm run deploy runs, in order:");
     for (const step of deployPlan(project.d1, extra, project.queues)) console.log(`  npx wrangler ${step.args.join(" ")}    # ${step.why}`);
+    console.log("and, after the migrations, records each partitioned site's database list in partitions.lock.json");
     return;
   }
   deploy(project, extra);

@@ -8,6 +8,7 @@
  *
  * Argument: JSON `{ origin, vars, state }` (see PrepareRequest).
  */
+import { DatabaseListError } from "../src/store/errors.ts";
 import { type LocalState, type MigrationsApplied, type SeedResult, applyMigrations, seedIfEmpty } from "./local-db.ts";
 
 export interface PrepareRequest {
@@ -16,7 +17,11 @@ export interface PrepareRequest {
   state: LocalState;
 }
 
-export type PrepareMessage = { step: "migrations"; databases: MigrationsApplied[] } | { step: "seed"; seed: SeedResult; ms: number };
+export type PrepareMessage =
+  | { step: "migrations"; databases: MigrationsApplied[] }
+  | { step: "seed"; seed: SeedResult; ms: number }
+  /** The site's SITE_DATABASES list does not match its databases (docs/capacity.md "The database list is checked"): nothing is served until it does. */
+  | { step: "refused"; reason: string };
 
 const send = (message: PrepareMessage): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -29,6 +34,12 @@ if (!request) throw new Error('usage: node scripts/start-prepare.ts \'{"origin":
 
 await send({ step: "migrations", databases: applyMigrations(request.state.persistTo) });
 const started = Date.now();
-const seed = await seedIfEmpty(request.origin, { vars: request.vars, ...request.state });
-await send({ step: "seed", seed, ms: Date.now() - started });
+try {
+  const seed = await seedIfEmpty(request.origin, { vars: request.vars, ...request.state });
+  await send({ step: "seed", seed, ms: Date.now() - started });
+} catch (err) {
+  if (!(err instanceof DatabaseListError)) throw err;
+  await send({ step: "refused", reason: err.message });
+  process.exitCode = 2;
+}
 process.disconnect?.();

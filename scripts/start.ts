@@ -83,15 +83,19 @@ async function prepare(plan: StartPlan): Promise<void> {
   });
   const output = captured(child);
   pending("applying D1 migrations");
+  let refused: string | null = null;
   child.on("message", (message: PrepareMessage) => {
     if (message.step === "migrations") {
       done(migrationsLine(message.databases));
       pending("seeding the demo data if the site has none (about 15 s the first time)");
+    } else if (message.step === "refused") {
+      refused = message.reason;
     } else {
       done(seedLine(message.seed, plan.origin, message.ms));
     }
   });
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  if (refused !== null) fail(refused, "");
   if (code !== 0) fail(`preparing the local stores failed (exit ${code})`, output());
 }
 

@@ -10,6 +10,7 @@ import type { JobScheduler } from "./jobs/scheduler.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
 import type { MirrorStateStore } from "./mirror/store.ts";
 import type { NotifyStateStore } from "./notify/store.ts";
+import type { DatabaseList } from "./partitions/database-list.ts";
 import type { SiteLayout } from "./partitions/layout.ts";
 import type { RegenStore } from "./regen/store.ts";
 import type { RobotsLastGoodStore } from "./robots/last-good-store.ts";
@@ -52,6 +53,11 @@ export interface Services {
    * (src/partitions/pinned.ts). null for any other site.
    */
   servedAs: ((partitions: number) => Services) | null;
+  /**
+   * A partitioned site's SITE_DATABASES list, checked against the databases recorded for its
+   * partitions (src/partitions/database-list.ts): status shows it. null for any other site.
+   */
+  databaseList: DatabaseList | null;
   /** What the housekeeping reads and trims in the database (src/housekeeping/, D1); null without a DB binding. */
   housekeeping: HousekeepingStore | null;
   /** Background jobs on the JOBS queue, their debounce and state in D1 (src/jobs/); null without both bindings. */

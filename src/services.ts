@@ -1,5 +1,6 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
 import { D1AdminStateStore } from "./adapters/d1/admin-state.ts";
+import { D1DatabaseIdentity } from "./adapters/d1/database-identity.ts";
 import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
 import { D1Housekeeping } from "./adapters/d1/housekeeping.ts";
 import { D1JobStateStore } from "./adapters/d1/job-state.ts";
@@ -22,6 +23,7 @@ import { PartitionedJobs } from "./jobs/partitions.ts";
 import { type JobQueue, JobScheduler } from "./jobs/scheduler.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
+import { DatabaseList, checkedLayoutOf, checkedSync } from "./partitions/database-list.ts";
 import { shardBase } from "./partitions/keys.ts";
 import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
@@ -76,12 +78,18 @@ function wired(env: Env): Wired {
       const wiredParts = names.map((name, p) =>
         wire({ ...env, DB: raw[name] } as Env, { ...config, sites, shardBase: new Map([[origin, shardBase(p)]]) }),
       );
-      const layoutOf = () =>
+      // Which database each partition is, checked before the layout is read: every read and write by partition reads it first.
+      const databaseList = new DatabaseList(
+        origin,
+        names.map((name) => ({ binding: name, store: new D1DatabaseIdentity(raw[name] as D1Database) })),
+      );
+      const layoutOf = checkedLayoutOf(databaseList, () =>
         siteLayout(
           layouts,
           origin,
           wiredParts.map((p) => p.store.changes),
-        );
+        ),
+      );
       const layout: SiteLayout = {
         read: layoutOf,
         save: (l, now) => layouts.save(origin, l, now),
@@ -101,7 +109,10 @@ function wired(env: Env): Wired {
       const servedAs = (n: number): Services => {
         let pinnedSite = pinnedSites.get(n);
         if (!pinnedSite) {
-          const pinned = async () => pinnedLayout(n);
+          const pinned = async () => {
+            await databaseList.assert();
+            return pinnedLayout(n);
+          };
           const first = wiredParts.slice(0, n).map((part, p) => ({ ...part, store: servedStore(part.store, p, pinned) }));
           pinnedSites.set(n, (pinnedSite = partitionedServices({ ...config, sites }, first, pinned)));
         }
@@ -110,7 +121,10 @@ function wired(env: Env): Wired {
       const home = wiredParts[0]!.jobs;
       partitioned.set(origin, {
         ...site,
+        // A sync's commit and abort read no layout: the list is checked before them too.
+        store: { ...site.store, sync: site.store.sync && checkedSync(databaseList, site.store.sync) },
         servedAs,
+        databaseList,
         jobs:
           home &&
           new PartitionedJobs(
@@ -198,6 +212,7 @@ function wire(env: Env, config: Config): Services {
     partitions: null,
     layouts: null,
     servedAs: null,
+    databaseList: null,
     housekeeping: db ? new D1Housekeeping(db) : null,
     jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,
   };

@@ -96,7 +96,7 @@ const touch: Route = async (env, _ctx, url) => {
   const offset = Number(url.searchParams.get("offset") ?? 0);
   const inputs = Array.from({ length: count }, (_, i) => ({
     ...demoSection(c.origin, url.searchParams.get("section")!, 1, (offset + i) * stride)[0]!,
-    lastmod: "2026-11-25",
+    lastmod: url.searchParams.get("lastmod") ?? "2026-11-25",
   }));
   const records = validateBatch(inputs, { sites: new Set([c.origin]), defaultSection: "pages" });
   const result = await servicesFor(c.env, c.origin).store.writer.upsert(records);

@@ -1,15 +1,21 @@
 /**
- * The audit trail (docs/dashboard.md "Audit trail"): every admin write by a signed-in principal,
- * allowed or refused, is recorded after it is answered: who (src/admin/auth/principal.ts), when,
- * the method and path, how many records its answer says it received, and the status. Never a
- * secret, a query string or a record's body. Status and the dashboard show the last AUDIT_SHOWN.
+ * The audit trail (docs/dashboard.md "Audit trail"): every admin write by a signed-in principal is
+ * recorded after it is answered: who (src/admin/auth/principal.ts), when, the method and path, how
+ * many records its answer says it received, and the status. Never a secret, a query string or a
+ * record's body. Status and the dashboard show the last AUDIT_SHOWN.
+ *
+ * A write the admin refused (`refusal`: cross-site, a browser credential writing, the dashboard's
+ * action with a query or within its cooldown) is not an audit row: any script on the site's pages
+ * can make such requests by the thousand, and as rows they would evict the accepted writes. They
+ * are counted apart (per minute, reason and principal; the newest REFUSALS_KEPT rows per site), so
+ * a flood shows as a count and the trail of accepted writes stays whole.
  *
  * Recording comes after the write: a failure to record never turns a stored write into an error.
  * It is logged (method, path, status) and the answer says so (`X-Admin-Audit: not-recorded`), so
  * the script that wrote can tell.
  */
 import type { MiddlewareHandler } from "hono";
-import { AUDIT_SHOWN } from "../admin-state/store.ts";
+import { AUDIT_SHOWN, REFUSALS_SHOWN } from "../admin-state/store.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 import type { Services } from "../services-type.ts";
@@ -41,25 +47,33 @@ export const auditWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   const principal = c.get("principal");
   if (READS.has(c.req.method) || !principal) return;
+  const reason = c.get("refusal");
   const entry = { at: Date.now(), who: principal.who, method: c.req.method, resource: c.req.path, records: await recordsOf(c.res), status: c.res.status };
   const store = c.var.services.admin;
   try {
     if (!store) throw new Error("no DB (D1) binding and no KV writer object to keep it in");
-    await store.recordAudit(c.var.origin, entry);
+    if (reason) await store.recordRefusal(c.var.origin, { at: entry.at, reason, who: entry.who });
+    else await store.recordAudit(c.var.origin, entry);
   } catch (err) {
     console.error(`audit: an admin write was not recorded (${entry.method} ${entry.resource} → ${entry.status})`, err);
     c.res = marked(c.res);
   }
 };
 
-/** The last AUDIT_SHOWN writes of the site, newest first, for status and the dashboard. */
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The last AUDIT_SHOWN writes of the site and the last REFUSALS_SHOWN counts of refusals, newest first, for status and the dashboard. */
 export async function auditStatus(s: Services, origin: string) {
-  if (!s.admin) return { store: null, entries: [] };
+  if (!s.admin) return { store: null, entries: [], refused: [] };
   try {
-    const entries = await s.admin.audit(origin, AUDIT_SHOWN);
-    return { store: s.admin.kind, entries: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })) };
+    const [entries, refused] = await Promise.all([s.admin.audit(origin, AUDIT_SHOWN), s.admin.refusals(origin, REFUSALS_SHOWN)]);
+    return {
+      store: s.admin.kind,
+      entries: entries.map((e) => ({ ...e, at: iso(e.at) })),
+      refused: refused.map((r) => ({ ...r, minute: iso(r.minute) })),
+    };
   } catch (err) {
     console.error("audit: could not read the trail", err);
-    return { store: s.admin.kind, entries: [], error: "the audit trail could not be read" };
+    return { store: s.admin.kind, entries: [], refused: [], error: "the audit trail could not be read" };
   }
 }

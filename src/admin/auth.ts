@@ -3,35 +3,27 @@
  * by one of (src/admin/auth/principal.ts says what each may do):
  * - `Authorization: Bearer <ADMIN_TOKEN>`, for scripts; when the header is sent, it alone decides;
  * - a Cloudflare Access JWT (`Cf-Access-Jwt-Assertion`), when ACCESS_TEAM_DOMAIN and ACCESS_AUD are
- *   set (src/admin/auth/access.ts): a person's, or a service token's;
+ *   set (src/admin/auth/access.ts): a person's, or a service token's listed in ACCESS_SERVICE_TOKEN_IDS;
  * - the session cookie the sign-in form sets (src/admin/auth/session.ts), checked against its
  *   server-side row on every request.
  * Then src/admin/auth/browser-guard.ts limits what the cookie and a person's JWT may do. Without a
  * token and without Access every admin path is 404 (the API does not exist). Anything else is 401
  * with no detail: JSON for the API, the sign-in page (no data) for the dashboard; a client with
- * too many failed sign-ins gets 429 (src/admin/auth/sign-in-limiter.ts).
+ * too many failed sign-ins gets 429 (src/admin/auth/sign-in-limiter.ts). A sign-in from another
+ * site is refused uncounted (`signIn`).
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { readVariable } from "../config/variable.ts";
-import { ACCESS_AUD, ACCESS_TEAM_DOMAIN, ACCESS_TEST_ISSUER, ADMIN_TOKEN } from "../config/variables/index.ts";
+import { ACCESS_AUD, ACCESS_SERVICE_TOKEN_IDS, ACCESS_TEAM_DOMAIN, ACCESS_TEST_ISSUER, ADMIN_TOKEN } from "../config/variables/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 import { type AccessConfig, verifyAccessJwt } from "./auth/access.ts";
 import { browserRefusal, sameOrigin } from "./auth/browser-guard.ts";
+import { clientKey } from "./auth/client-address.ts";
 import { DASHBOARD_PATHS } from "./auth/paths.ts";
 import type { Principal } from "./auth/principal.ts";
-import {
-  SESSION_COOKIE,
-  SESSION_SECONDS,
-  clearedSessionCookie,
-  csrfToken,
-  isSessionId,
-  newSessionId,
-  sessionCookie,
-  sessionIdHash,
-  tokenTag,
-} from "./auth/session.ts";
+import { SESSION_COOKIE, SESSION_SECONDS, clearedSessionCookie, csrfToken, isSessionId, newSessionId, sessionCookie, sessionKey } from "./auth/session.ts";
 import { blockedFor, countFailure, tooManyFailures } from "./auth/sign-in-limiter.ts";
 import { signInPage } from "./dashboard/sign-in.ts";
 import { AdminError } from "./errors.ts";
@@ -56,7 +48,8 @@ function accessConfig(env: object): AccessConfig | null {
   try {
     const issuer = readVariable(env, ACCESS_TEST_ISSUER) ?? readVariable(env, ACCESS_TEAM_DOMAIN);
     const aud = readVariable(env, ACCESS_AUD);
-    return issuer !== null && aud !== null ? { issuer, aud } : null;
+    const serviceTokenIds = readVariable(env, ACCESS_SERVICE_TOKEN_IDS) ?? new Set<string>();
+    return issuer !== null && aud !== null ? { issuer, aud, serviceTokenIds } : null;
   } catch {
     return null;
   }
@@ -95,9 +88,9 @@ async function session(c: Context<AppEnv>, token: string): Promise<Principal | n
   const id = getCookie(c, SESSION_COOKIE);
   const store = c.var.services.admin;
   if (!id || !isSessionId(id) || !store) return null;
-  const hash = await sessionIdHash(id);
-  const s = await store.session(c.var.origin, hash);
-  if (!s || s.origin !== c.var.origin || s.revokedAt !== null || s.expiresAt <= Date.now() || s.tokenTag !== (await tokenTag(token))) return null;
+  // Keyed under the token: a session made under an earlier token is not found.
+  const s = await store.session(c.var.origin, await sessionKey(token, id));
+  if (!s || s.origin !== c.var.origin || s.revokedAt !== null || s.expiresAt <= Date.now()) return null;
   return { via: "session", who: s.identity, csrf: await csrfToken(id) };
 }
 
@@ -124,11 +117,21 @@ export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-/** POST /sitemap-admin/sign-in (form field `token`): a new session and the dashboard, or the form again. */
+/**
+ * POST /sitemap-admin/sign-in (form field `token`): a new session and the dashboard, or the form again.
+ * A sign-in from another site, or without a client address, is refused (403) before its token is
+ * looked at, and counts against no one: any page could otherwise spend an admin's failed sign-ins
+ * and lock the admin, bearer token included, out of the client's address for a minute. The form is
+ * a browser's, and a browser reaches us through Cloudflare's edge, which always names the client.
+ */
 export const signIn = async (c: Context<AppEnv>): Promise<Response> => {
   const token = adminToken(c.env);
   const access = accessConfig(c.env) !== null;
   if (token === null) return access ? signInPage({ tokenForm: false, access, refused: false }) : c.notFound();
+  if (!sameOrigin(c)) return signInPage({ tokenForm: true, access, refused: true, forbidden: "A sign-in from another site is refused." });
+  if (clientKey(c.req.raw) === null) {
+    return signInPage({ tokenForm: true, access, refused: true, forbidden: "A sign-in without a client address (CF-Connecting-IP) is refused." });
+  }
   const wait = await blockedFor(c.env, c.req.raw, c.var.origin);
   if (wait > 0) return signInPage({ tokenForm: true, access, refused: true, retryAfter: wait });
   let given = "";
@@ -143,12 +146,11 @@ export const signIn = async (c: Context<AppEnv>): Promise<Response> => {
   const store = c.var.services.admin;
   if (!store) throw new AdminError(503, { error: "unavailable", message: "browser sessions need the DB (D1) binding; the bearer token still works" });
   const id = newSessionId();
-  const hash = await sessionIdHash(id);
+  const key = await sessionKey(token, id);
   const now = Date.now();
-  await store.createSession(hash, {
+  await store.createSession(key, {
     origin: c.var.origin,
-    identity: `token (session ${hash.slice(0, 8)})`,
-    tokenTag: await tokenTag(token),
+    identity: `token (session ${key.slice(0, 8)})`,
     createdAt: now,
     expiresAt: now + SESSION_SECONDS * 1000,
     revokedAt: null,
@@ -165,7 +167,9 @@ export const signOut = async (c: Context<AppEnv>): Promise<Response> => {
   if (!sameOrigin(c)) return new AdminError(403, { error: "forbidden", message: "cross-site request refused" }).getResponse();
   const id = getCookie(c, SESSION_COOKIE);
   const store = c.var.services.admin;
-  if (id && isSessionId(id) && store) await store.revokeSession(c.var.origin, await sessionIdHash(id), Date.now());
+  const token = adminToken(c.env);
+  // Without the token there is no session to end (none is found under another token either).
+  if (id && isSessionId(id) && store && token !== null) await store.revokeSession(c.var.origin, await sessionKey(token, id), Date.now());
   return new Response(null, {
     status: 303,
     headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": clearedSessionCookie(), "Cache-Control": "no-store" },

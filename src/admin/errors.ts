@@ -5,6 +5,7 @@
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ValidationIssue } from "../core/errors.ts";
+import type { DatabaseListError } from "../store/errors.ts";
 import { JSON_HEADERS } from "./json.ts";
 import { type ApiError, type Issue, MAX_LISTED_ISSUES, type UnauthorizedBody } from "./schemas.ts";
 
@@ -54,4 +55,17 @@ export function validationFailed(
     issues: listed,
     issueCount,
   });
+}
+
+/** Seconds a client waits after a refusal only a deploy can lift: about as long as one takes. */
+const REDEPLOY_SECONDS = 300;
+
+/**
+ * 503 for a partitioned site whose SITE_DATABASES list does not keep its partitions' databases in
+ * their places (src/partitions/database-list.ts): the message names the list and what to restore,
+ * then `outcome` (e.g. "nothing was written"). The admin alone sees it; the public gets a bare 503.
+ */
+export function databaseListFailed(err: DatabaseListError, outcome: string): AdminError {
+  console.error(err.message);
+  return new AdminError(503, { error: "database_list", message: `${err.message}; ${outcome}` }, { "Retry-After": String(REDEPLOY_SECONDS) });
 }

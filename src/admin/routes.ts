@@ -58,12 +58,18 @@ function batchBody(component: string, description: string) {
   };
 }
 
+/** A write the store could not take now, or a partitioned site's list that does not match its partitions (src/partitions/database-list.ts). */
+const unavailable = error(
+  "busy or unavailable: nothing written, send it again after Retry-After; database_list: the site's SITE_DATABASES list does not keep its partitions' databases in their places, and nothing is written until a deploy fixes it (docs/capacity.md \"The database list is checked\")",
+);
+
 const batchErrors = {
   400: error("malformed JSON or NDJSON (`line` names the line) or not UTF-8"),
   413: error("more records or bytes than the limits allow"),
   415: error("Content-Type is neither application/json nor application/x-ndjson"),
   422: error("one or more records are invalid; nothing was written"),
   500: error("the database write failed; nothing was written (safe to retry)"),
+  503: unavailable,
 };
 
 export const putUrls = createRoute({
@@ -109,8 +115,14 @@ export const postRegenerate = createRoute({
   summary: "Queue a regeneration of the site now; it continues by itself until the site converged (docs/jobs.md)",
   request: { query: RegenerateQuerySchema },
   responses: {
-    202: { description: "the job is queued", content: json(RegenerateQueuedSchema) },
+    202: { description: "the job is queued, or taken by a regeneration already pending or running (`coalesced`)", content: json(RegenerateQueuedSchema) },
     ...common,
+    429: {
+      description:
+        "too many failed sign-ins from this client; or (`cooldown`) the dashboard's button again within 5 minutes of the site's last one (its form is answered with a 303 back to the dashboard)",
+      headers: { "Retry-After": { schema: { type: "string" as const } } },
+      content: json(ApiErrorSchema),
+    },
     500: error("the job could not be queued"),
     503: error("regeneration needs the DB (D1) and SNAPSHOTS (KV) bindings and the JOBS queue"),
   },
@@ -139,6 +151,7 @@ export const postSync = createRoute({
     400: error("malformed body"),
     422: error("a site is not configured"),
     501: syncErrors[501],
+    503: unavailable,
   },
 });
 
@@ -177,6 +190,7 @@ export const postSyncCommit = createRoute({
     ...syncErrors,
     409: error("delete_guard: the commit would delete more than the guard allows (nothing deleted, the sync stays open); sync_not_open: aborted"),
     422: error("empty_sync: the sync received no record, so nothing is deleted"),
+    503: unavailable,
   },
 });
 
@@ -190,5 +204,6 @@ export const deleteSync = createRoute({
     ...common,
     ...syncErrors,
     409: error("the sync is committing or committed"),
+    503: unavailable,
   },
 });

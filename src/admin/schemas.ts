@@ -28,6 +28,8 @@ const ERROR_CODES = [
   "empty_sync",
   "forbidden",
   "too_many_failures",
+  "database_list",
+  "cooldown",
 ] as const;
 
 /** At most this many issues are listed in one 422 response; `issueCount` always has the total. */
@@ -120,6 +122,11 @@ export const RegenerateQueuedSchema = z
     queued: z.literal(true),
     site: z.string(),
     full: z.boolean(),
+    coalesced: z
+      .boolean()
+      .describe(
+        "a regeneration already pending or running takes this request (no second chain; with full=1 while a site pass is under way, no second pass)",
+      ),
     status: z.string().describe("where the run's summary shows once it ran: GET /sitemap-admin/status (`runs`)"),
   })
   .describe("the regeneration job was put on the JOBS queue; it continues by itself until the site converged")

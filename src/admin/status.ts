@@ -12,6 +12,7 @@ import { notificationStatus } from "../notify/notifier.ts";
 import { robotsStatus } from "../robots/status.ts";
 import type { Services } from "../services-type.ts";
 import { ManifestPendingError } from "../sitemaps.ts";
+import { DatabaseListError } from "../store/errors.ts";
 import type { ProjectionState } from "../store/port.ts";
 import { auditStatus } from "./audit.ts";
 import { jsonResponse } from "./json.ts";
@@ -23,9 +24,10 @@ const RUNS_SHOWN = 20;
 
 /** The status of one site: what GET /status answers and what the dashboard draws (src/admin/dashboard/). */
 export async function siteStatus(s: Services, origin: string) {
-  // A partitioned site whose partition has no manifest yet and is too large to walk here: none to show.
+  // A partitioned site whose partition has no manifest yet and is too large to walk here, or whose
+  // database list does not match its partitions (shown under `partitions.databases`): none to show.
   const manifest = await s.manifests.load(origin).catch((err: unknown) => {
-    if (err instanceof ManifestPendingError) return null;
+    if (err instanceof ManifestPendingError || err instanceof DatabaseListError) return null;
     throw err;
   });
   const progress = s.regen ? await s.regen.peek(origin) : null;

@@ -13,10 +13,10 @@ import { RecordValidationError } from "../core/errors.ts";
 import { BatchValidator, type ValidRecord, type ValidationContext, validateRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { publishWrites } from "../jobs/writes.ts";
-import { PartialWriteError, StoreBudgetError, StoreBusyError } from "../store/errors.ts";
+import { DatabaseListError, PartialWriteError, StoreBudgetError, StoreBusyError } from "../store/errors.ts";
 import type { FoundRecord } from "../store/port.ts";
 import { readBatch } from "./body.ts";
-import { AdminError, validationFailed } from "./errors.ts";
+import { AdminError, databaseListFailed, validationFailed } from "./errors.ts";
 import { jsonResponse } from "./json.ts";
 import type { deleteUrls, getUrl, putUrls } from "./routes.ts";
 import { type Limits, MAX_LISTED_ISSUES, type StoredRecordBody } from "./schemas.ts";
@@ -59,8 +59,10 @@ async function readAndValidate(c: Ctx, outcome: string, prepare: (item: unknown)
 
 /**
  * Runs a store write. Store errors keep their meaning: busy → 503 + Retry-After (nothing written),
- * over the store's operation budget → 413 (split the batch), partly written (KV is not atomic) →
- * 500 that says so. Any other failure is a 500 that says nothing was written.
+ * a partitioned site's database list that does not match its partitions → 503 naming
+ * SITE_DATABASES (nothing written until a deploy fixes it), over the store's operation budget →
+ * 413 (split the batch), partly written (KV is not atomic) → 500 that says so. Any other failure
+ * is a 500 that says nothing was written.
  */
 export async function written<T>(write: Promise<T>): Promise<T> {
   try {
@@ -70,6 +72,7 @@ export async function written<T>(write: Promise<T>): Promise<T> {
     if (err instanceof StoreBusyError) {
       throw new AdminError(503, { error: err.code, message: err.message }, { "Retry-After": String(err.retryAfterSeconds) });
     }
+    if (err instanceof DatabaseListError) throw databaseListFailed(err, "nothing was written");
     if (err instanceof StoreBudgetError) throw new AdminError(413, { error: "payload_too_large", message: err.message });
     console.error("admin write failed", err);
     if (err instanceof PartialWriteError) {

@@ -179,7 +179,12 @@ export function parseConfig(env: RawEnv): Config {
   // Read where they are used (the admin API's auth, the cron's Search Console read), each turning
   // only its own feature off when bad; checked here too so that the status and check-config name them.
   featureOrOff(disabled, "admin", () => read(v.ADMIN_TOKEN), null);
-  featureOrOff(disabled, "access-sign-in", () => [read(v.ACCESS_TEAM_DOMAIN), read(v.ACCESS_TEST_ISSUER), read(v.ACCESS_AUD)], null);
+  featureOrOff(
+    disabled,
+    "access-sign-in",
+    () => [read(v.ACCESS_TEAM_DOMAIN), read(v.ACCESS_TEST_ISSUER), read(v.ACCESS_AUD), read(v.ACCESS_SERVICE_TOKEN_IDS)],
+    null,
+  );
   featureOrOff(disabled, "search-console-status", () => read(v.GSC_STATUS_INTERVAL), null);
   return { ...config, disabled };
 }

@@ -4,6 +4,7 @@
  */
 import { createFactory } from "hono/factory";
 import type { Principal } from "../admin/auth/principal.ts";
+import type { RefusalReason } from "../admin-state/store.ts";
 import type { Services } from "../services-type.ts";
 
 export type AppEnv = {
@@ -17,6 +18,8 @@ export type AppEnv = {
     principal: Principal | undefined;
     /** The request is a dashboard action (a form), answered with a way back to the dashboard. */
     dashboardAction: boolean | undefined;
+    /** Why the admin refused this signed-in request: counted apart from the audit trail (src/admin/audit.ts). */
+    refusal: RefusalReason | undefined;
   };
 };
 

@@ -2,14 +2,15 @@ import { HTTPException } from "hono/http-exception";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../config.ts";
 import { ManifestPendingError } from "../sitemaps.ts";
+import { DatabaseListError } from "../store/errors.ts";
 import { factory } from "./app-env.ts";
 import { onError, onNotFound } from "./errors.ts";
 
-function appThrowing(err: unknown) {
+function appThrowing(err: unknown, path = "/") {
   const app = factory.createApp();
   app.onError(onError);
   app.notFound(onNotFound);
-  app.get("/", () => {
+  app.get(path, () => {
     throw err;
   });
   return app;
@@ -46,6 +47,20 @@ describe("onError", () => {
     expect(res.headers.get("Retry-After")).toBe("120");
     expect(res.headers.get("Cache-Control")).toBe("no-store");
     expect(await res.text()).toBe("503 Service Unavailable: this sitemap is being built; retry later\n");
+  });
+
+  it("answers a database list that does not match a site's partitions with a 503 naming nothing, and the admin API with one naming SITE_DATABASES", async () => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const err = new DatabaseListError("SITE_DATABASES for https://e.example lists DB_3 second, …");
+    const res = await appThrowing(err, "/sitemap.xml").request("/sitemap.xml");
+    expect(res.status).toBe(503);
+    expect(res.headers.get("Retry-After")).toBe("300");
+    expect(await res.text()).toBe("503 Service Unavailable\n");
+    expect(log).toHaveBeenCalledWith(err.message);
+    const adminRes = await appThrowing(err, "/sitemap-admin/urls").request("/sitemap-admin/urls");
+    expect(adminRes.status).toBe(503);
+    expect(adminRes.headers.get("Retry-After")).toBe("300");
+    expect(await adminRes.json()).toEqual({ error: "database_list", message: `${err.message}; nothing was done` });
   });
 
   it("logs anything else and answers a bare 500", async () => {

@@ -104,6 +104,12 @@ export interface JobStateStore {
   dead(kind: JobKind, origin: string, chain: string | null, now: number): Promise<void>;
   /** Every job of a site (the status endpoint and the dashboard). */
   list(origin: string): Promise<JobRecord[]>;
+  /**
+   * Whether the job's chain carries a site pass that is asked for and not begun, or whose step runs
+   * now (begun as one, its lease held): a second request for one would only start it over
+   * (POST /sitemap-admin/regenerate?full=1 asks for a plain run then: src/admin/regenerate.ts).
+   */
+  passAsked(kind: JobKind, origin: string, now: number): Promise<boolean>;
 }
 
 /**

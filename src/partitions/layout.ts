@@ -7,7 +7,7 @@
  * new partition (≥ n): old partitions only lose records, new ones only gain them.
  */
 import type { PlanProgress } from "../manifest/build.ts";
-import type { ChangeFeed } from "../store/port.ts";
+import type { ChangeCursor, ChangeFeed } from "../store/port.ts";
 import { partitionOf } from "./home.ts";
 
 /**
@@ -50,6 +50,11 @@ export interface PartitionLayout {
   purgeCursor: MoveCursor | null;
   /** When that removal last finished; from then until the next flip no partition hides a row. */
   purgedAt: number | null;
+  /**
+   * Where the move's catch-up stands in each old partition's change feed (catch-up.ts): from the
+   * move's start until the flip, then once more after it; null when none is due.
+   */
+  catchUp: ChangeCursor[] | null;
 }
 
 export interface LayoutStore {
@@ -89,9 +94,11 @@ export async function siteLayout(store: LayoutStore, origin: string, feeds: read
 export const hidesRows = (layout: PartitionLayout): boolean =>
   layout.flippedAt !== null && (layout.purgedAt === null || layout.purgedAt < layout.flippedAt);
 
-/** Whether a loc is being moved now: writes to it wait for the move's flip. */
-export const isMoving = (loc: string, layout: PartitionLayout): boolean =>
-  layout.target > layout.settled && partitionOf(loc, layout.target) >= layout.settled;
+/** Whether a loc is being moved now: its old home serves it until the flip, its new home from then on. */
+const isMoving = (loc: string, layout: PartitionLayout): boolean => layout.target > layout.settled && partitionOf(loc, layout.target) >= layout.settled;
+
+/** The partition a loc being moved now goes to (null: it stays where it is, or no move is under way). */
+export const movingTo = (loc: string, layout: PartitionLayout): number | null => (isMoving(loc, layout) ? partitionOf(loc, layout.target) : null);
 
 /** The partition that holds a loc now (writes, lookups). */
 export const homeOf = (loc: string, layout: PartitionLayout): number => partitionOf(loc, layout.settled);

@@ -36,6 +36,7 @@ export const pinnedLayout = (partitions: number): PartitionLayout => ({
   cursor: null,
   purgeCursor: null,
   purgedAt: null,
+  catchUp: null,
 });
 
 /** The partition count a shard link carries (`?partitions=n`), or null for none or anything else. */

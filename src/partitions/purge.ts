@@ -20,9 +20,9 @@ import { PIN_GRACE_MS } from "./pinned.ts";
 /** Rows read per page: one scan query, then one delete statement. */
 const PAGE_ROWS = 5_000;
 
-/** Whether the rows the last move left behind are due for removal: no move under way, the grace over. */
+/** Whether the rows the last move left behind are due for removal: no move under way, its catch-up done (catch-up.ts), the grace over. */
 export const purgeDue = (layout: PartitionLayout, now: number): boolean =>
-  layout.settled === layout.target && hidesRows(layout) && now - layout.flippedAt! >= PIN_GRACE_MS;
+  layout.settled === layout.target && layout.catchUp === null && hidesRows(layout) && now - layout.flippedAt! >= PIN_GRACE_MS;
 
 /** Pages of the removal until `maxRows` were read (or `deadline`, ms, passed); `save` records the layout (its cursor) after each. */
 export async function purgeStep(

@@ -2,26 +2,32 @@
  * Growing a partitioned site: a database appended to its SITE_DATABASES list is filled by a move,
  * one bounded step at a time (the cron calls `rebalanceAll`), resumable from the layout row alone.
  *
- *  1. start: the layout's `target` becomes the configured count. From then on a write touching a
- *     loc whose home will be a new partition is refused (503, nothing written), so what is copied
- *     stays what the old partition serves. The copy begins at the next step, after writes that
- *     read the old layout have finished.
+ *  1. start: the layout's `target` becomes the configured count, and the old partitions' change
+ *     feeds are marked (the catch-up's cursors). From then on a write to a loc whose home will be
+ *     a new partition is applied in its old home, which serves it until the flip, and its row is
+ *     forwarded to the new home (forward.ts): no write waits for the move. The copy begins at the
+ *     next step, after writes that read the old layout have finished.
  *  2. copy: each old partition's rows are walked in key order, a page at a time; live rows whose
- *     new home is a new partition are upserted there. The cursor is saved after every page, so a
- *     killed step resumes where it stopped (upserting a page again changes nothing). The new
- *     partitions are not listed in the index yet; the old ones still serve every loc.
- *  3. build: each new partition's manifest is planned from its rows (which only the copy wrote,
- *     and nothing writes now), within the step's rows: the plan so far is kept beside the layout
- *     row (`build`, migration 0017) and the cursor walks the new partitions as it walked the old
- *     ones, so a killed step resumes from the last saved plan. A partition's finished plan is
- *     saved as its manifest, under its regeneration lease. (One walk in one step would read
- *     ~11 M rows of a 100 M site going from 8 to 9 databases: over 1,100 queries.)
- *  4. flip: the old partitions' manifests lose their snapshots and their validators (so no cache
- *     keeps bytes with rows that leave), under their regeneration leases; then one write of the
- *     layout row (`settled` = `target`) is the switch:
+ *     new home is a new partition are put there, as stored, where the new home has no row of
+ *     their loc (a forwarded write's row is never overwritten). The cursor is saved after every
+ *     page, so a killed step resumes where it stopped (a page copied again changes nothing). The
+ *     new partitions are not listed in the index yet; the old ones still serve every loc.
+ *  3. build: each new partition's manifest is planned from its rows within the step's rows: the
+ *     plan so far is kept beside the layout row (`build`, migration 0017) and the cursor walks the
+ *     new partitions as it walked the old ones, so a killed step resumes from the last saved
+ *     plan. A partition's finished plan is saved as its manifest, under its regeneration lease.
+ *     (One walk in one step would read ~11 M rows of a 100 M site going from 8 to 9 databases:
+ *     over 1,100 queries.) Rows forwarded after it are rendered by the site pass after the flip.
+ *  4. catch-up: once no sync of the site is committing, the old partitions' feeds are read from the
+ *     move's start and what reached an old home only (a commit's deletions, a write killed between
+ *     its two databases) goes over, newer over older (catch-up.ts).
+ *  5. flip, in the same step: the old partitions' manifests lose their snapshots and their
+ *     validators (so no cache keeps bytes with rows that leave), under their regeneration leases;
+ *     then one write of the layout row (`settled` = `target`) is the switch:
  *     from it on, the index lists the new partitions and the old ones leave the moved rows out of
  *     everything they serve (served.ts). Each loc is served by exactly one partition before the
- *     switch and after it. A site pass of every partition then renders snapshots again.
+ *     switch and after it. A site pass of every partition then renders snapshots again, and a
+ *     minute later the feeds are read once more for deletions that raced the switch.
  *
  * The job (src/jobs/rebalance.ts) runs the steps on the JOBS queue, then a site pass of every partition.
  *
@@ -31,27 +37,25 @@
  */
 
 import { Fingerprint } from "../core/fingerprint.ts";
-import type { ValidRecord } from "../core/validate.ts";
 import { type PlanProgress, newPlan, planStep } from "../manifest/build.ts";
 import { forgetManifest } from "../manifest/location-cache.ts";
 import type { ShardManifest } from "../manifest/manifest.ts";
 import type { Lease } from "../regen/store.ts";
 import type { Services } from "../services-type.ts";
 import { manifestBuildOptions } from "../sitemaps.ts";
-import type { ScannedRecord } from "../store/port.ts";
+import { AFTER_FLIP_MS, catchUp, catchUpFrom, settleFrom } from "./catch-up.ts";
+import { copyOf } from "./forward.ts";
 import { partitionOf } from "./home.ts";
-import { LayoutChangedError, type PartitionLayout, isMoving } from "./layout.ts";
+import { LayoutChangedError, type PartitionLayout, homeOf, movingTo } from "./layout.ts";
 import { purgeDue, purgeStep } from "./purge.ts";
 
 /** Rows read per page of the copy: one query of the D1 scan (src/adapters/d1/scan.ts), none read and dropped. */
 const PAGE_ROWS = 5_000;
-/** Records per upsert into the new partition. */
-const WRITE_ROWS = 1_000;
 /** Rows read per step at most (the job's invocation): the copy's and the manifest build's together. */
 const STEP_ROWS = 50_000;
 /**
  * A step takes no new page once its invocation has used this many D1 queries (of 1,000): a page of
- * the copy writes up to half its 5,000 rows (a move from one database to two), ~330 statements.
+ * the copy or the catch-up costs a few (rows go as JSON, 500 a statement: src/adapters/d1/row-copy.ts).
  */
 const INVOCATION_SHARE = 500;
 /** The leases the flip takes outlive it by far. */
@@ -61,11 +65,13 @@ export interface RebalanceStep {
   origin: string;
   /**
    * settled: nothing to do; started: the move began; copying: copied this step, more to do;
-   * building: planned new partitions' manifests this step, more to do; waiting: a regeneration
-   * holds a lease, the build's save or the flip waits; flipped: the move is done; purging /
+   * building: planned new partitions' manifests this step, more to do; catching-up: read the old
+   * partitions' changes since the move's start (catch-up.ts), more to read, before the flip or
+   * after it; waiting: a regeneration holds a lease, or a sync is committing: the build's save or
+   * the flip waits; flipped: the move is done; caught-up: its last catch-up is done; purging /
    * purged: the rows the last move left behind are being removed / are gone (purge.ts).
    */
-  state: "settled" | "started" | "copying" | "building" | "waiting" | "flipped" | "purging" | "purged" | "refused";
+  state: "settled" | "started" | "copying" | "building" | "catching-up" | "waiting" | "flipped" | "caught-up" | "purging" | "purged" | "refused";
   settled: number;
   target: number;
   rowsRead: number;
@@ -74,46 +80,25 @@ export interface RebalanceStep {
   removed: number;
 }
 
-const recordOf = (origin: string, r: ScannedRecord): ValidRecord => ({
-  origin,
-  loc: r.loc,
-  section: r.section,
-  lastmod: r.lastmod ?? null,
-  changefreq: r.changefreq ?? null,
-  priority: r.priority ?? null,
-  ...(r.ext ? { ext: r.ext } : {}),
-});
-
-/** One page of an old partition after the cursor: copies its moving rows; false when the partition is done. */
-async function copyPage(parts: readonly Services[], origin: string, layout: PartitionLayout, now: number): Promise<{ read: number; copied: number }> {
+/** One page of an old partition after the cursor: copies its moving live rows where their new home has none. */
+async function copyPage(parts: readonly Services[], origin: string, layout: PartitionLayout): Promise<{ read: number; copied: number }> {
   const cursor = layout.cursor!;
-  const scan = parts[cursor.partition]!.store.scan;
-  if (!scan) throw new Error("a partitioned site's store must scan its rows (D1)");
-  const page: ScannedRecord[] = [];
-  for await (const row of scan.scan(origin, { section: cursor.section, key: cursor.key + 1 }, null)) {
-    page.push(row);
-    if (page.length >= PAGE_ROWS) break;
-  }
+  const page = await copyOf(parts[cursor.partition]!.store).page(origin, { section: cursor.section, key: cursor.key }, PAGE_ROWS);
   if (page.length === 0) {
     layout.cursor = { partition: cursor.partition + 1, section: "", key: -1 };
     return { read: 0, copied: 0 };
   }
-  const groups = new Map<number, ValidRecord[]>();
-  for (const row of page) {
-    if (row.deleted || !isMoving(row.loc, layout)) continue;
-    const to = partitionOf(row.loc, layout.target);
-    let group = groups.get(to);
-    if (!group) groups.set(to, (group = []));
-    group.push(recordOf(origin, row));
-  }
-  for (const [to, records] of groups) {
-    const copy = parts[to]!.store.copy;
-    if (!copy) throw new Error("a partitioned site's store must take a move's copy (D1)");
-    for (let i = 0; i < records.length; i += WRITE_ROWS) await copy.insertMissing(records.slice(i, i + WRITE_ROWS), now);
-  }
+  // A tombstone is not copied: a loc the new home lacks is not served from it. Nor is a row an
+  // earlier move left behind here (hidden until purged, maybe stale): only the one its home serves.
+  const from = cursor.partition;
+  const byTarget = Map.groupBy(
+    page.filter((row) => !row.deleted && homeOf(row.loc, layout) === from && movingTo(row.loc, layout) !== null),
+    (row) => movingTo(row.loc, layout)!,
+  );
+  for (const [to, rows] of byTarget) await copyOf(parts[to]!.store).put(rows, "missing");
   const last = page[page.length - 1]!;
   layout.cursor = { partition: cursor.partition, section: last.section, key: last.key };
-  return { read: page.length, copied: [...groups.values()].reduce((n, g) => n + g.length, 0) };
+  return { read: page.length, copied: [...byTarget.values()].reduce((n, g) => n + g.length, 0) };
 }
 
 /** A manifest whose shards render live and uncached until the partition's next run: their rows are about to change what they serve. */
@@ -182,6 +167,16 @@ async function buildStep(
   return { read: rows, waiting: false };
 }
 
+/**
+ * Whether a sync of the site is deleting what its input lacked (its commit under way), in any
+ * partition: a site's sync reads as open while one part is (a part with nothing to delete stays
+ * open), though another may be deleting already.
+ */
+async function syncCommitting(parts: readonly Services[], origin: string): Promise<boolean> {
+  const syncs = await Promise.all(parts.map((part) => part.store.sync?.active(origin) ?? []));
+  return syncs.flat().some((sync) => sync.state === "committing");
+}
+
 async function flip(site: Services, parts: readonly Services[], origin: string, layout: PartitionLayout, now: number): Promise<boolean> {
   const leases: [Services, Lease][] = [];
   try {
@@ -242,7 +237,32 @@ export async function rebalanceStep(
     );
     return result("refused");
   }
+  const stores = parts.map((p) => p.store);
   if (layout.settled === layout.target) {
+    // A minute after a flip, what writes that read the layout before it left in old partitions goes over (deletions).
+    if (layout.catchUp !== null && layout.flippedAt !== null && layout.flippedFrom !== null) {
+      // Not yet: the rebalance chain's next step comes when it is due, or the next heartbeat's (a
+      // database appended meanwhile waits for it: the next move's catch-up reads other feeds).
+      if (now - layout.flippedAt < AFTER_FLIP_MS) return result(parts.length > layout.settled ? "waiting" : "settled");
+      const from = layout.flippedFrom;
+      const caught = await catchUp(stores, origin, layout.catchUp, {
+        goesTo: (loc, p) => {
+          const home = partitionOf(loc, layout.settled);
+          return home >= from && home !== p ? home : null;
+        },
+        deletionsOnly: true,
+        maxRows,
+        inTime,
+        save: () => site.layouts!.save(layout, now),
+        now,
+      });
+      if (!caught.done) return result("catching-up", caught.read);
+      // A sync whose commit began before the flip may still be deleting in old partitions (sync.ts lets it finish): read on until it ends.
+      if (await syncCommitting(parts.slice(0, from), origin)) return result("waiting", caught.read, caught.written);
+      layout.catchUp = null;
+      await site.layouts!.save(layout, now);
+      return result("caught-up", caught.read, caught.written);
+    }
     if (parts.length === layout.settled) {
       if (!purgeDue(layout, now)) return result("settled");
       const purged = await purgeStep(parts, origin, layout, now, maxRows, () => site.layouts!.save(layout, now), options.deadline);
@@ -250,6 +270,7 @@ export async function rebalanceStep(
     }
     layout.target = parts.length;
     layout.cursor = { partition: 0, section: "", key: -1 };
+    layout.catchUp = catchUpFrom(layout.settled, now);
     await site.layouts!.save(layout, now);
     return result("started");
   }
@@ -261,7 +282,7 @@ export async function rebalanceStep(
     if ((await site.layouts!.read()).version !== layout.version) {
       throw new LayoutChangedError(`the layout of ${origin} was saved by another step since this one read it: this step stops`);
     }
-    const page = await copyPage(parts, origin, layout, now);
+    const page = await copyPage(parts, origin, layout);
     await site.layouts!.save(layout, now);
     rowsRead += page.read;
     copied += page.copied;
@@ -274,6 +295,41 @@ export async function rebalanceStep(
     if (built.waiting) return result("waiting", rowsRead, copied);
   }
   if (layout.cursor!.partition < layout.target) return result("building", rowsRead, copied);
+  // A sync's commit deletes in old partitions only: the flip waits for it to end, so the catch-up sees all it deleted.
+  if (await syncCommitting(parts.slice(0, layout.settled), origin)) return result("waiting", rowsRead, copied);
+  // Layouts whose move began before the catch-up existed read the old partitions' feeds whole.
+  layout.catchUp ??= catchUpFrom(layout.settled, 0);
+  const before = {
+    goesTo: (loc: string, p: number) => (homeOf(loc, layout) === p ? movingTo(loc, layout) : null),
+    deletionsOnly: false,
+    inTime,
+    now,
+  };
+  const caught = await catchUp(stores, origin, layout.catchUp, {
+    ...before,
+    maxRows: Math.max(0, maxRows - rowsRead),
+    save: () => site.layouts!.save(layout, now),
+  });
+  rowsRead += caught.read;
+  if (!caught.done) return result("catching-up", rowsRead, copied);
+  // Then the last minute again, right before the switch: a write's stamp is taken before it commits,
+  // so one stamped before the cursor may have committed after its read. Bounded by the step's time
+  // and queries, not its rows (a minute of writes, however many: a row bound could never be met).
+  // Not saved: redone whole if the step ends first; from there the catch-up after the flip reads on.
+  const recent = settleFrom(layout.catchUp, now);
+  const settled = await catchUp(
+    stores,
+    origin,
+    recent.map((c) => ({ ...c })),
+    { ...before, maxRows: Number.POSITIVE_INFINITY, save: async () => {} },
+  );
+  rowsRead += settled.read;
+  if (!settled.done) return result("catching-up", rowsRead, copied);
+  // Once more, right before the switch: a commit that began during the catch-up (it checked the
+  // layout before this step did) waits for the next step; one that begins after it is read by the
+  // catch-up after the flip, which reads on while any commit is under way.
+  if (await syncCommitting(parts.slice(0, layout.settled), origin)) return result("waiting", rowsRead, copied);
+  layout.catchUp = recent;
   if (!(await flip(site, parts, origin, layout, now))) return result("waiting", rowsRead, copied);
   // The caller runs a site pass of every partition next (src/jobs/rebalance.ts): snapshots again.
   return { ...result("flipped", rowsRead, copied), settled: layout.target };

@@ -1,6 +1,7 @@
 /**
  * One site over several record stores (its partitions, SITE_DATABASES "origin=DB_1,DB_2,…"), seen as
- * one store: a loc's reads and writes go to its home partition alone (home.ts); shard reads go to the
+ * one store: a loc's reads and writes go to its home partition (home.ts), and while a move takes
+ * it elsewhere its writes are forwarded to its new home too (forward.ts); shard reads go to the
  * partition their range's keys name (keys.ts); the news and the feed merge each partition's newest.
  *
  * Regeneration and notification never read through this view: each partition plans, renders and
@@ -23,6 +24,7 @@ import type {
   ShardRange,
   UpsertResult,
 } from "../store/port.ts";
+import { forwardMoving } from "./forward.ts";
 import { partitionKey, siteKey } from "./keys.ts";
 import { homeOf } from "./layout.ts";
 import { byPartition } from "./route.ts";
@@ -82,8 +84,14 @@ class PartitionedWriter implements RecordWriter {
   }
 
   async upsert(records: readonly ValidRecord[], now?: number): Promise<UpsertResult> {
-    const groups = byPartition(records, (r) => r.loc, await this.layoutOf());
+    const layout = await this.layoutOf();
+    const groups = byPartition(records, (r) => r.loc, layout);
     const results = await Promise.all([...groups].map(([p, group]) => this.parts[p]!.writer.upsert(group, now)));
+    await forwardMoving(
+      this.parts,
+      records.map((r) => r.loc),
+      layout,
+    );
     return {
       // Each partition's part is one transaction; the batch as a whole is atomic only when it had one part.
       atomic: results.length <= 1 && results.every((r) => r.atomic),
@@ -95,8 +103,10 @@ class PartitionedWriter implements RecordWriter {
   }
 
   async delete(locs: readonly string[], now?: number): Promise<DeleteResult> {
-    const groups = byPartition(locs, (loc) => loc, await this.layoutOf());
+    const layout = await this.layoutOf();
+    const groups = byPartition(locs, (loc) => loc, layout);
     const results = await Promise.all([...groups].map(([p, group]) => this.parts[p]!.writer.delete(group, now)));
+    await forwardMoving(this.parts, locs, layout);
     return {
       atomic: results.length <= 1 && results.every((r) => r.atomic),
       writes: sum(results, (r) => r.writes),
@@ -211,7 +221,7 @@ export function partitionedRecordStore(parts: readonly RecordStore[], layoutOf: 
     recent: recent.every((r) => r !== null) ? new PartitionedRecent(recent) : null,
     scan: null,
     freshness: parts.every((p) => p.freshness !== null) ? new PartitionedFreshness(parts.map((p) => p.freshness)) : null,
-    sync: syncs.every((s) => s !== null) ? new PartitionedSync(syncs, layoutOf) : null,
+    sync: syncs.every((s) => s !== null) ? new PartitionedSync(parts, layoutOf) : null,
     projection: null,
     // Each partition purges its own rows (purge.ts); the site as a whole never does.
     purge: null,

@@ -8,10 +8,17 @@
  * when the sum passes `maxDelete` do the parts move on. An empty input is refused as for one store.
  * Kill-safety is each part's: nothing is deleted before every part is committing, and a commit
  * resumes part after part where it stopped.
+ *
+ * Across a move (docs/capacity.md "Writes during a move"): a sync started or fed during a move
+ * writes to each loc's old home, and a batch's writes to locs being moved are forwarded to their
+ * new homes; its commit's deletions reach them through the catch-up before the flip, which waits
+ * for a committing sync. A sync begun before a flip is refused from then on, before it deletes anything.
  */
 import type { ValidRecord } from "../core/validate.ts";
-import { StoreBusyError, SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../store/errors.ts";
-import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep, UpsertResult } from "../store/port.ts";
+import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../store/errors.ts";
+import type { CommitOptions, RecordStore, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep, UpsertResult } from "../store/port.ts";
+import { forwardMoving } from "./forward.ts";
+import type { PartitionLayout } from "./layout.ts";
 import { byPartition } from "./route.ts";
 import type { LayoutOf } from "./served.ts";
 
@@ -54,11 +61,14 @@ function outsideScope(scope: SyncScope, records: readonly ValidRecord[]): number
 
 export class PartitionedSync implements RecordSync {
   readonly parts: readonly RecordSync[];
+  /** The partitions' stores, where a batch's writes to locs being moved are forwarded (forward.ts). */
+  readonly stores: readonly RecordStore[];
   readonly layoutOf: LayoutOf;
 
-  /** `parts`: every configured partition; a sync spans those that hold records (the layout's `settled`). */
-  constructor(parts: readonly RecordSync[], layoutOf: LayoutOf) {
-    this.parts = parts;
+  /** `stores`: every configured partition (each with its sync); a sync spans those that hold records (the layout's `settled`). */
+  constructor(stores: readonly RecordStore[], layoutOf: LayoutOf) {
+    this.parts = stores.map((s) => s.sync!);
+    this.stores = stores;
     this.layoutOf = layoutOf;
   }
 
@@ -74,11 +84,24 @@ export class PartitionedSync implements RecordSync {
     return infos as SyncInfo[];
   }
 
+  /**
+   * A sync spans the partitions that held records when it began. A flip since then moved some of
+   * its records to a database it has no part in: what it received or would delete there is
+   * unknown to it, so it is refused whole (before it deletes anything), and a new sync starts.
+   */
+  async #spanned(id: string): Promise<{ ids: string[]; layout: PartitionLayout }> {
+    const ids = this.#ids(id);
+    const layout = await this.layoutOf();
+    if (ids.length < layout.settled) {
+      throw new SyncStateError(
+        `sync ${id} began before the site's records moved onto a database added to it (the move has flipped since); nothing was deleted: start a new sync`,
+      );
+    }
+    return { ids, layout };
+  }
+
   async start(scope: SyncScope, options: { maxDelete: number; ttlMs: number }, now = Date.now()): Promise<SyncInfo> {
     const layout = await this.layoutOf();
-    if (layout.target > layout.settled) {
-      throw new StoreBusyError("busy", "the site's records are being moved onto a database added to it; start the sync once the move has flipped", 60);
-    }
     const parts = await Promise.all(this.parts.slice(0, layout.settled).map((p) => p.start(scope, options, now)));
     return combine(parts.map((p) => p.id).join(SEPARATOR), parts);
   }
@@ -98,14 +121,17 @@ export class PartitionedSync implements RecordSync {
     if (info.state !== "open") throw new SyncStateError(`sync ${id} is ${info.state}, not open`);
     const outside = outsideScope(info.scope, records);
     if (outside.length > 0) throw new SyncScopeError(`${outside.length} of the records are outside this sync's scope`, outside);
-    const ids = this.#ids(id);
-    const byHome = byPartition(records, (r) => r.loc, await this.layoutOf());
-    if ([...byHome.keys()].some((p) => p >= ids.length)) {
-      throw new SyncStateError(`sync ${id} began before a database was added to the site; start a new sync`);
-    }
+    const { ids, layout } = await this.#spanned(id);
+    const byHome = byPartition(records, (r) => r.loc, layout);
     const groups: ValidRecord[][] = ids.map((_, p) => byHome.get(p) ?? []);
     // Every part, even one given no record, so that every part's expiry moves on together.
     const results = await Promise.all(groups.map((group, p) => this.parts[p]!.upsert(ids[p]!, group, now)));
+    // During a move, what a batch wrote to a loc being moved goes to its new home too (forward.ts).
+    await forwardMoving(
+      this.stores,
+      records.map((r) => r.loc),
+      layout,
+    );
     const total = (of: (r: UpsertResult) => number) => results.reduce((n, r) => n + of(r), 0);
     return {
       atomic: results.filter((_, p) => groups[p]!.length > 0).length <= 1,
@@ -117,11 +143,8 @@ export class PartitionedSync implements RecordSync {
   }
 
   async keep(id: string, locs: readonly string[], now?: number): Promise<number> {
-    const ids = this.#ids(id);
-    const byHome = byPartition(locs, (loc) => loc, await this.layoutOf());
-    if ([...byHome.keys()].some((p) => p >= ids.length)) {
-      throw new SyncStateError(`sync ${id} began before a database was added to the site; start a new sync`);
-    }
+    const { ids, layout } = await this.#spanned(id);
+    const byHome = byPartition(locs, (loc) => loc, layout);
     const kept = await Promise.all([...byHome].map(([p, group]) => this.parts[p]!.keep(ids[p]!, group, now)));
     return kept.reduce((n, k) => n + k, 0);
   }
@@ -132,6 +155,8 @@ export class PartitionedSync implements RecordSync {
     const first = combine(id, infos);
     if (first.state === "aborted") throw new SyncStateError(`sync ${id} was aborted; start a new one`);
     if (first.state === "committed") return { sync: first, done: true };
+    // A commit whose deletions began before a flip finishes (the move's catch-up reads on while it runs); one that has not begun is refused.
+    if (infos.every((info) => info.state === "open")) await this.#spanned(id);
     if (first.state === "open") {
       if (first.received === 0) throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
       const maxDelete = options.maxDelete ?? first.maxDelete;

@@ -84,3 +84,12 @@ export function checkSyncGuard(wouldDelete: number, inScope: number, maxDelete: 
 export class SyncEmptyError extends Error {
   override readonly name = "SyncEmptyError";
 }
+
+/**
+ * A partitioned site's SITE_DATABASES list does not keep the databases recorded for its partitions
+ * in their places (src/partitions/database-list.ts): nothing of the site that is read or written by
+ * partition is, until the list is fixed. The message names SITE_DATABASES and what to restore.
+ */
+export class DatabaseListError extends Error {
+  override readonly name = "DatabaseListError";
+}

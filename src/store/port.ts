@@ -332,14 +332,43 @@ export interface RowPurge {
   purge(origin: string, keys: readonly number[]): Promise<number>;
 }
 
+/** A row as a store keeps it, for a move's copy between two stores of one kind (its key is the source store's). */
+export interface CopiedRow {
+  key: number;
+  origin: string;
+  section: string;
+  loc: string;
+  lastmod: string | null;
+  changefreq: string | null;
+  priority: number | null;
+  /** Extension data as the store keeps it (JSON). */
+  ext: string | null;
+  size: number;
+  /** The change stamp it was written with (ms): "newer wins" compares these. */
+  updatedAt: number;
+  deleted: boolean;
+  /** Who brought it (RecordSync): a mirror's records stay its own in their new store. */
+  source: string | null;
+}
+
 /**
- * A move's copy into a new partition (src/partitions/rebalance.ts): records go in only where the
- * store holds no row of their loc, live or deleted, so a page copied again — by a step repeated, or
- * one overtaken by another — never writes an older value over a newer one, nor brings a deleted loc back.
+ * A move between a site's partitions (src/partitions/rebalance.ts): rows are read and written as
+ * stored, with their change stamps. The copy only fills what is absent, so a page copied again —
+ * by a step repeated, or one overtaken by another — never writes over a row a write put there,
+ * nor brings a deleted loc back; writes during the move, and the catch-up before the flip, put
+ * the newer row over the older (docs/capacity.md "Writes during a move").
  */
 export interface RowCopy {
-  /** Inserts the records whose loc is absent; returns how many it inserted. */
-  insertMissing(records: readonly ValidRecord[], now: number): Promise<number>;
+  /** Up to `limit` rows of a site after `after` in (section, key) order, tombstones included. */
+  page(origin: string, after: ScanPosition, limit: number): Promise<CopiedRow[]>;
+  /** The rows of these locs, as stored (locs with none are left out). */
+  rows(locs: readonly string[]): Promise<CopiedRow[]>;
+  /** Writes rows with their own stamps where the loc is absent (`missing`), or also over an older row (`newer`); returns rows written. */
+  put(rows: readonly CopiedRow[], mode: "missing" | "newer"): Promise<number>;
+  /** Tombstones, stamped `now`, each loc whose row is live and older than the stamp beside it; returns how many. */
+  deleteOlder(entries: readonly { loc: string; stamp: number }[], now: number): Promise<number>;
+  /** Every change of a site after a cursor, rows a partition hides included (the served feed leaves them out). */
+  changes(origin: string, after: ChangeCursor, limit: number): Promise<ChangePage>;
 }
 
 /** The port. */

@@ -1,9 +1,11 @@
 /** `npm run check-config`: the deployer's check of wrangler.jsonc + secrets, before deploying. */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { ConfigSources } from "../../scripts/local-config.ts";
+import { databaseListProblems, recordDeployedLists } from "../../scripts/partitions-lock.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "check-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,5 +62,82 @@ describe("npm run check-config", () => {
     const standIn = check({ ...site, ACCESS_TEAM_DOMAIN: "team.cloudflareaccess.com", ACCESS_TEST_ISSUER: "http://127.0.0.1:18540" });
     expect(standIn.code).toBe(1);
     expect(standIn.err).toContain("configuration error: ACCESS_TEST_ISSUER is for local tests only");
+  });
+});
+
+describe("npm run check-config: a partitioned site's database list against the one deployed last (partitions.lock.json)", () => {
+  const SITE = "https://big.example";
+  const declared = (ids: Record<string, string>) =>
+    Object.entries(ids).map(([binding, id]) => ({ binding, database_name: `sitemaps-${binding.toLowerCase()}`, database_id: id }));
+  const IDS = { DB: "id-1", DB_2: "id-2", DB_3: "id-3", DB_4: "id-4" };
+  let projects = 0;
+
+  /** A deployer's project: wrangler.jsonc with these D1 databases and the site's list; the lock stays beside it between calls. */
+  function project() {
+    const root = join(dir, `project-${++projects}`);
+    mkdirSync(root);
+    const configPath = join(root, "wrangler.jsonc");
+    const sources: ConfigSources = { configPath, devVarsPath: null, processEnv: {} };
+    const write = (list: string, ids: Record<string, string> = IDS) =>
+      writeFileSync(
+        configPath,
+        JSON.stringify({
+          name: "sitemaps",
+          main: "src/index.ts",
+          compatibility_date: "2026-11-01",
+          d1_databases: declared(ids),
+          vars: { SITES: SITE, SITE_DATABASES: `${SITE}=${list}` },
+        }),
+      );
+    return { root, configPath, sources, write };
+  }
+
+  it("passes without a record, and a list with databases appended or a binding renamed; refuses one reordered, repointed or dropped", () => {
+    const p = project();
+    p.write("DB,DB_2,DB_3");
+    expect(databaseListProblems(p.sources)).toEqual([]);
+    // What `npm run deploy` does once the deploy and the migrations succeeded.
+    expect(recordDeployedLists(p.sources)).toBe(join(p.root, "partitions.lock.json"));
+    expect(JSON.parse(readFileSync(join(p.root, "partitions.lock.json"), "utf8"))).toEqual({
+      workers: { sitemaps: { [SITE]: declared({ DB: "id-1", DB_2: "id-2", DB_3: "id-3" }) } },
+    });
+
+    p.write("DB,DB_2,DB_3,DB_4");
+    expect(databaseListProblems(p.sources)).toEqual([]);
+    p.write("DB,BIG_2,DB_3", { DB: "id-1", BIG_2: "id-2", DB_3: "id-3" });
+    expect(databaseListProblems(p.sources)).toEqual([]);
+
+    p.write("DB,DB_3,DB_2,DB_4");
+    expect(databaseListProblems(p.sources)).toEqual([
+      "configuration error: SITE_DATABASES for https://big.example lists DB_3 second, but the database recorded second is DB_2's (id-2), listed third: the list was reordered; restore the order DB,DB_2,DB_3,DB_4 (append new databases at the end) (the list deployed last is in partitions.lock.json)",
+    ]);
+    p.write("DB,DB_2,DB_3", { ...IDS, DB_2: "id-9" });
+    expect(databaseListProblems(p.sources)[0]).toContain(
+      "lists DB_2, but DB_2 is now another database (id-9) than the one recorded as the site's second partition (id-2)",
+    );
+    for (const dropped of ["DB,DB_2", "DB"]) {
+      p.write(dropped);
+      expect(databaseListProblems(p.sources)[0]).toContain("no longer lists the database recorded as the site's");
+    }
+  });
+
+  it("exits 1 naming SITE_DATABASES for a reordered list, before anything is deployed; 0 for an appended one", () => {
+    const p = project();
+    p.write("DB,DB_2,DB_3");
+    recordDeployedLists(p.sources);
+    const run = () =>
+      spawnSync(process.execPath, ["scripts/check-config.ts", "--config", p.configPath, "--no-dev-vars"], {
+        env: { PATH: process.env["PATH"] ?? "" },
+        encoding: "utf8",
+      });
+    p.write("DB,DB_3,DB_2");
+    const reordered = run();
+    expect(reordered.status).toBe(1);
+    expect(reordered.stderr).toContain("configuration error: SITE_DATABASES for https://big.example lists DB_3 second");
+    expect(reordered.stderr).toContain("1 configuration problem");
+    p.write("DB,DB_2,DB_3,DB_4");
+    const appended = run();
+    expect(appended.status, appended.stderr).toBe(0);
+    expect(appended.stdout).toContain("configuration ok");
   });
 });

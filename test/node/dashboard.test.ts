@@ -8,7 +8,8 @@
  *   stand-in reported after a cron run (errors: 2, the index's lastDownloaded);
  * - the session cookie is `__Secure-`, HttpOnly, Secure, SameSite=Strict, scoped to /sitemap-admin/;
  * - "Regenerate now" (a form with the session's CSRF token) runs a regeneration; a script on the
- *   page, with the same cookie, can neither write records nor trigger it with fetch();
+ *   page, with the same cookie, can neither write records nor trigger it with fetch(), and
+ *   submitting the form itself gets no `?full=1` through and nothing within the cooldown;
  * - after sign-out the old cookie reads nothing;
  * - the CSP lets the stylesheet apply and stops an inline script.
  * Google (token endpoint, Search Console API) and the Access JWKS are one HTTP server on 127.0.0.1.
@@ -252,6 +253,38 @@ describe("the dashboard in Chromium", () => {
       return { csrf: csrf.length, put: put.status, regenerate: regenerate.status, status: status.status };
     });
     expect(scripted).toEqual({ csrf: 43, put: 403, regenerate: 403, status: 200 });
+    // Issue 43: the script submits the dashboard's form itself (form.submit(): a same-origin
+    // navigation, which carries the token), pointed at ?full=1, twice in a row: refused both times
+    // (the action takes no query). Without a query, so soon after the click above: the cooldown.
+    const csrf = await elsewhere.evaluate(async () => /name="csrf" value="([^"]+)"/.exec(await (await fetch("/sitemap-admin/")).text())?.[1] ?? "");
+    const submit = async (action: string, status: number) => {
+      await elsewhere.goto(`${SITE}/robots.txt`);
+      await Promise.all([
+        elsewhere.waitForURL(`${SITE}/sitemap-admin/?done=regenerate&status=${status}`),
+        elsewhere.evaluate(
+          ([to, token]) => {
+            const form = document.createElement("form");
+            form.method = "post";
+            form.action = to;
+            const field = Object.assign(document.createElement("input"), { type: "hidden", name: "csrf", value: token });
+            form.append(field);
+            document.body.append(form);
+            form.submit();
+          },
+          [action, csrf] as const,
+        ),
+      ]);
+    };
+    const runsAfterClick = await regenerationRuns();
+    await submit("/sitemap-admin/regenerate?full=1", 403);
+    await submit("/sitemap-admin/regenerate?full=1", 403);
+    await submit("/sitemap-admin/regenerate", 429);
+    expect(await elsewhere.locator('[data-figure="action-outcome"]').textContent()).toContain("less than 5 minutes ago (HTTP 429)");
+    const refused = ((await adminStatus()) as unknown as { audit: { refused: { reason: string; count: number }[] } }).audit.refused;
+    const by = (reason: string) => refused.filter((r) => r.reason === reason).reduce((n, r) => n + r.count, 0);
+    expect([by("action-query"), by("cooldown"), by("not-for-browsers")]).toEqual([2, 1, 2]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await regenerationRuns()).toBe(runsAfterClick);
     await elsewhere.close();
 
     // Sign out: back to the form, the cookie gone, and the old cookie reads nothing.

@@ -182,6 +182,41 @@ describe("the real deploy path (wrangler replaced by a recording stand-in)", () 
   });
 });
 
+describe("a partitioned site's database list (partitions.lock.json)", () => {
+  it("is recorded after a deploy and its migrations; a later deploy of a reordered list stops before any wrangler command", () => {
+    const project = cleanCopy();
+    scratch.push(project);
+    const config = join(project, "wrangler.jsonc");
+    const databases = (list: string) =>
+      writeFileSync(
+        config,
+        readFileSync(join(ROOT, "wrangler.jsonc"), "utf8")
+          .replace(
+            '"d1_databases": [',
+            '"d1_databases": [\n    { "binding": "DB_2", "database_name": "edge-sitemaps-2", "migrations_dir": "migrations" },\n    { "binding": "DB_3", "database_name": "edge-sitemaps-3", "migrations_dir": "migrations" },',
+          )
+          .replace('"vars": {', `"vars": {\n    "SITE_DATABASES": "http://localhost:8787=${list}",`),
+      );
+    databases("DB,DB_2,DB_3");
+    const first = fakeWrangler(tempDir(), null);
+    const deployed = npmDeploy(project, [], { EDGE_SITEMAPS_WRANGLER: first.script });
+    expect(deployed.status, deployed.out).toBe(0);
+    expect(first.calls()).toContain("d1 migrations apply DB_3 --remote");
+    expect(deployed.out).toContain("partitions.lock.json: commit it with wrangler.jsonc");
+    const lock = JSON.parse(readFileSync(join(project, "partitions.lock.json"), "utf8")) as {
+      workers: Record<string, Record<string, { binding: string }[]>>;
+    };
+    expect(lock.workers["edge-sitemaps"]?.["http://localhost:8787"]?.map((d) => d.binding)).toEqual(["DB", "DB_2", "DB_3"]);
+
+    databases("DB,DB_3,DB_2");
+    const second = fakeWrangler(tempDir(), null);
+    const refused = npmDeploy(project, [], { EDGE_SITEMAPS_WRANGLER: second.script });
+    expect(refused.status).toBe(1);
+    expect(refused.out).toContain("configuration: configuration error: SITE_DATABASES for http://localhost:8787 lists DB_3 second");
+    expect(second.calls()).toEqual([]);
+  });
+});
+
 describe("deploy's parts", () => {
   it("plans one remote migration per D1 binding, in wrangler.jsonc's order", () => {
     const steps = deployPlan([{ binding: "DB" }, { binding: "DB_B" }], []);

@@ -75,28 +75,59 @@ describe("what an Access identity may do", () => {
   });
 
   it("a service token's JWT writes, is audited by its Client ID, and is refused from another site", async () => {
-    const { origin, env, key } = await site("access-service");
+    const { origin, env: unlisted, key } = await site("access-service");
+    const env = { ...unlisted, ACCESS_SERVICE_TOKEN_IDS: "88bf3b6d86161464f6509f7219099e57.access" } as Env;
     const jwt = { "Cf-Access-Jwt-Assertion": await key.jwt(serviceToken()) };
     const ok = await call(env, `${origin}/sitemap-admin/urls`, put(origin, jwt));
     expect(ok.status).toBe(200);
     const xsite = await call(env, `${origin}/sitemap-admin/urls`, put(origin, { ...jwt, Origin: "https://evil.example", "Sec-Fetch-Site": "cross-site" }));
     expect(xsite.status).toBe(403);
+    // The cross-site refusal is counted apart from the trail of accepted writes.
     const status = (await (await call(env, `${origin}/sitemap-admin/status`, { headers: jwt })).json()) as {
-      audit: { entries: { who: string; status: number }[] };
+      audit: { entries: { who: string; status: number }[]; refused: { who: string; reason: string; count: number }[] };
     };
-    expect(status.audit.entries.map((e) => [e.who, e.status])).toEqual([
-      ["service token 88bf3b6d86161464f6509f7219099e57.access", 403],
-      ["service token 88bf3b6d86161464f6509f7219099e57.access", 200],
+    expect(status.audit.entries.map((e) => [e.who, e.status])).toEqual([["service token 88bf3b6d86161464f6509f7219099e57.access", 200]]);
+    expect(status.audit.refused.map((r) => [r.who, r.reason, r.count])).toEqual([
+      ["service token 88bf3b6d86161464f6509f7219099e57.access", "cross-site", 1],
     ]);
     // Neither a person nor a service token: refused.
     for (const claims of [serviceToken({ sub: "someone" }), serviceToken({ common_name: "" }), person({ email: "" })]) {
       expect((await call(env, `${origin}/sitemap-admin/status`, { headers: { "Cf-Access-Jwt-Assertion": await key.jwt(claims) } })).status).toBe(401);
     }
   });
+
+  it("issue 43: only the service tokens listed in ACCESS_SERVICE_TOKEN_IDS sign in; unset, none does (people still read)", async () => {
+    const { origin, env: base, key } = await site("access-service-list");
+    const listed = "88bf3b6d86161464f6509f7219099e57.access";
+    const other = "0123456789abcdef0123456789abcdef.access";
+    const env = { ...base, ACCESS_SERVICE_TOKEN_IDS: `${other.replace("0123", "fedc")}  ${listed}` } as Env;
+    const as = async (clientId: string) => ({ "Cf-Access-Jwt-Assertion": await key.jwt(serviceToken({ common_name: clientId })) });
+    // A service token of the same team, validly signed for this application, but not one of ours: no one.
+    const unlisted = await call(env, `${origin}/sitemap-admin/urls`, put(origin, await as(other)));
+    expect(unlisted.status).toBe(401);
+    expect(await unlisted.json()).toEqual({ error: "unauthorized" });
+    expect((await call(env, `${origin}/sitemap-admin/status`, { headers: await as(other) })).status).toBe(401);
+    // The listed one writes and reads.
+    expect((await call(env, `${origin}/sitemap-admin/urls`, put(origin, await as(listed)))).status).toBe(200);
+    expect((await call(env, `${origin}/sitemap-admin/status`, { headers: await as(listed) })).status).toBe(200);
+    // Without the variable no service token signs in; a person's JWT still reads.
+    expect((await call(base, `${origin}/sitemap-admin/status`, { headers: await as(listed) })).status).toBe(401);
+    expect((await call(base, `${origin}/sitemap-admin/status`, { headers: { "Cf-Access-Jwt-Assertion": await key.jwt(person()) } })).status).toBe(200);
+    // A bad list turns Access sign-in off, named in status (the rule, never the value).
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const bad = { ...env, ACCESS_SERVICE_TOKEN_IDS: "ok.access not/an/id" } as Env;
+    expect((await call(bad, `${origin}/sitemap-admin/status`, { headers: await as(listed) })).status).toBe(401);
+    const config = (
+      (await (await call(bad, `${origin}/sitemap-admin/status`, { headers: { Authorization: "Bearer test-admin-token-0123456789abcdef" } })).json()) as {
+        configuration: { disabled: { feature: string; variable: string }[] };
+      }
+    ).configuration;
+    expect(config.disabled).toContainEqual(expect.objectContaining({ feature: "access-sign-in", variable: "ACCESS_SERVICE_TOKEN_IDS" }));
+  });
 });
 
 describe("verifying an Access JWT", () => {
-  const config = { issuer: TEAM, aud: AUD };
+  const config = { issuer: TEAM, aud: AUD, serviceTokenIds: new Set<string>() };
 
   it("allows 60 s of clock difference on iat, nbf and exp, and not a second more", async () => {
     const key = await accessKey("skew");

@@ -12,8 +12,7 @@ import { partitionOf } from "../../src/partitions/home.ts";
 import { LayoutChangedError } from "../../src/partitions/layout.ts";
 import { rebalanceStep } from "../../src/partitions/rebalance.ts";
 import { databaseServices, servicesFor } from "../../src/services.ts";
-import type { Services } from "../../src/services-type.ts";
-import type { RowCopy } from "../../src/store/port.ts";
+import { gatedCopy } from "./support/gated-copy.ts";
 import { regenerateAll } from "./support/regenerate-all.ts";
 import { call, document, freshOrigin, locsOf, validRecords } from "./support.ts";
 
@@ -28,27 +27,6 @@ const envOf = (origin: string, databases: string): Env =>
 
 const put = (env: Env, origin: string, records: unknown[]) =>
   call(env, `${origin}/sitemap-admin/urls`, { method: "PUT", headers: AUTH, body: JSON.stringify(records) });
-
-/** The site's services with the new partition's copy held at a gate: the step's page write waits until `open()`. */
-function gated(site: Services, partition: number): { site: Services; entered: Promise<void>; open: () => void } {
-  let open!: () => void;
-  let entered!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const reached = new Promise<void>((resolve) => (entered = resolve));
-  const parts = site.partitions!.map((p, i) => {
-    if (i !== partition) return p;
-    const inner = p.store.copy!;
-    const copy: RowCopy = {
-      async insertMissing(records, now) {
-        entered();
-        await gate;
-        return inner.insertMissing(records, now);
-      },
-    };
-    return { ...p, store: { ...p.store, copy } };
-  });
-  return { site: { ...site, partitions: parts }, entered: reached, open };
-}
 
 describe("two steps of one move at once", () => {
   it("the overtaken step stops: no older layout saved back, no older value written, no deleted loc back", async () => {
@@ -67,7 +45,7 @@ describe("two steps of one move at once", () => {
     expect(await rebalanceStep(site, origin)).toMatchObject({ state: "started" });
 
     // Step A copies its first page and is held in the page write (slow D1, a paused isolate)…
-    const a = gated(site, 3);
+    const a = gatedCopy(site, 3);
     const stepA = rebalanceStep(a.site, origin, { maxRows: 1_000_000 });
     await a.entered;
     // …while step B, a delivery that took over, runs the move to its flip.

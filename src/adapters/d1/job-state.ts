@@ -185,6 +185,18 @@ export class D1JobStateStore implements JobStateStore {
       .run();
   }
 
+  async passAsked(kind: JobKind, origin: string, now: number): Promise<boolean> {
+    const row = await this.#db
+      // Only a live chain's: a lost one's pass would never run, and a request starts a new chain.
+      .prepare(
+        `SELECT 1 AS asked FROM jobs WHERE kind = ?1 AND origin = ?2 AND NOT ${FREE("?3", "?4")}
+           AND (requested_full = 1 OR (step_full = 1 AND lease_until > ?3))`,
+      )
+      .bind(kind, origin, now, now - CHAIN_LOST_MS)
+      .first<{ asked: number }>();
+    return row !== null;
+  }
+
   async list(origin: string): Promise<JobRecord[]> {
     const { results } = await this.#db.prepare("SELECT * FROM jobs WHERE origin = ?1 ORDER BY kind").bind(origin).all<JobRow>();
     return results.map((r) => ({

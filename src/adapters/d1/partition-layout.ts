@@ -1,5 +1,7 @@
 /** The layout of each partitioned site (src/partitions/layout.ts), in the site's first database. */
+
 import { LayoutChangedError, type LayoutStore, type ManifestBuild, type MoveCursor, type PartitionLayout } from "../../partitions/layout.ts";
+import type { ChangeCursor } from "../../store/port.ts";
 
 interface LayoutRow {
   version: number;
@@ -10,6 +12,7 @@ interface LayoutRow {
   cursor: string | null;
   purge_cursor: string | null;
   purged_at: number | null;
+  catch_up: string | null;
 }
 
 const cursorOf = (text: string | null): MoveCursor | null => (text === null ? null : (JSON.parse(text) as MoveCursor));
@@ -32,7 +35,9 @@ export class D1LayoutStore implements LayoutStore {
 
   async load(origin: string): Promise<PartitionLayout | null> {
     const row = await this.#db
-      .prepare("SELECT version, settled, target, flipped_at, flipped_from, cursor, purge_cursor, purged_at FROM partition_layouts WHERE origin = ?1")
+      .prepare(
+        "SELECT version, settled, target, flipped_at, flipped_from, cursor, purge_cursor, purged_at, catch_up FROM partition_layouts WHERE origin = ?1",
+      )
       .bind(origin)
       .first<LayoutRow>();
     return (
@@ -45,6 +50,7 @@ export class D1LayoutStore implements LayoutStore {
         cursor: cursorOf(row.cursor),
         purgeCursor: cursorOf(row.purge_cursor),
         purgedAt: row.purged_at,
+        catchUp: row.catch_up === null ? null : (JSON.parse(row.catch_up) as ChangeCursor[]),
       }
     );
   }
@@ -62,7 +68,7 @@ export class D1LayoutStore implements LayoutStore {
     const result = await this.#db
       .prepare(
         `UPDATE partition_layouts SET settled = ?2, target = ?3, flipped_at = ?4, cursor = ?5, purge_cursor = ?6, purged_at = ?7, updated_at = ?8,
-           flipped_from = ?10, version = version + 1
+           flipped_from = ?10, catch_up = ?11, version = version + 1
          WHERE origin = ?1 AND version = ?9`,
       )
       .bind(
@@ -76,6 +82,7 @@ export class D1LayoutStore implements LayoutStore {
         now,
         layout.version,
         layout.flippedFrom ?? null,
+        layout.catchUp === null ? null : JSON.stringify(layout.catchUp),
       )
       .run();
     changed(result, origin, layout);

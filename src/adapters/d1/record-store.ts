@@ -6,6 +6,7 @@ import { D1NewsIndex } from "./news-index.ts";
 import { D1RowPurge } from "./purge.ts";
 import { D1RecordReader } from "./reader.ts";
 import { D1RecentIndex } from "./recent-index.ts";
+import { D1RowCopy } from "./row-copy.ts";
 import type { D1Observer } from "./rows.ts";
 import { D1RangeScan } from "./scan.ts";
 import { D1RecordSync } from "./sync.ts";
@@ -22,11 +23,12 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
   const { observe } = options;
   const writer = new D1RecordWriter(db);
   const scan = new D1RangeScan(db, observe);
+  const changes = new D1ChangeFeed(db, observe);
   return {
     kind: "d1",
     reader: new D1RecordReader(db, options),
     writer,
-    changes: new D1ChangeFeed(db, observe),
+    changes,
     news: new D1NewsIndex(db, observe),
     recent: new D1RecentIndex(db, observe),
     scan,
@@ -34,6 +36,6 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
     projection: null,
     sync: new D1RecordSync(db, writer),
     purge: new D1RowPurge(db, scan),
-    copy: writer,
+    copy: new D1RowCopy(db, changes),
   };
 }

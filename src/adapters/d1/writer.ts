@@ -4,7 +4,7 @@
  */
 import type { ValidRecord } from "../../core/validate.ts";
 import { urlElementBytes } from "../../core/writers.ts";
-import type { DeleteResult, RecordWriter, RowCopy, UpsertResult } from "../../store/port.ts";
+import type { DeleteResult, RecordWriter, UpsertResult } from "../../store/port.ts";
 
 const UPSERT_COLUMNS = 10;
 const ROWS_PER_UPSERT = Math.floor(100 / UPSERT_COLUMNS);
@@ -122,18 +122,11 @@ export interface UpsertOptions {
   after?: readonly D1PreparedStatement[];
 }
 
-export class D1RecordWriter implements RecordWriter, RowCopy {
+export class D1RecordWriter implements RecordWriter {
   readonly #db: D1Database;
 
   constructor(db: D1Database) {
     this.#db = db;
-  }
-
-  /** A move's copy (RowCopy): one transaction of inserts that leave every loc the database holds as it is. */
-  async insertMissing(records: readonly ValidRecord[], now: number): Promise<number> {
-    if (records.length === 0) return 0;
-    const results = await this.#db.batch(upsertStatements(this.#db, records, now, null, " ON CONFLICT(loc) DO NOTHING"));
-    return results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);
   }
 
   /**

@@ -4,7 +4,7 @@
  * reads the object answers from its SQLite, and the binding as the Worker uses it. Types only, so
  * Node-side code that wires the store never loads the object.
  */
-import type { AuditEntry, StoredSession } from "../../admin-state/store.ts";
+import type { AuditEntry, RefusalCount, RefusalReason, StoredSession } from "../../admin-state/store.ts";
 import type { StoredRecord } from "../../core/types.ts";
 import type { ValidRecord } from "../../core/validate.ts";
 import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, ProjectionState, ScanPosition } from "../../store/port.ts";
@@ -45,13 +45,19 @@ export type SiteAnswer =
 /** The projection's state plus whether the object is still adopting records already in KV. */
 export type WriterStatus = ProjectionState;
 
-/** The admin's sessions and audit trail of the site, for a deployment without D1 (admin-tables.ts). */
+/** The admin's sessions, audit trail, refusals and cooldowns of the site, for a deployment without D1 (admin-tables.ts). */
 export type AdminCall =
-  | { op: "create-session"; idHash: string; session: StoredSession }
-  | { op: "session"; idHash: string }
-  | { op: "revoke-session"; idHash: string; now: number }
+  | { op: "create-session"; key: string; session: StoredSession }
+  | { op: "session"; key: string }
+  | { op: "revoke-session"; key: string; now: number }
   | { op: "record-audit"; entry: AuditEntry }
-  | { op: "audit"; limit: number };
+  | { op: "audit"; limit: number }
+  | { op: "record-refusal"; refusal: { at: number; reason: RefusalReason; who: string } }
+  | { op: "refusals"; limit: number }
+  | { op: "claim-cooldown"; action: string; now: number; until: number };
+
+/** What an admin call answers: a session, audit entries, refusal counts, a cooldown's end, or nothing. */
+export type AdminAnswer = StoredSession | AuditEntry[] | RefusalCount[] | number | null;
 
 /** The writer object's RPC surface (KvSiteWriter implements it). Every call names the site. */
 export interface SiteWriterRpc {
@@ -69,7 +75,7 @@ export interface SiteWriterRpc {
   status(origin: string): Promise<WriterStatus>;
   /** Projects what is pending now, waiting up to `waitMs` for writes spaced by KV's per-key rate; the status after. */
   settle(origin: string, waitMs: number): Promise<WriterStatus>;
-  admin(origin: string, call: AdminCall): Promise<StoredSession | AuditEntry[] | null>;
+  admin(origin: string, call: AdminCall): Promise<AdminAnswer>;
 }
 
 /** The KV_WRITERS binding (a DurableObjectNamespace of KvSiteWriter), as far as the Worker uses it. */

@@ -12,13 +12,12 @@
  * thrown errors into bare Errors; reads throw plain errors the caller logs).
  */
 import { DurableObject } from "cloudflare:workers";
-import type { AuditEntry, StoredSession } from "../../admin-state/store.ts";
 import type { StoredRecord } from "../../core/types.ts";
 import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, ScanPosition } from "../../store/port.ts";
 import { runAdminCall } from "./admin-tables.ts";
 import { type AdoptProgress, adoptStep } from "./adopt.ts";
 import { applyDelete, applyUpsert } from "./apply-batch.ts";
-import type { AdminCall, BatchCounts, ScanRow, SiteAnswer, SiteOp, SiteWriterRpc, WriterStatus } from "./object-protocol.ts";
+import type { AdminAnswer, AdminCall, BatchCounts, ScanRow, SiteAnswer, SiteOp, SiteWriterRpc, WriterStatus } from "./object-protocol.ts";
 import { Projector } from "./projection.ts";
 import { SiteDb } from "./site-db.ts";
 import {
@@ -143,8 +142,8 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
     }
   }
 
-  /** The admin's sessions and audit trail of this site (a deployment without D1; admin-tables.ts). */
-  async admin(origin: string, call: AdminCall): Promise<StoredSession | AuditEntry[] | null> {
+  /** The admin's sessions, audit trail, refusals and cooldowns of this site (a deployment without D1; admin-tables.ts). */
+  async admin(origin: string, call: AdminCall): Promise<AdminAnswer> {
     this.#claim(origin);
     return runAdminCall(this.ctx.storage.sql, origin, call);
   }

@@ -10,7 +10,10 @@
  * keys. A person's carries `email` (and `sub`, their user id); a service token's carries
  * `common_name`, the token's Client ID, with no `email` and an empty `sub`. Only a service token
  * may write; a person's token reads (the browser that carries it also carries it for any script on
- * the site's origin). A token that is neither is refused.
+ * the site's origin). A token that is neither is refused, and so is a service token whose Client
+ * ID is not listed in ACCESS_SERVICE_TOKEN_IDS: the claims say what kind of token Access signed,
+ * not that this admin meant to give it writes (any service token the Access policy admits, one
+ * made for another application of the team say, would otherwise write).
  *
  * The JWKS is cached per isolate and fetched again only for a `kid` it does not hold (Access
  * rotates keys), at most once per REFETCH_GAP_MS, counted from when a fetch starts; requests that
@@ -25,6 +28,8 @@ export interface AccessConfig {
   /** The team's issuer, https://<team>.cloudflareaccess.com (src/config/variables/access.ts). */
   issuer: string;
   aud: string;
+  /** The Client IDs of the service tokens that sign in (ACCESS_SERVICE_TOKEN_IDS); any other is no one. */
+  serviceTokenIds: ReadonlySet<string>;
 }
 
 /** Who a verified Access token names. */
@@ -104,11 +109,11 @@ function timely(payload: Record<string, unknown>, nowS: number): boolean {
   return true;
 }
 
-/** A person (`email`) or a service token (`common_name`, no email, no subject); anything else is no one. */
-function identityOf(payload: Record<string, unknown>): AccessIdentity | null {
+/** A person (`email`) or a listed service token (`common_name`, no email, no subject); anything else is no one. */
+function identityOf(payload: Record<string, unknown>, serviceTokenIds: ReadonlySet<string>): AccessIdentity | null {
   const { email, common_name: commonName, sub } = payload;
   if (typeof email === "string" && email.length > 0) return { kind: "user", email };
-  if (email === undefined && typeof commonName === "string" && commonName.length > 0 && (sub === undefined || sub === "")) {
+  if (email === undefined && typeof commonName === "string" && serviceTokenIds.has(commonName) && (sub === undefined || sub === "")) {
     return { kind: "service", clientId: commonName };
   }
   return null;
@@ -134,7 +139,7 @@ export async function verifyAccessJwt(
       { ...key, alg: "RS256" },
       { alg: "RS256", iss: config.issuer, aud: config.aud, exp: false, nbf: false, iat: false },
     );
-    return identityOf(verified);
+    return identityOf(verified, config.serviceTokenIds);
   } catch {
     return null;
   }

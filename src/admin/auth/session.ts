@@ -1,9 +1,14 @@
 /**
  * Browser sessions of the admin (docs/dashboard.md "Sessions"), made by the sign-in form:
- * - the cookie holds a random id (256 bits); the server keeps the SHA-256 of it with the site it is
- *   for, who signed in, the admin token's tag and its expiry (src/admin-state/store.ts), and checks
- *   that row on every request: sign-out revokes it at once, a session of one site is nothing on
- *   another, and rotating ADMIN_TOKEN ends every session;
+ * - the cookie holds a random id (256 bits); the server keeps the session's key (`sessionKey`: an
+ *   HMAC of the id under ADMIN_TOKEN) with the site it is for, who signed in and its expiry
+ *   (src/admin-state/store.ts), and checks that row on every request: sign-out revokes it at once,
+ *   a session of one site is nothing on another, and rotating ADMIN_TOKEN ends every session (the
+ *   same cookie then names another key, which no row has);
+ * - nothing stored lets a guess of the token be checked: the key mixes the token with the id, 256
+ *   random bits that only the cookie holds, so a copy of the table (a D1 backup) confirms no guess.
+ *   A tag of the token alone (an HMAC of a fixed label, as sessions kept before migration 0020)
+ *   would confirm one at the speed of a hash;
  * - `__Secure-` prefix, `Secure; HttpOnly; SameSite=Strict; Path=/sitemap-admin/`: never read by
  *   scripts, never sent cross-site or to the rest of the site (so never to the origin server
  *   behind the route, which is why it is not a `__Host-` cookie: that prefix needs `Path=/`);
@@ -32,13 +37,14 @@ export const newSessionId = (): string => base64url(crypto.getRandomValues(new U
 /** Whether a cookie value has the shape of a session id (anything else is not looked up). */
 export const isSessionId = (value: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(value);
 
-/** What the server stores for a session id: its SHA-256, hex. */
-export const sessionIdHash = async (id: string): Promise<string> => hex(await crypto.subtle.digest("SHA-256", encoder.encode(`session\n${id}`)));
-
-/** A tag of the admin token (HMAC of a fixed label): a session made under another token is void. */
-export async function tokenTag(adminToken: string): Promise<string> {
+/**
+ * What the server stores for a session id, and finds it by: HMAC-SHA-256 of the id keyed by the
+ * admin token, hex. Made under another token, the same id has another key: rotating the token
+ * ends every session without anything of the token being stored.
+ */
+export async function sessionKey(adminToken: string, id: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", encoder.encode(adminToken), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return hex(await crypto.subtle.sign("HMAC", key, encoder.encode("edge-sitemaps admin session tag v1"))).slice(0, 32);
+  return hex(await crypto.subtle.sign("HMAC", key, encoder.encode(`edge-sitemaps admin session v2\n${id}`)));
 }
 
 /**

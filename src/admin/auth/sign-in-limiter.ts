@@ -1,8 +1,10 @@
 /**
  * Failed sign-ins slowed per client (docs/dashboard.md "Guessing"): a wrong token in the sign-in
- * form or a wrong bearer token counts against the client's IP (`CF-Connecting-IP`) in Cloudflare's
- * Rate Limiting binding SIGN_IN_LIMITER (wrangler.jsonc `ratelimits`: 10 per 60 s). Only failures
- * count: a signed-in session, and a script with the right token, never touch it.
+ * form or a wrong bearer token counts against the client (its IPv4 address, or its IPv6 /64:
+ * src/admin/auth/client-address.ts) in Cloudflare's Rate Limiting binding SIGN_IN_LIMITER
+ * (wrangler.jsonc `ratelimits`: 10 per 60 s). Only failures count: a signed-in session, and a
+ * script with the right token, never touch it. A sign-in from another site is refused before it
+ * gets here (src/admin/auth.ts), so no page elsewhere can spend an admin's failures.
  *
  * When the binding says a client is over its limit, that "no" is remembered for the rest of the
  * period in the location's Cache API (the binding counts per location too), and every sign-in by
@@ -11,10 +13,15 @@
  * does the counting; the cache entry only remembers its answer (on workers.dev, where the Cache API
  * keeps nothing, a client is slowed only on its failures).
  *
+ * A request without a client address (not from the internet: a service binding, a test) is counted
+ * against no one and never blocked: one shared key would let any such caller lock out the others.
+ * The sign-in form refuses it outright (src/admin/auth.ts); a wrong bearer token is a 401, logged.
+ *
  * Without the binding (a configuration from before it), failed sign-ins are not limited: the admin
  * neither closes nor opens; it is logged once per isolate.
  */
 import { AdminError } from "../errors.ts";
+import { clientKey } from "./client-address.ts";
 import { ADMIN_PATH } from "./paths.ts";
 
 /** The period of the binding (wrangler.jsonc `simple.period`), and so the Retry-After of a refusal. */
@@ -36,9 +43,6 @@ function limiterOf(env: object): RateLimiter | null {
   }
   return null;
 }
-
-/** The client a failure is counted against. */
-const clientOf = (request: Request): string => request.headers.get("CF-Connecting-IP") ?? "unknown";
 
 /** The remembered "no", under the site's own origin (the zone whose cache it is); the count itself is per client across sites. */
 async function blockKey(origin: string, client: string): Promise<string> {
@@ -64,11 +68,12 @@ export const tooManyFailures = (retryAfter: number): Response =>
 
 /** Seconds this client must still wait before its next sign-in, or 0. */
 export async function blockedFor(env: object, request: Request, origin: string, now = Date.now()): Promise<number> {
-  if (!limiterOf(env)) return 0;
+  const client = clientKey(request);
+  if (client === null || !limiterOf(env)) return 0;
   const cache = await cacheOrNull();
   if (!cache) return 0;
   try {
-    const hit = await cache.match(await blockKey(origin, clientOf(request)));
+    const hit = await cache.match(await blockKey(origin, client));
     const until = Number(hit?.headers.get("X-Blocked-Until"));
     return Number.isFinite(until) && until > now ? Math.ceil((until - now) / 1000) : 0;
   } catch {
@@ -80,7 +85,11 @@ export async function blockedFor(env: object, request: Request, origin: string, 
 export async function countFailure(env: object, request: Request, origin: string, now = Date.now()): Promise<number> {
   const limiter = limiterOf(env);
   if (!limiter) return 0;
-  const client = clientOf(request);
+  const client = clientKey(request);
+  if (client === null) {
+    console.warn("admin: a failed sign-in without a client address (CF-Connecting-IP) was counted against no one");
+    return 0;
+  }
   let allowed = true;
   try {
     allowed = (await limiter.limit({ key: `sign-in:${client}` })).success;

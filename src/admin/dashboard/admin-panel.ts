@@ -1,8 +1,10 @@
 /**
  * The dashboard's own part of the admin: its one action, "regenerate now" (a form: no script, the
- * CSP forbids it; the session's CSRF token in a hidden field, src/admin/auth/browser-guard.ts), what
- * came of the last action, and the audit trail of admin writes.
+ * CSP forbids it; the session's CSRF token in a hidden field, src/admin/auth/browser-guard.ts; at
+ * most once per site per cooldown, src/admin/auth/action-cooldown.ts), what came of the last
+ * action, the audit trail of admin writes and, apart from it, the refusals counted per minute.
  */
+import { ACTION_COOLDOWN_SECONDS } from "../auth/action-cooldown.ts";
 import { REGENERATE_PATH } from "../auth/paths.ts";
 import type { siteStatus } from "../status.ts";
 import { type Html, html } from "./html.ts";
@@ -28,10 +30,16 @@ export function actions(csrf: string | null): Html {
   return html`<form method="post" action="${REGENERATE_PATH}" class="action"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" name="action" value="regenerate">Regenerate now</button></form>`;
 }
 
+function said(status: number): string {
+  if (status >= 200 && status < 300) return "Regeneration requested";
+  if (status === 429) return `Regeneration refused: it was requested from the dashboard less than ${ACTION_COOLDOWN_SECONDS / 60} minutes ago`;
+  return "Regeneration refused";
+}
+
 export function outcome(done: ActionOutcome | null): Html {
   if (!done) return html``;
   const ok = done.status >= 200 && done.status < 300;
-  return html`<p class="${ok ? "note" : "bad"}" role="status" data-figure="action-outcome">${ok ? "Regeneration requested" : "Regeneration refused"} (HTTP ${done.status}).</p>`;
+  return html`<p class="${ok ? "note" : "bad"}" role="status" data-figure="action-outcome">${said(done.status)} (HTTP ${done.status}).</p>`;
 }
 
 const when = (iso: string): string => iso.replace("T", " ").replace(/\.\d+Z$/, "Z");
@@ -40,11 +48,20 @@ export function auditTrail(status: Status): Html {
   const { entries } = status.audit;
   const error = "error" in status.audit ? html`<p class="bad">${status.audit.error}</p>` : "";
   if (status.audit.store === null) return html`<p>No audit trail: it needs the DB (D1) binding (or, for URL_SOURCE=kv, KV_WRITERS).</p>`;
-  if (entries.length === 0) return html`${error}<p>No admin write yet.</p>`;
+  if (entries.length === 0) return html`${error}<p>No admin write yet.</p>${refusals(status)}`;
   return html`${error}<div class="scroll"><table class="audit"><thead><tr><th>when</th><th>who</th><th>what</th><th>records</th><th>outcome</th></tr></thead><tbody>
 ${entries.map(
   (e) =>
     html`<tr><td>${when(e.at)}</td><td>${e.who}</td><td>${e.method} ${e.resource}</td><td class="num">${e.records ?? "—"}</td><td class="${e.status >= 400 ? "num bad" : "num"}">${e.status}</td></tr>`,
 )}
-</tbody></table>`;
+</tbody></table></div>${refusals(status)}`;
+}
+
+/** Refused writes, counted per minute, reason and principal (src/admin/audit.ts): a flood is a few rows here, never the trail above. */
+function refusals(status: Status): Html {
+  const { refused } = status.audit;
+  if (refused.length === 0) return html``;
+  return html`<h3>Refused</h3><div class="scroll"><table class="audit"><thead><tr><th>minute</th><th>who</th><th>why</th><th>count</th></tr></thead><tbody>
+${refused.map((r) => html`<tr><td>${when(r.minute)}</td><td>${r.who}</td><td>${r.reason}</td><td class="num" data-figure="refused-count">${r.count}</td></tr>`)}
+</tbody></table></div>`;
 }

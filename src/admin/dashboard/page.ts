@@ -109,10 +109,19 @@ ${
 }`;
 }
 
+/** A partitioned site whose SITE_DATABASES list does not keep its partitions' databases in their places (src/partitions/database-list.ts). */
+function databaseList(status: Status): Html {
+  const problem = status.partitions?.databases?.problem;
+  if (!problem) return html``;
+  return html`<p class="bad" data-figure="database-list">${problem}. Until the list is fixed and deployed, nothing of this site is written, moved, or read from its databases.</p>`;
+}
+
 /** A site over several databases: each partition's regeneration, and a move under way. */
 function partitions(status: Status): Html {
   const p = status.partitions;
   if (!p) return html``;
+  // The problem is shown at the top of the page; without a layout, the table would say nothing true.
+  if (p.databases?.problem) return html``;
   const move = p.move
     ? html`<p>A database is being filled: ${p.settled} → ${p.move.target} partitions (${p.move.copying ? `copying partition ${p.move.copying.partition}` : `planning the manifest of partition ${p.move.building?.partition ?? "?"}`}).</p>`
     : "";
@@ -185,6 +194,7 @@ ${outcome(session.done)}
 <div class="figures">${figure("shards", number(m?.shards ?? 0), "shards")} ${figure("urls", number(m?.urls ?? 0), "URLs")} ${figure("bytes", bytes(m?.bytes ?? 0), "XML")} ${figure("snapshots", number(m?.snapshots ?? 0), "snapshots")} ${figure("index-stored", bytes(m?.snapshotBytes.index ?? null), "index stored")}</div>
 <p class="note">${m ? html`version ${m.version}, built ${when(m.builtAt)}, newest change ${when(m.newestChange)}` : ""}</p>
 ${status.configuration.disabled.length > 0 ? html`<p class="bad">Off because of a bad variable: ${status.configuration.disabled.map((d) => `${d.feature} (${d.variable} ${d.rule})`).join("; ")}</p>` : ""}
+${databaseList(status)}
 <h2>Sections and shards</h2>
 ${sections(status)}
 <h2>Regeneration</h2>

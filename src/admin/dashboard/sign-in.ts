@@ -16,17 +16,21 @@ export interface SignInOptions {
   refused: boolean;
   /** Too many failed sign-ins from this client: 429, try again after this many seconds. */
   retryAfter?: number;
+  /** Refused before the token was looked at (a sign-in from another site): 403, saying why. */
+  forbidden?: string;
 }
 
 export function signInPage(options: SignInOptions): Response {
   const body = html`<main class="narrow">
 <h1>Sitemaps admin</h1>
 ${
-  options.retryAfter
-    ? html`<p class="bad" role="alert">Too many failed sign-ins: try again in ${options.retryAfter} seconds.</p>`
-    : options.refused
-      ? html`<p class="bad" role="alert">That token was not accepted.</p>`
-      : ""
+  options.forbidden
+    ? html`<p class="bad" role="alert">${options.forbidden}</p>`
+    : options.retryAfter
+      ? html`<p class="bad" role="alert">Too many failed sign-ins: try again in ${options.retryAfter} seconds.</p>`
+      : options.refused
+        ? html`<p class="bad" role="alert">That token was not accepted.</p>`
+        : ""
 }
 ${
   options.tokenForm
@@ -39,6 +43,7 @@ ${
 }
 ${options.access ? html`<p>This admin is protected by Cloudflare Access: open it through your Access sign-in.</p>` : ""}
 </main>`;
+  if (options.forbidden) return page("Sign in · sitemaps admin", body, 403);
   if (options.retryAfter) return page("Sign in · sitemaps admin", body, 429, { "Retry-After": String(options.retryAfter) });
   return page("Sign in · sitemaps admin", body, 401);
 }

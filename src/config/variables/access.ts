@@ -1,6 +1,6 @@
 /** Sign-in to the admin API and dashboard through Cloudflare Access (docs/dashboard.md). */
 import { z } from "zod";
-import { variable } from "../variable.ts";
+import { listVar, variable } from "../variable.ts";
 
 const TEAM_RULE = 'must be the Access team domain, "https://<team>.cloudflareaccess.com" (or "<team>.cloudflareaccess.com")';
 /**
@@ -47,4 +47,24 @@ export const ACCESS_AUD = variable({
   default: null,
   unset: "— (Access sign-in off)",
   rule: AUD_RULE,
+});
+
+const SERVICE_TOKENS_RULE = "must be Access service token Client IDs (letters, digits, '.', '_', '-'), separated by spaces";
+/**
+ * The Access service tokens that may sign in (their Client IDs, `<32 hex>.access`). Access signs a
+ * service token's JWT with the same keys as a person's, for any service token the Access policy
+ * lets through; which tokens are scripts of this admin is said here, not read from the claims.
+ * Unset: no service token signs in (people still do).
+ */
+export const ACCESS_SERVICE_TOKEN_IDS = variable({
+  name: "ACCESS_SERVICE_TOKEN_IDS",
+  presence: "optional",
+  schema: z
+    .string()
+    .transform((text) => listVar(text))
+    .refine((ids) => ids.every((id) => /^[A-Za-z0-9._-]{1,128}$/.test(id)), { message: SERVICE_TOKENS_RULE })
+    .transform((ids): ReadonlySet<string> => new Set(ids)),
+  default: null,
+  unset: "— (no service token)",
+  rule: SERVICE_TOKENS_RULE,
 });

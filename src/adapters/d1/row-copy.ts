@@ -1,0 +1,142 @@
+/**
+ * A move's copy between two D1 databases of one site (RowCopy, src/partitions/rebalance.ts): rows
+ * read and written as stored, stamp and source included, so a row in the new database says when
+ * it was written and who brought it exactly as in the old one, and "newer wins" compares like
+ * with like.
+ */
+import type { ChangeCursor, ChangePage, CopiedRow, RowCopy, ScanPosition } from "../../store/port.ts";
+import type { D1ChangeFeed } from "./change-feed.ts";
+import { sitePages } from "./site-pages.ts";
+
+interface Row {
+  id: number;
+  origin: string;
+  section: string;
+  loc: string;
+  lastmod: string | null;
+  changefreq: string | null;
+  priority: number | null;
+  ext: string | null;
+  size: number;
+  updated_at: number;
+  deleted: number;
+  source: string | null;
+}
+
+const COLUMNS = "id, origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted, source";
+/**
+ * Rows and locs go to D1 as one JSON parameter a statement (json_each), not ~10 bound values a row:
+ * a move's writes cost a statement per chunk, not per ten rows, against the 1,000 queries an
+ * invocation may make. A chunk stays far below D1's 2 MB for a value.
+ */
+const CHUNK_ROWS = 500;
+const CHUNK_BYTES = 1_000_000;
+
+/** `items` as JSON arrays of at most CHUNK_ROWS items and about CHUNK_BYTES each. */
+function chunks<T>(items: readonly T[]): string[] {
+  const out: string[] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const json = JSON.stringify(item);
+    if (chunk.length > 0 && (chunk.length >= CHUNK_ROWS || bytes + json.length > CHUNK_BYTES)) {
+      out.push(`[${chunk.join(",")}]`);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(json);
+    bytes += json.length + 1;
+  }
+  if (chunk.length > 0) out.push(`[${chunk.join(",")}]`);
+  return out;
+}
+
+const copiedRow = (r: Row): CopiedRow => ({
+  key: r.id,
+  origin: r.origin,
+  section: r.section,
+  loc: r.loc,
+  lastmod: r.lastmod,
+  changefreq: r.changefreq,
+  priority: r.priority,
+  ext: r.ext,
+  size: r.size,
+  updatedAt: r.updated_at,
+  deleted: r.deleted === 1,
+  source: r.source,
+});
+
+const PUT_HEAD = `INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted, source)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10
+  FROM json_each(?1) WHERE true`;
+const PUT_TAIL = {
+  missing: " ON CONFLICT(loc) DO NOTHING",
+  // The row keeps its key (the database's own); everything else becomes the newer row's.
+  newer: ` ON CONFLICT(loc) DO UPDATE SET origin = excluded.origin, section = excluded.section, lastmod = excluded.lastmod,
+    changefreq = excluded.changefreq, priority = excluded.priority, ext = excluded.ext, size = excluded.size,
+    updated_at = excluded.updated_at, deleted = excluded.deleted, source = excluded.source
+    WHERE urls.updated_at < excluded.updated_at`,
+} as const;
+
+export class D1RowCopy implements RowCopy {
+  readonly #db: D1Database;
+  readonly #feed: D1ChangeFeed;
+
+  /** `feed`: the database's own change feed, unfiltered (a partition's served feed hides rows a move gave away). */
+  constructor(db: D1Database, feed: D1ChangeFeed) {
+    this.#db = db;
+    this.#feed = feed;
+  }
+
+  async page(origin: string, after: ScanPosition, limit: number): Promise<CopiedRow[]> {
+    for await (const page of sitePages<Row>(this.#db, undefined, COLUMNS, origin, { section: after.section, after: after.key }, null, limit, limit)) {
+      return page.map(copiedRow);
+    }
+    return [];
+  }
+
+  async rows(locs: readonly string[]): Promise<CopiedRow[]> {
+    const statement = this.#db.prepare(`SELECT ${COLUMNS} FROM urls WHERE loc IN (SELECT value FROM json_each(?1))`);
+    const statements = chunks(locs).map((json) => statement.bind(json));
+    if (statements.length === 0) return [];
+    const results = await this.#db.batch<Row>(statements);
+    return results.flatMap((r) => r.results.map(copiedRow));
+  }
+
+  async put(rows: readonly CopiedRow[], mode: "missing" | "newer"): Promise<number> {
+    const statement = this.#db.prepare(PUT_HEAD + PUT_TAIL[mode]);
+    const tuples = rows.map((r) => [
+      r.origin,
+      r.section,
+      r.loc,
+      r.lastmod,
+      r.changefreq,
+      r.priority,
+      r.ext,
+      r.size,
+      r.updatedAt,
+      r.deleted ? 1 : 0,
+      r.source,
+    ]);
+    const statements = chunks(tuples).map((json) => statement.bind(json));
+    if (statements.length === 0) return 0;
+    const results = await this.#db.batch(statements);
+    return results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+  }
+
+  async deleteOlder(entries: readonly { loc: string; stamp: number }[], now: number): Promise<number> {
+    const statement = this.#db.prepare(
+      `UPDATE urls SET deleted = 1, updated_at = ?1
+       FROM (SELECT value ->> 0 AS loc, value ->> 1 AS stamp FROM json_each(?2)) AS v
+       WHERE urls.loc = v.loc AND urls.deleted = 0 AND urls.updated_at < v.stamp`,
+    );
+    const statements = chunks(entries.map((e) => [e.loc, e.stamp])).map((json) => statement.bind(now, json));
+    if (statements.length === 0) return 0;
+    const results = await this.#db.batch(statements);
+    return results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+  }
+
+  changes(origin: string, after: ChangeCursor, limit: number): Promise<ChangePage> {
+    return this.#feed.changes(origin, after, limit);
+  }
+}
