@@ -55,7 +55,7 @@ const WATERMARK_STATEMENTS = 2;
 const CACHE_MARGIN_SECONDS = 60;
 
 /** One database's services (a partition's, for a site over several databases). */
-type Unit = Pick<Services, "config" | "store" | "regen" | "notify" | "housekeeping">;
+type Unit = Pick<Services, "config" | "store" | "regen" | "notify" | "housekeeping" | "layouts">;
 
 export interface HousekeepingOptions {
   /** Time of the run (ms). */
@@ -242,6 +242,16 @@ async function trimSite(unit: Unit, site: SiteLitter, run: Run): Promise<boolean
     }
   }
   if (site.oldestTombstone === null) return true;
+  // A move's catch-up (src/partitions/catch-up.ts) reads the old partitions' deletions from its
+  // start until a minute after its flip: none of the site's tombstones go before it has.
+  if (unit.layouts) {
+    if (!budget.has(1)) return false;
+    budget.used++;
+    if ((await unit.layouts.read()).catchUp !== null) {
+      report.held++;
+      return true;
+    }
+  }
   const seen = seenOf(site.seen);
   // The cursor seen long enough ago: no location can still hold a manifest published before it.
   const old = now - (unit.config.cache.manifestTtl + CACHE_MARGIN_SECONDS) * 1000;

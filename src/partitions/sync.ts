@@ -160,12 +160,14 @@ export class PartitionedSync implements RecordSync {
     if (first.state === "open") {
       if (first.received === 0) throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
       const maxDelete = options.maxDelete ?? first.maxDelete;
-      // What each open part would delete: a guard at 0 refuses with the counts (a part deleting nothing passes, deleting nothing).
+      // What each open part would delete, of how many in its scope: a guard below 0 refuses every
+      // part holding records in scope with its counts, one deleting nothing too (at 0 that one
+      // passed, and its records were left out of the site's share: a stricter guard than asked).
       const counts = await Promise.all(
         infos.map(async (info, p) => {
           if (info.state !== "open") return { wouldDelete: 0, inScope: 0 };
           try {
-            await this.parts[p]!.commit(ids[p]!, { maxDelete: 0, maxChunks: 0, partOfNonEmpty: true }, now);
+            await this.parts[p]!.commit(ids[p]!, { maxDelete: -1, maxChunks: 0, partOfNonEmpty: true }, now);
             return { wouldDelete: 0, inScope: 0 };
           } catch (err) {
             if (err instanceof SyncGuardError) return { wouldDelete: err.wouldDelete, inScope: err.inScope };

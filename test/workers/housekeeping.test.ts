@@ -10,6 +10,7 @@ import { env as baseEnv } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { type HousekeepingOptions, type HousekeepingReport, describeHousekeeping, housekeep } from "../../src/housekeeping/housekeeping.ts";
+import { rebalanceStep } from "../../src/partitions/rebalance.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { regenDeps } from "../../src/regen/scheduled.ts";
 import type { RunSummary } from "../../src/regen/summary.ts";
@@ -430,5 +431,37 @@ describe("a site over several databases", () => {
     const live = [...(await liveLocs(site, baseEnv.DB)), ...(await liveLocs(site, baseEnv.PART_B))];
     expect(live).toHaveLength(26);
     await expectCrawl(site, live);
+  });
+
+  it("keep a partitioned site's tombstones while a move's catch-up may still read them", async () => {
+    const site = newSite("hk-move");
+    site.env = { ...site.env, SITE_DATABASES: `${site.origin}=DB,PART_B` } as Env;
+    await write(site, pages(site, 0, 30), NOW - 60 * MINUTE);
+    await remove(
+      site,
+      pages(site, 0, 30)
+        .filter((_, i) => i % 3 === 0)
+        .map((p) => p.loc),
+      NOW - 50 * MINUTE,
+    );
+    await regenerateAll(databaseServices(site.env));
+    const before = [await tombstones(site, baseEnv.DB), await tombstones(site, baseEnv.PART_B)];
+    expect(before[0]! + before[1]!).toBe(10);
+    // A third database appended and its move started: the old partitions' deletions are the catch-up's to read.
+    const grown = { ...site, env: { ...site.env, SITE_DATABASES: `${site.origin}=DB,PART_B,PART_C` } as Env };
+    await applyD1Migrations(baseEnv.PART_C, baseEnv.TEST_MIGRATIONS);
+    expect(await rebalanceStep(servicesFor(grown.env, grown.origin), grown.origin)).toMatchObject({ state: "started" });
+    for (const minutes of [0, 3]) {
+      const { report } = await sweep(grown, later(minutes), ["DB", "PART_B"]);
+      expect(report.tombstones).toBe(0);
+    }
+    expect([await tombstones(site, baseEnv.DB), await tombstones(site, baseEnv.PART_B)]).toEqual(before);
+    // Once the catch-up is over (here: cleared by hand), they go as before.
+    const layouts = servicesFor(grown.env, grown.origin).layouts!;
+    const layout = await layouts.read();
+    await layouts.save({ ...layout, settled: 2, target: 2, cursor: null, catchUp: null }, Date.now());
+    let purged = 0;
+    for (const minutes of [6, 9]) purged += (await sweep(site, later(minutes), ["DB", "PART_B"])).report.tombstones;
+    expect(purged).toBe(10);
   });
 });

@@ -257,7 +257,8 @@ describe("writes during a move", () => {
 
     // Its commit begins (nothing deleted yet): the flip waits while it is committing.
     const sync = site.store.sync!;
-    await sync.commit(id, { maxDelete: 1, maxChunks: 0 });
+    // 30 of 150 in scope (20%), all in one partition: the site's share, not that partition's.
+    await sync.commit(id, { maxDelete: 0.25, maxChunks: 0 });
     expect((await baseEnv.DB.prepare("SELECT state FROM syncs WHERE id = ?1").bind(id.split(".")[0]).first<{ state: string }>())!.state).toBe(
       "committing",
     );
