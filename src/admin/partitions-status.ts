@@ -40,7 +40,9 @@ export async function partitionsStatus(s: Services, origin: string) {
         ? {
             target: layout.target,
             copying: layout.cursor && layout.cursor.partition < layout.settled ? layout.cursor : null,
-            building: layout.cursor && layout.cursor.partition >= layout.settled ? layout.cursor : null,
+            building: layout.cursor && layout.cursor.partition >= layout.settled && layout.cursor.partition < layout.target ? layout.cursor : null,
+            // Copy and build done: the catch-up of the old partitions' changes, then the flip (a waiting step's reason is the rebalance job's outcome).
+            catchingUp: layout.cursor !== null && layout.cursor.partition >= layout.target,
           }
         : null,
     lastMoveAt: layout && layout.flippedAt !== null ? new Date(layout.flippedAt).toISOString() : null,

@@ -44,5 +44,5 @@ export const rebalanceJob: JobHandler = async (job, c) => {
   if (step.state === "caught-up") return `caught up ${step.copied}`;
   if (job.step >= MAX_STEPS) return "stopped";
   c.continueWith({ delaySeconds: step.state === "started" ? START_DELAY_SECONDS : step.state === "waiting" ? WAITING_DELAY_SECONDS : 0 });
-  return `${step.state} ${step.rowsRead}`;
+  return step.waitingFor ? `waiting for ${step.waitingFor}` : `${step.state} ${step.rowsRead}`;
 };

@@ -78,6 +78,8 @@ export interface RebalanceStep {
   copied: number;
   /** Rows the purge removed in this step. */
   removed: number;
+  /** What a `waiting` step waits for (status shows it as the job's outcome); null otherwise. */
+  waitingFor: string | null;
 }
 
 /** One page of an old partition after the cursor: copies its moving live rows where their new home has none. */
@@ -172,9 +174,10 @@ async function buildStep(
  * partition: a site's sync reads as open while one part is (a part with nothing to delete stays
  * open), though another may be deleting already.
  */
-async function syncCommitting(parts: readonly Services[], origin: string): Promise<boolean> {
+async function syncCommitting(parts: readonly Services[], origin: string): Promise<string | null> {
   const syncs = await Promise.all(parts.map((part) => part.store.sync?.active(origin) ?? []));
-  return syncs.flat().some((sync) => sync.state === "committing");
+  const committing = syncs.flat().find((sync) => sync.state === "committing");
+  return committing ? `a sync's commit (part ${committing.id}, started ${new Date(committing.startedAt).toISOString()}) to end` : null;
 }
 
 async function flip(site: Services, parts: readonly Services[], origin: string, layout: PartitionLayout, now: number): Promise<boolean> {
@@ -217,7 +220,7 @@ export async function rebalanceStep(
     return used === undefined || (used.d1Queries < INVOCATION_SHARE && used.kvOperations < INVOCATION_SHARE);
   };
   const layout = await site.layouts!.read();
-  const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0, removed = 0): RebalanceStep => ({
+  const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0, removed = 0, waitingFor: string | null = null): RebalanceStep => ({
     origin,
     state,
     settled: layout.settled,
@@ -225,6 +228,7 @@ export async function rebalanceStep(
     rowsRead,
     copied,
     removed,
+    waitingFor,
   });
   if (parts.length < layout.target) {
     console.error(
@@ -243,7 +247,9 @@ export async function rebalanceStep(
     if (layout.catchUp !== null && layout.flippedAt !== null && layout.flippedFrom !== null) {
       // Not yet: the rebalance chain's next step comes when it is due, or the next heartbeat's (a
       // database appended meanwhile waits for it: the next move's catch-up reads other feeds).
-      if (now - layout.flippedAt < AFTER_FLIP_MS) return result(parts.length > layout.settled ? "waiting" : "settled");
+      if (now - layout.flippedAt < AFTER_FLIP_MS) {
+        return parts.length > layout.settled ? result("waiting", 0, 0, 0, "the last move's catch-up, a minute after its flip") : result("settled");
+      }
       const from = layout.flippedFrom;
       const caught = await catchUp(stores, origin, layout.catchUp, {
         goesTo: (loc, p) => {
@@ -258,7 +264,8 @@ export async function rebalanceStep(
       });
       if (!caught.done) return result("catching-up", caught.read);
       // A sync whose commit began before the flip may still be deleting in old partitions (sync.ts lets it finish): read on until it ends.
-      if (await syncCommitting(parts.slice(0, from), origin)) return result("waiting", caught.read, caught.written);
+      const commit = await syncCommitting(parts.slice(0, from), origin);
+      if (commit) return result("waiting", caught.read, caught.written, 0, commit);
       layout.catchUp = null;
       await site.layouts!.save(layout, now);
       return result("caught-up", caught.read, caught.written);
@@ -292,11 +299,12 @@ export async function rebalanceStep(
   while (layout.cursor!.partition < layout.target && rowsRead < maxRows && inTime()) {
     const built = await buildStep(site, parts, origin, layout, maxRows - rowsRead, now, options.deadline);
     rowsRead += built.read;
-    if (built.waiting) return result("waiting", rowsRead, copied);
+    if (built.waiting) return result("waiting", rowsRead, copied, 0, "a new partition's regeneration lease (its manifest is saved under it)");
   }
   if (layout.cursor!.partition < layout.target) return result("building", rowsRead, copied);
   // A sync's commit deletes in old partitions only: the flip waits for it to end, so the catch-up sees all it deleted.
-  if (await syncCommitting(parts.slice(0, layout.settled), origin)) return result("waiting", rowsRead, copied);
+  const commit = await syncCommitting(parts.slice(0, layout.settled), origin);
+  if (commit) return result("waiting", rowsRead, copied, 0, commit);
   // Layouts whose move began before the catch-up existed read the old partitions' feeds whole.
   layout.catchUp ??= catchUpFrom(layout.settled, 0);
   const before = {
@@ -328,9 +336,11 @@ export async function rebalanceStep(
   // Once more, right before the switch: a commit that began during the catch-up (it checked the
   // layout before this step did) waits for the next step; one that begins after it is read by the
   // catch-up after the flip, which reads on while any commit is under way.
-  if (await syncCommitting(parts.slice(0, layout.settled), origin)) return result("waiting", rowsRead, copied);
+  const lastCommit = await syncCommitting(parts.slice(0, layout.settled), origin);
+  if (lastCommit) return result("waiting", rowsRead, copied, 0, lastCommit);
   layout.catchUp = recent;
-  if (!(await flip(site, parts, origin, layout, now))) return result("waiting", rowsRead, copied);
+  if (!(await flip(site, parts, origin, layout, now)))
+    return result("waiting", rowsRead, copied, 0, "an old partition's regeneration lease (the flip takes them all)");
   // The caller runs a site pass of every partition next (src/jobs/rebalance.ts): snapshots again.
   return { ...result("flipped", rowsRead, copied), settled: layout.target };
 }

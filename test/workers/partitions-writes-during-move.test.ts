@@ -265,6 +265,9 @@ describe("writes during a move", () => {
     let step = await rebalanceStep(site, origin, { maxRows: 1_000 });
     for (let i = 0; i < 20 && step.state !== "waiting"; i++) step = await rebalanceStep(site, origin, { maxRows: 1_000 });
     expect(step.state).toBe("waiting");
+    expect(step.waitingFor).toMatch(/^a sync's commit \(part .+\) to end$/);
+    const status = await admin(four, origin, "GET", "/status");
+    expect((status.json["partitions"] as { move: unknown }).move).toMatchObject({ target: 4, copying: null, building: null, catchingUp: true });
     let committed = await admin(four, origin, "POST", `/syncs/${id}/commit`);
     for (let i = 0; i < 10 && committed.json["done"] !== true; i++) committed = await admin(four, origin, "POST", `/syncs/${id}/commit`);
     expect(committed.json).toMatchObject({ state: "committed", done: true, received: 120, deleted: 30 });

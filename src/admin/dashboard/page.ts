@@ -123,7 +123,7 @@ function partitions(status: Status): Html {
   // The problem is shown at the top of the page; without a layout, the table would say nothing true.
   if (p.databases?.problem) return html``;
   const move = p.move
-    ? html`<p>A database is being filled: ${p.settled} → ${p.move.target} partitions (${p.move.copying ? `copying partition ${p.move.copying.partition}` : `planning the manifest of partition ${p.move.building?.partition ?? "?"}`}).</p>`
+    ? html`<p>A database is being filled: ${p.settled} → ${p.move.target} partitions (${p.move.copying ? `copying partition ${p.move.copying.partition}` : p.move.building ? `planning the manifest of partition ${p.move.building.partition}` : "catching up with the writes made meanwhile, then the switch"}).</p>`
     : "";
   return html`${move}<div class="scroll"><table><thead><tr><th>partition</th><th>served</th><th>running</th><th>pending shards</th><th>last run</th></tr></thead><tbody>${p.partitions.map(
     (row) =>
