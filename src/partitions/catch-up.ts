@@ -65,22 +65,23 @@ export async function catchUp(
       const page = await copyOf(parts[p]!).changes(origin, cursors[p]!, Math.min(PAGE_ROWS, options.maxRows - read));
       if (page.rows.length === 0) break;
       read += page.rows.length;
-      const moving = page.rows.filter((row) => !row.moved && options.goesTo(row.loc, p) !== null);
+      // Each changed loc that goes elsewhere, with where (a section move's row is not the record's).
+      const moving = new Map<string, { to: number; stamp: number; deleted: boolean }>();
+      for (const row of page.rows) {
+        const to = row.moved ? null : options.goesTo(row.loc, p);
+        if (to !== null) moving.set(row.loc, { to, stamp: row.updatedAt, deleted: row.deleted });
+      }
       if (options.deletionsOnly) {
-        const byTarget = Map.groupBy(
-          moving.filter((row) => row.deleted),
-          (row) => options.goesTo(row.loc, p)!,
-        );
-        for (const [to, rows] of byTarget) {
+        const deleted = [...moving].filter(([, m]) => m.deleted);
+        for (const [to, rows] of Map.groupBy(deleted, ([, m]) => m.to)) {
           written += await copyOf(parts[to]!).deleteOlder(
-            rows.map((row) => ({ loc: row.loc, stamp: row.updatedAt })),
+            rows.map(([loc, m]) => ({ loc, stamp: m.stamp })),
             options.now,
           );
         }
-      } else if (moving.length > 0) {
-        const rows = await copyOf(parts[p]!).rows(moving.map((row) => row.loc));
-        const byTarget = Map.groupBy(rows, (row) => options.goesTo(row.loc, p)!);
-        for (const [to, group] of byTarget) written += await copyOf(parts[to]!).put(group, "newer");
+      } else if (moving.size > 0) {
+        const rows = await copyOf(parts[p]!).rows([...moving.keys()]);
+        for (const [to, group] of Map.groupBy(rows, (row) => moving.get(row.loc)!.to)) written += await copyOf(parts[to]!).put(group, "newer");
       }
       cursors[p] = page.cursor;
       await options.save();

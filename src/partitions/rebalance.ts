@@ -43,6 +43,7 @@ import type { ShardManifest } from "../manifest/manifest.ts";
 import type { Lease } from "../regen/store.ts";
 import type { Services } from "../services-type.ts";
 import { manifestBuildOptions } from "../sitemaps.ts";
+import type { CopiedRow } from "../store/port.ts";
 import { AFTER_FLIP_MS, catchUp, catchUpFrom, settleFrom } from "./catch-up.ts";
 import { copyOf } from "./forward.ts";
 import { partitionOf } from "./home.ts";
@@ -93,10 +94,14 @@ async function copyPage(parts: readonly Services[], origin: string, layout: Part
   // A tombstone is not copied: a loc the new home lacks is not served from it. Nor is a row an
   // earlier move left behind here (hidden until purged, maybe stale): only the one its home serves.
   const from = cursor.partition;
-  const byTarget = Map.groupBy(
-    page.filter((row) => !row.deleted && homeOf(row.loc, layout) === from && movingTo(row.loc, layout) !== null),
-    (row) => movingTo(row.loc, layout)!,
-  );
+  const byTarget = new Map<number, CopiedRow[]>();
+  for (const row of page) {
+    const to = row.deleted || homeOf(row.loc, layout) !== from ? null : movingTo(row.loc, layout);
+    if (to === null) continue;
+    const group = byTarget.get(to);
+    if (group) group.push(row);
+    else byTarget.set(to, [row]);
+  }
   for (const [to, rows] of byTarget) await copyOf(parts[to]!.store).put(rows, "missing");
   const last = page[page.length - 1]!;
   layout.cursor = { partition: cursor.partition, section: last.section, key: last.key };

@@ -14,7 +14,7 @@ import { partitionOf } from "../../src/partitions/home.ts";
 import { rebalanceStep } from "../../src/partitions/rebalance.ts";
 import { databaseServices, servicesFor } from "../../src/services.ts";
 import type { Services } from "../../src/services-type.ts";
-import { gatedCopy } from "./support/gated-copy.ts";
+import { gate, gatedCopy } from "./support/gated-copy.ts";
 import { regenerateAll } from "./support/regenerate-all.ts";
 import { call, document, freshOrigin, locsOf, validRecords } from "./support.ts";
 
@@ -155,15 +155,11 @@ describe("writes during a move", () => {
     const site = servicesFor(four, origin);
     expect(await rebalanceStep(site, origin)).toMatchObject({ state: "started" });
     // The flip takes each old partition's regeneration lease after the catch-up: the first is held at a gate.
-    let open!: () => void;
-    let entered!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const reached = new Promise<void>((resolve) => (entered = resolve));
+    const leaseGate = gate();
     const first = site.partitions![0]!;
     const regen = first.regen!;
     const acquire = async (...args: Parameters<typeof regen.acquire>) => {
-      entered();
-      await gate;
+      await leaseGate.pass();
       return regen.acquire(...args);
     };
     const heldRegen = new Proxy(regen, {
@@ -181,9 +177,9 @@ describe("writes during a move", () => {
       }
       return "not flipped";
     })();
-    await reached;
+    await leaseGate.entered;
     expect((await admin(four, origin, "PUT", "/urls", [{ ...inputs[index]!, lastmod: "2026-11-23" }])).status).toBe(200);
-    open();
+    leaseGate.open();
     expect(await flipping).toBe("flipped");
     expect((await lastmods(four, origin, [live[index]!.loc])).get(live[index]!.loc)).toBe("2026-11-23");
   });

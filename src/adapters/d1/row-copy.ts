@@ -118,10 +118,7 @@ export class D1RowCopy implements RowCopy {
       r.deleted ? 1 : 0,
       r.source,
     ]);
-    const statements = chunks(tuples).map((json) => statement.bind(json));
-    if (statements.length === 0) return 0;
-    const results = await this.#db.batch(statements);
-    return results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+    return this.#changed(chunks(tuples).map((json) => statement.bind(json)));
   }
 
   async deleteOlder(entries: readonly { loc: string; stamp: number }[], now: number): Promise<number> {
@@ -130,7 +127,11 @@ export class D1RowCopy implements RowCopy {
        FROM (SELECT value ->> 0 AS loc, value ->> 1 AS stamp FROM json_each(?2)) AS v
        WHERE urls.loc = v.loc AND urls.deleted = 0 AND urls.updated_at < v.stamp`,
     );
-    const statements = chunks(entries.map((e) => [e.loc, e.stamp])).map((json) => statement.bind(now, json));
+    return this.#changed(chunks(entries.map((e) => [e.loc, e.stamp])).map((json) => statement.bind(now, json)));
+  }
+
+  /** Runs the statements in one batch (one transaction); the rows they changed. */
+  async #changed(statements: D1PreparedStatement[]): Promise<number> {
     if (statements.length === 0) return 0;
     const results = await this.#db.batch(statements);
     return results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);

@@ -6,11 +6,24 @@
 import type { Services } from "../../../src/services-type.ts";
 import type { RowCopy } from "../../../src/store/port.ts";
 
-export function gatedCopy(site: Services, partition: number): { site: Services; entered: Promise<void>; open: () => void } {
+/** A gate: `pass()` says it was reached (`entered` resolves) and waits until `open()`. */
+export function gate(): { pass: () => Promise<void>; entered: Promise<void>; open: () => void } {
   let open!: () => void;
-  let entered!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const reached = new Promise<void>((resolve) => (entered = resolve));
+  let reached!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const entered = new Promise<void>((resolve) => (reached = resolve));
+  return {
+    pass: () => {
+      reached();
+      return opened;
+    },
+    entered,
+    open,
+  };
+}
+
+export function gatedCopy(site: Services, partition: number): { site: Services; entered: Promise<void>; open: () => void } {
+  const held = gate();
   const parts = site.partitions!.map((p, i) => {
     if (i !== partition) return p;
     const inner = p.store.copy!;
@@ -19,10 +32,7 @@ export function gatedCopy(site: Services, partition: number): { site: Services; 
       rows: (locs) => inner.rows(locs),
       async put(rows, mode) {
         // Only the copy's own page writes wait; a write's forward ("newer") goes through.
-        if (mode === "missing") {
-          entered();
-          await gate;
-        }
+        if (mode === "missing") await held.pass();
         return inner.put(rows, mode);
       },
       deleteOlder: (entries, now) => inner.deleteOlder(entries, now),
@@ -30,5 +40,5 @@ export function gatedCopy(site: Services, partition: number): { site: Services; 
     };
     return { ...p, store: { ...p.store, copy } };
   });
-  return { site: { ...site, partitions: parts }, entered: reached, open };
+  return { site: { ...site, partitions: parts }, entered: held.entered, open: held.open };
 }
