@@ -74,7 +74,7 @@ module.exports = {
         "(document paths and Cache-Tag values in src/documents/, the capped body reader in src/outbound/).",
       from: {
         path: [
-          "^src/(regen|notify|mirror|sync|housekeeping|gsc|formats|manifest|ingest|snapshots|documents|outbound)/",
+          "^src/(regen|notify|mirror|sync|housekeeping|gsc|formats|manifest|ingest|snapshots|documents|outbound|lastmod)/",
           "^src/sitemaps\\.ts$",
           "^src/services-type\\.ts$",
         ],
@@ -100,7 +100,7 @@ module.exports = {
         "sync modules; nothing below imports a job. The wiring hands the scheduler out (src/services.ts, src/services-type.ts).",
       from: {
         path: [
-          "^src/(core|config|store|regen|notify|mirror|sync|housekeeping|gsc|formats|manifest|ingest|snapshots|documents|outbound|robots|demo)/",
+          "^src/(core|config|store|regen|notify|mirror|sync|housekeeping|gsc|formats|manifest|ingest|snapshots|documents|outbound|robots|demo|lastmod)/",
           "^src/(sitemaps|config)\\.ts$",
         ],
         pathNot: "\\.test\\.ts$",

@@ -17,7 +17,13 @@ export default defineConfig({
           cloudflareTest(async () => ({
             wrangler: { configPath: "./wrangler.jsonc" },
             miniflare: {
-              bindings: { TEST_MIGRATIONS: await readD1Migrations(migrations), ADMIN_TOKEN: "test-admin-token-0123456789abcdef" },
+              bindings: {
+                TEST_MIGRATIONS: await readD1Migrations(migrations),
+                ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
+                // The crawlers' ranges of the default names from a loopback port nothing listens on, never
+                // the engines' hosts: a heartbeat's `crawler-ranges` job fails fast and offline (test/workers/crawler-ranges.test.ts fakes them).
+                CRAWLER_IP_RANGES: "googlebot=http://127.0.0.1:9/googlebot.json bingbot=http://127.0.0.1:9/bingbot.json",
+              },
               // A second D1 database for sites spread over databases (SITE_DATABASES; test/workers/site-databases.test.ts).
               // Three more for one site over several databases (SITE_DATABASES "origin=DB,PART_B,PART_C"; test/workers/partitions*.test.ts).
               d1Databases: {

@@ -19,7 +19,7 @@ import { kvBulkEntries } from "../src/adapters/kv/bulk.ts";
 import { sitePrefix } from "../src/adapters/kv/layout.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { type ValidRecord, validateBatch } from "../src/core/validate.ts";
-import { type DemoInput, demoRecords } from "../src/demo/demo-data.ts";
+import { type DemoInput, demoRecords, demoSection } from "../src/demo/demo-data.ts";
 import { demoStamps } from "../src/demo/stamps.ts";
 import { listedShards } from "../src/manifest/manifest.ts";
 import { partitionOf } from "../src/partitions/home.ts";
@@ -194,6 +194,56 @@ export async function seedIfEmpty(origin: string, options: SeedOptions): Promise
     return listed;
   });
   return { store, seeded: records.length, shards, manifestRebuilt: false };
+}
+
+/** Demo records of each registered demo site. */
+const DEMO_SITE_RECORDS = 50;
+
+export interface DemoSitesResult {
+  /** Registered by this run (the others were already). */
+  registered: number;
+  /** Demo records written (to the sites that had none). */
+  seeded: number;
+  origins: string[];
+}
+
+/**
+ * `npm start -- --demo-sites N`: N registered sites (the site registry, docs/tenants.md) at
+ * http://t1.test:PORT … http://tN.test:PORT, in the database bound as DB, each given 50 demo records
+ * when it has none (URL_SOURCE=d1; with KV they are registered only). Their own tokens are never
+ * shown (a random hash is stored): the platform token writes to every site, and
+ * `POST /sitemap-admin/sites/{host}/token` gives one its own. The first heartbeat's registry sweep
+ * schedules them (docs/jobs.md "Registered sites"). A site `SITES` names is left to the variables.
+ */
+export async function registerDemoSites(port: number, count: number, options: SeedOptions): Promise<DemoSitesResult> {
+  const wanted = Array.from({ length: count }, (_, i) => `http://t${i + 1}.test:${port}`);
+  const found = await withLocalEnv(options.vars, options, async (env, config) => {
+    const origins = wanted.filter((o) => !config.sites.has(o));
+    const now = Date.now();
+    const { meta } = await env.DB.prepare(
+      `INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at)
+       SELECT value, '{}', lower(hex(randomblob(32))), ?2, ?2 FROM json_each(?1) WHERE true
+       ON CONFLICT (origin) DO NOTHING`,
+    )
+      .bind(JSON.stringify(origins), now)
+      .run();
+    const empty =
+      config.urlSource === "d1"
+        ? (
+            await env.DB.prepare("SELECT value AS origin FROM json_each(?1) WHERE NOT EXISTS (SELECT 1 FROM urls WHERE origin = value)")
+              .bind(JSON.stringify(origins))
+              .all<{ origin: string }>()
+          ).results.map((r) => r.origin)
+        : [];
+    return { config, origins, registered: meta.changes ?? 0, empty };
+  });
+  const { config, empty } = found;
+  const records = validateBatch(
+    empty.flatMap((origin) => demoSection(origin, config.defaultSection, DEMO_SITE_RECORDS)),
+    { sites: new Set(empty), defaultSection: config.defaultSection },
+  );
+  if (records.length > 0) writeD1("DB", records, demoStamps(records.length, Date.now(), config.regen.settleSeconds), options.persistTo);
+  return { registered: found.registered, seeded: records.length, origins: found.origins };
 }
 
 /**

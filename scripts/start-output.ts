@@ -3,7 +3,7 @@
  * requests `wrangler dev` logs. Pure, so that the shape is tested without starting anything.
  */
 import { stripVTControlCharacters } from "node:util";
-import type { MigrationsApplied, SeedResult } from "./local-db.ts";
+import type { DemoSitesResult, MigrationsApplied, SeedResult } from "./local-db.ts";
 
 const DONE = "✓";
 
@@ -27,6 +27,18 @@ export function seedLine(seed: SeedResult, origin: string, ms: number): string {
   }
   const rebuilt = seed.manifestRebuilt ? "; its manifest was behind its rows: rebuilt" : "";
   return stepLine(`demo not seeded: ${store} already has URLs for ${origin}${rebuilt}`);
+}
+
+/** `--demo-sites N`: what was registered, and how to reach a site (its `*.test` host resolves nowhere by itself). */
+export function demoSitesLine(sites: DemoSitesResult, ms: number): string {
+  const first = sites.origins[0] ?? "";
+  const last = sites.origins.at(-1) ?? "";
+  const range = sites.origins.length > 1 ? `${first} … ${last}` : first;
+  const host = first ? new URL(first).host : "";
+  return stepLine(
+    `demo sites: ${sites.origins.length} registered sites ${range} (${sites.registered} new, ${sites.seeded.toLocaleString("en-US")} URLs seeded, ${(ms / 1000).toFixed(1)} s); ` +
+      `reach one with curl --resolve ${host}:127.0.0.1 ${first}/sitemap.xml`,
+  );
 }
 
 /** How the dashboard is signed in to, or why it is off. */

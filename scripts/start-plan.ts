@@ -9,7 +9,9 @@
  * - `--env-file FILE [FILE …]`: read instead of `.dev.vars`;
  * - `--port N` / `--port=N`: taken out here (npm start sets the port and SITES from it);
  * - `--verbose`: taken out here: npm start then shows wrangler's own output (migration tables,
- *   warnings of the seeding step, `wrangler dev`'s start-up and interactive keys) as it comes.
+ *   warnings of the seeding step, `wrangler dev`'s start-up and interactive keys) as it comes;
+ * - `--demo-sites N` / `--demo-sites=N`: taken out here: N registered demo sites,
+ *   http://t1.test:PORT … (scripts/local-db.ts `registerDemoSites`).
  *
  * `-c/--config` and `-e/--env` are refused: the seeding reads wrangler.jsonc's top level, and a
  * Worker of another configuration or environment would read other stores (and other vars).
@@ -34,7 +36,12 @@ export interface StartPlan {
   wranglerArgs: string[];
   /** `--verbose`: show wrangler's own output, not only npm start's one line per step. */
   verbose: boolean;
+  /** `--demo-sites N`: registered demo sites to seed (0: none). */
+  demoSites: number;
 }
+
+/** Registered demo sites at most (each is a registry row and 50 records). */
+const MAX_DEMO_SITES = 10_000;
 
 /** Variables read from the environment (`URL_SOURCE=kv npm start`). */
 const ENVIRONMENT_VARS = ["URL_SOURCE", "MANIFEST_STORE"] as const;
@@ -54,6 +61,7 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
   const envFiles: string[] = [];
   let persistTo: string | undefined;
   let verbose = false;
+  let demoSites = 0;
   const rest: string[] = [];
 
   /** The values of an array option: the inline one, then the words up to the next flag. */
@@ -113,6 +121,15 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
         i = next;
         continue;
       }
+      case "demo-sites": {
+        const { value, next } = single(i, opt.inline, "demo-sites");
+        demoSites = Number(value);
+        if (!/^\d+$/.test(value) || demoSites < 1 || demoSites > MAX_DEMO_SITES) {
+          throw new StartArgsError(`--demo-sites must be a number of sites (1-${MAX_DEMO_SITES}), got ${JSON.stringify(value)}`);
+        }
+        i = next;
+        continue;
+      }
       case "verbose":
         if (opt.inline !== undefined) throw new StartArgsError("--verbose takes no value");
         verbose = true;
@@ -155,5 +172,6 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
     vars,
     wranglerArgs,
     verbose,
+    demoSites,
   };
 }

@@ -6,20 +6,31 @@
  * stderr, which npm start shows only when this fails or with `--verbose`. Each step's result goes
  * to the parent over the IPC channel.
  *
- * Argument: JSON `{ origin, vars, state }` (see PrepareRequest).
+ * Argument: JSON `{ origin, vars, state, demoSites? }` (see PrepareRequest).
  */
 import { DatabaseListError } from "../src/store/errors.ts";
-import { type LocalState, type MigrationsApplied, type SeedResult, applyMigrations, seedIfEmpty } from "./local-db.ts";
+import {
+  type DemoSitesResult,
+  type LocalState,
+  type MigrationsApplied,
+  type SeedResult,
+  applyMigrations,
+  registerDemoSites,
+  seedIfEmpty,
+} from "./local-db.ts";
 
 export interface PrepareRequest {
   origin: string;
   vars: Record<string, string>;
   state: LocalState;
+  /** `--demo-sites N`: registered demo sites on the port of `origin`. */
+  demoSites?: number;
 }
 
 export type PrepareMessage =
   | { step: "migrations"; databases: MigrationsApplied[] }
   | { step: "seed"; seed: SeedResult; ms: number }
+  | { step: "demo-sites"; sites: DemoSitesResult; ms: number }
   /** The site's SITE_DATABASES list does not match its databases (docs/capacity.md "The database list is checked"): nothing is served until it does. */
   | { step: "refused"; reason: string };
 
@@ -37,6 +48,11 @@ const started = Date.now();
 try {
   const seed = await seedIfEmpty(request.origin, { vars: request.vars, ...request.state });
   await send({ step: "seed", seed, ms: Date.now() - started });
+  if (request.demoSites) {
+    const at = Date.now();
+    const sites = await registerDemoSites(Number(new URL(request.origin).port), request.demoSites, { vars: request.vars, ...request.state });
+    await send({ step: "demo-sites", sites, ms: Date.now() - at });
+  }
 } catch (err) {
   if (!(err instanceof DatabaseListError)) throw err;
   await send({ step: "refused", reason: err.message });

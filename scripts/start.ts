@@ -1,5 +1,5 @@
 /**
- * `npm start [-- --port N] [-- --verbose] [-- wrangler dev args]`: migrations, demo seed (when
+ * `npm start [-- --port N] [-- --verbose] [-- --demo-sites N] [-- wrangler dev args]`: migrations, demo seed (when
  * empty) into the store the Worker will read, then `wrangler dev` with the cron test route. The
  * site served is http://localhost:PORT. `URL_SOURCE=kv npm start` and `npm start -- --var
  * URL_SOURCE:kv` alike seed and serve KV (scripts/start-plan.ts reads the passed-through arguments).
@@ -16,7 +16,7 @@ import { createInterface } from "node:readline";
 import { parseEnv } from "node:util";
 import { ROBOTS_ORIGIN_URL_DEFAULT } from "../src/config/notify.ts";
 import { configProblems, deploymentVars } from "./local-config.ts";
-import { type AdminAccess, DevOutputGate, migrationsLine, seedLine, stepLine, whereToLook } from "./start-output.ts";
+import { type AdminAccess, DevOutputGate, demoSitesLine, migrationsLine, seedLine, stepLine, whereToLook } from "./start-output.ts";
 import { StartArgsError, type StartPlan, startPlan } from "./start-plan.ts";
 import type { PrepareMessage, PrepareRequest } from "./start-prepare.ts";
 
@@ -77,7 +77,7 @@ function fail(what: string, output: string): never {
 
 /** Migrations and the demo seed, in scripts/start-prepare.ts. */
 async function prepare(plan: StartPlan): Promise<void> {
-  const request: PrepareRequest = { origin: plan.origin, vars: plan.vars, state: plan.state };
+  const request: PrepareRequest = { origin: plan.origin, vars: plan.vars, state: plan.state, demoSites: plan.demoSites };
   const child = spawn(process.execPath, [...process.execArgv, "scripts/start-prepare.ts", JSON.stringify(request)], {
     stdio: ["ignore", plan.verbose ? "inherit" : "pipe", plan.verbose ? "inherit" : "pipe", "ipc"],
   });
@@ -90,8 +90,11 @@ async function prepare(plan: StartPlan): Promise<void> {
       pending("seeding the demo data if the site has none (about 15 s the first time)");
     } else if (message.step === "refused") {
       refused = message.reason;
+    } else if (message.step === "demo-sites") {
+      done(demoSitesLine(message.sites, message.ms));
     } else {
       done(seedLine(message.seed, plan.origin, message.ms));
+      if (plan.demoSites > 0) pending(`registering ${plan.demoSites} demo sites`);
     }
   });
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));

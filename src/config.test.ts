@@ -88,6 +88,7 @@ describe("parseConfig", () => {
     [{ ADMIN_TOKEN: "short" }, "admin", () => true],
     [{ BROWSER_VIEW: "maybe" }, "browser-view", (c: Config) => !c.browserView],
     [{ FEED_SIZE: "many" }, "feed", (c: Config) => c.feedSize === 0],
+    [{ CRAWLER_IP_RANGES: "googlebot=ftp://x" }, "crawler-log", (c: Config) => c.crawlers.ranges.length === 0],
   ] as const)("a bad %j turns %s off and keeps the sitemaps", (vars, feature, off) => {
     const good = {
       SITES: "https://e.com",

@@ -1,16 +1,20 @@
 /** Worker entry: the Hono app for requests, the cron heartbeat, the jobs' queue consumer, and the KV writer object. */
+import { loadConfig } from "./config.ts";
 import { app } from "./http/app.ts";
 import { type JobHandlers, consumeJobs } from "./jobs/consumer.ts";
+import { crawlerRangesJob } from "./jobs/crawler-ranges.ts";
 import { gscStatusJob } from "./jobs/gsc-status.ts";
-import { heartbeat } from "./jobs/heartbeat.ts";
+import { type RegistryHome, heartbeat } from "./jobs/heartbeat.ts";
 import type { Job } from "./jobs/messages.ts";
 import { Meter, countFetches, metered, meteredEnv } from "./jobs/meter.ts";
 import { mirrorJob } from "./jobs/mirror.ts";
 import { notifyJob } from "./jobs/notify.ts";
 import { rebalanceJob } from "./jobs/rebalance.ts";
 import { regenerateJob } from "./jobs/regenerate.ts";
+import { registrySweepJob } from "./jobs/registry-sweep.ts";
+import { sitePurgeJob } from "./jobs/site-purge.ts";
 import { syncSweepJob } from "./jobs/sync-sweep.ts";
-import { databaseServices, servicesFor } from "./services.ts";
+import { databaseServices, registeredSites, services, servicesFor, siteRegistry, siteServices } from "./services.ts";
 import type { Services } from "./services-type.ts";
 
 // Each site's single KV writer (URL_SOURCE=kv), a Durable Object: wrangler.jsonc binds it as KV_WRITERS.
@@ -30,12 +34,36 @@ const JOBS: JobHandlers = {
   "sync-sweep": syncSweepJob,
   // A database appended to a partitioned site's list: one bounded step of its move (docs/capacity.md "Partitions").
   rebalance: rebalanceJob,
+  // The crawlers' published IP ranges (CRAWLER_IP_RANGES), refreshed daily, once per deployment (docs/crawlers.md).
+  "crawler-ranges": crawlerRangesJob,
+  // Registered sites (src/registry/): the heartbeat's fan-out over them, page by page (docs/jobs.md).
+  "registry-sweep": registrySweepJob,
+  // A deleted registered site's records, state and snapshots removed in bounded steps, then its registry row.
+  "site-purge": sitePurgeJob,
 };
 
-/** The services a job runs on: its site's database, or, for a partitioned site's regeneration or notification, its partition's. */
-function servicesOfJob(env: Env, job: Job): Services {
-  // A mirror job is named by its URL: it writes to the database of the URL's site (SITE_DATABASES).
-  const site = servicesFor(env, job.kind === "mirror" ? new URL(job.origin).origin : job.origin);
+/**
+ * The services a job runs on: its site's database, or, for a partitioned site's regeneration or
+ * notification, its partition's; a registered site's own (src/registry/); the registry's database
+ * for the registry's jobs. null for a site neither configured nor registered (deleted since).
+ */
+async function servicesOfJob(env: Env, job: Job): Promise<Services | null> {
+  if (job.kind === "registry-sweep" || job.kind === "site-purge") return services(env);
+  let site: Services | null;
+  if (job.kind === "mirror") {
+    // A mirror job is named by its URL: a configured mirror writes to the database of the URL's site (SITE_DATABASES);
+    // a registered site's carries the site.
+    const url = job.origin;
+    site =
+      job.site !== undefined
+        ? await siteServices(env, job.site)
+        : loadConfig(env).mirror.urls.includes(url)
+          ? servicesFor(env, new URL(url).origin)
+          : await siteServices(env, new URL(url).origin);
+  } else {
+    site = await siteServices(env, job.origin);
+  }
+  if (site === null) return null;
   return (job.partition !== undefined && site.partitions?.[job.partition]) || site;
 }
 
@@ -58,11 +86,13 @@ export default {
         console.error("scheduled jobs skipped:", err instanceof Error ? err.message : err);
         return;
       }
-      await heartbeat(databases);
+      const registry = siteRegistry(meteredEnv(env));
+      const home: RegistryHome | null = registry && { registry, home: services(meteredEnv(env)) };
+      await heartbeat(databases, Date.now(), home);
     });
   },
   queue(batch, env, ctx) {
     const meter = new Meter();
-    return metered(meter, () => consumeJobs(batch, meteredEnv(env), ctx, { handlers: JOBS, servicesOf: servicesOfJob, meter }));
+    return metered(meter, () => consumeJobs(batch, meteredEnv(env), ctx, { handlers: JOBS, servicesOf: servicesOfJob, sites: registeredSites, meter }));
   },
 } satisfies ExportedHandler<Env>;

@@ -4,6 +4,9 @@
  */
 import type { AdminStateStore } from "./admin-state/store.ts";
 import type { Config } from "./config.ts";
+import type { CrawlerLogStore } from "./crawlers/log-store.ts";
+import type { CrawlerRangeStore } from "./crawlers/range-store.ts";
+import type { AnalyticsSink } from "./crawlers/types.ts";
 import type { GscStatusStore } from "./gsc/store.ts";
 import type { HousekeepingStore } from "./housekeeping/store.ts";
 import type { JobScheduler } from "./jobs/scheduler.ts";
@@ -37,6 +40,8 @@ export interface Services {
   robotsLastGood: RobotsLastGoodStore | null;
   /** When each site's robots.txt fetch last looped back into the Worker (KV namespace SNAPSHOTS); null without it (not recorded). */
   robotsLoop: RobotsLoopStore | null;
+  /** The crawlers' published IP ranges as last refreshed (KV namespace SNAPSHOTS, src/crawlers/); null without it (only Cloudflare's verified-bot flag verifies). */
+  crawlerRanges: CrawlerRangeStore | null;
   /** The admin's browser sessions and audit trail (D1, or a KV site's writer object); null without either (no browser sign-in, no audit). */
   admin: AdminStateStore | null;
   /**
@@ -58,6 +63,10 @@ export interface Services {
    * partitions (src/partitions/database-list.ts): status shows it. null for any other site.
    */
   databaseList: DatabaseList | null;
+  /** What verified crawlers fetched, and requests claiming a crawler counted (D1, src/crawlers/); null without a DB binding (nothing recorded). */
+  crawlerLog: CrawlerLogStore | null;
+  /** Workers Analytics Engine, when bound as CRAWLER_ANALYTICS: one data point per request claiming a crawler (docs/crawlers.md); null otherwise. */
+  crawlerAnalytics: AnalyticsSink | null;
   /** What the housekeeping reads and trims in the database (src/housekeeping/, D1); null without a DB binding. */
   housekeeping: HousekeepingStore | null;
   /** Background jobs on the JOBS queue, their debounce and state in D1 (src/jobs/); null without both bindings. */

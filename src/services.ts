@@ -1,5 +1,6 @@
 /** Wires adapters to config, once per `env`: the only place that knows which store backs what. */
 import { D1AdminStateStore } from "./adapters/d1/admin-state.ts";
+import { D1CrawlerLog } from "./adapters/d1/crawler-log.ts";
 import { D1DatabaseIdentity } from "./adapters/d1/database-identity.ts";
 import { D1GscStatusStore } from "./adapters/d1/gsc-status.ts";
 import { D1Housekeeping } from "./adapters/d1/housekeeping.ts";
@@ -10,8 +11,11 @@ import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
 import { D1LayoutStore } from "./adapters/d1/partition-layout.ts";
 import { d1RecordStore } from "./adapters/d1/record-store.ts";
 import { D1RegenStore } from "./adapters/d1/regen-store.ts";
+import { D1SitePurge } from "./adapters/d1/site-purge.ts";
+import { D1SiteRegistry } from "./adapters/d1/site-registry.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
 import { KvAdminStateStore } from "./adapters/kv/admin-state.ts";
+import { KvCrawlerRangeStore } from "./adapters/kv/crawler-range-store.ts";
 import { KvManifestStore } from "./adapters/kv/manifest-store.ts";
 import type { SiteWriters } from "./adapters/kv/object-protocol.ts";
 import { kvRecordStore } from "./adapters/kv/record-store.ts";
@@ -19,6 +23,8 @@ import { KvRobotsLastGoodStore } from "./adapters/kv/robots-last-good.ts";
 import { KvRobotsLoopStore } from "./adapters/kv/robots-loop.ts";
 import { KvSnapshotStore } from "./adapters/kv/snapshot-store.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
+import type { AnalyticsSink } from "./crawlers/types.ts";
+import type { RegisteredSites } from "./jobs/context.ts";
 import { PartitionedJobs } from "./jobs/partitions.ts";
 import { type JobQueue, JobScheduler } from "./jobs/scheduler.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
@@ -29,6 +35,9 @@ import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
+import { RegistryResolver } from "./registry/resolve.ts";
+import { registeredSiteEnv } from "./registry/settings.ts";
+import type { RegisteredSite, SiteRegistry } from "./registry/store.ts";
 import type { Services } from "./services-type.ts";
 
 /** A binding the configuration needs, or a ConfigError naming it. */
@@ -207,13 +216,84 @@ function wire(env: Env, config: Config): Services {
     gsc: db ? new D1GscStatusStore(db) : null,
     robotsLastGood: snapshotKv ? new KvRobotsLastGoodStore(snapshotKv) : null,
     robotsLoop: snapshotKv ? new KvRobotsLoopStore(snapshotKv) : null,
+    crawlerRanges: snapshotKv ? new KvCrawlerRangeStore(snapshotKv) : null,
     // Sessions and the audit trail: the site's D1 database, or, for a KV site without one, its writer object.
     admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
     partitions: null,
     layouts: null,
     servedAs: null,
     databaseList: null,
+    crawlerLog: db ? new D1CrawlerLog(db) : null,
+    crawlerAnalytics: ((env as unknown as Record<string, unknown>)["CRAWLER_ANALYTICS"] as AnalyticsSink | undefined) ?? null,
     housekeeping: db ? new D1Housekeeping(db) : null,
     jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,
   };
+}
+
+/** The site registry (sites as data, docs/tenants.md), in the D1 database bound as `DB`; null without it. */
+export function siteRegistry(env: Env): SiteRegistry | null {
+  const db = (env as unknown as Record<string, unknown>)["DB"] as D1Database | undefined;
+  return db ? new D1SiteRegistry(db) : null;
+}
+
+const resolvers = new WeakMap<object, RegistryResolver | null>();
+
+/** The isolate's resolver of registered sites for `env` (src/registry/resolve.ts); null without a registry. */
+export function registryResolver(env: Env): RegistryResolver | null {
+  let resolver = resolvers.get(env);
+  if (resolver === undefined) {
+    const registry = siteRegistry(env);
+    resolver = registry && new RegistryResolver(registry, loadConfig(env).cache.manifestTtl * 1000);
+    resolvers.set(env, resolver);
+  }
+  return resolver;
+}
+
+/** Registered sites' services per env, by origin, rewired when the site's record changes. */
+const registeredByEnv = new WeakMap<object, Map<string, { updatedAt: number; services: Services }>>();
+/** Registered sites' services kept per isolate at most. */
+const REGISTERED_KEPT = 5_000;
+
+/**
+ * A registered site's services: the stores of its database (setting `DATABASE`, default `DB`) for
+ * itself alone, its settings over the deployment's variables (src/registry/settings.ts). Throws
+ * ConfigError when a setting no longer reads (the site answers 503, the others are unaffected).
+ */
+export function registeredServices(env: Env, site: RegisteredSite): Services {
+  let byOrigin = registeredByEnv.get(env);
+  if (!byOrigin) registeredByEnv.set(env, (byOrigin = new Map()));
+  const kept = byOrigin.get(site.origin);
+  if (kept && kept.updatedAt === site.updatedAt) return kept.services;
+  const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
+  const s = wire(siteEnv, loadConfig(siteEnv));
+  if (byOrigin.size >= REGISTERED_KEPT) byOrigin.delete(byOrigin.keys().next().value!);
+  byOrigin.set(site.origin, { updatedAt: site.updatedAt, services: s });
+  return s;
+}
+
+/**
+ * The services of the site at `origin`: a site the variables configure (SITES), else a live
+ * registered one; null for neither. The variables win for the sites they name. Resolving a
+ * registered site costs no D1 query once this isolate has the registry's list (src/registry/resolve.ts).
+ * Throws ConfigError.
+ */
+export async function siteServices(env: Env, origin: string, waitUntil: (p: Promise<unknown>) => void = () => undefined): Promise<Services | null> {
+  if (loadConfig(env).sites.has(origin)) return servicesFor(env, origin);
+  const site = await registryResolver(env)?.resolve(origin, Date.now(), waitUntil);
+  return site ? registeredServices(env, site) : null;
+}
+
+/** The site registry, its sites' services, and what purges a deleted one's rows (its database: setting DATABASE, default DB); for the jobs. */
+export function registeredSites(env: Env): RegisteredSites | null {
+  const registry = siteRegistry(env);
+  return (
+    registry && {
+      registry,
+      servicesOf: (site) => registeredServices(env, site),
+      purgeOf: (site) => {
+        const db = registeredSiteEnv(env, site.origin, site.settings)["DB"] as D1Database | undefined;
+        return db ? new D1SitePurge(db) : null;
+      },
+    }
+  );
 }

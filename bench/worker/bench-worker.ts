@@ -19,6 +19,7 @@ import { D1ManifestStore } from "../../src/adapters/d1/manifest-store.ts";
 import { D1RecordReader } from "../../src/adapters/d1/reader.ts";
 import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
 import { D1RecordWriter, recordColumns } from "../../src/adapters/d1/writer.ts";
+import { KvCrawlerRangeStore } from "../../src/adapters/kv/crawler-range-store.ts";
 import { gzip, renderUrlset } from "../../src/core/render.ts";
 import { paged } from "../../src/core/source.ts";
 import { validateBatch } from "../../src/core/validate.ts";
@@ -344,6 +345,22 @@ const renderMemory: Route = async (_env, _ctx, url) => {
   return json({ bytes });
 };
 
+/** Scaffolding: a crawler's published ranges, stored as the refresh job stores them (bench/workerd.ts "crawler log"). */
+async function crawlerRanges(env: Env, url: URL): Promise<Response> {
+  const now = Date.now();
+  const prefixes = url.searchParams.getAll("prefix");
+  const name = url.searchParams.get("name")!;
+  await new KvCrawlerRangeStore(env.SNAPSHOTS).save({
+    name,
+    url: `https://ranges.invalid/${name}.json`,
+    prefixes,
+    fetchedAt: now,
+    checkedAt: now,
+    error: null,
+  });
+  return json({ name, prefixes: prefixes.length });
+}
+
 /**
  * The `/__bench/*` routes. Metered: each is one invocation under the enforcing meter (its answer
  * carries `usage`). Not metered: scaffolding that loads test data (`seed` inserts up to 50,000 rows
@@ -352,6 +369,7 @@ const renderMemory: Route = async (_env, _ctx, url) => {
  */
 const ROUTES: Record<string, RouteEntry> = {
   "/__bench/seed": { metered: false, run: (env, _ctx, url) => seed(env, url) },
+  "/__bench/crawler-ranges": { metered: false, run: (env, _ctx, url) => crawlerRanges(env, url) },
   "/__bench/touch": { metered: true, run: touch },
   "/__bench/count": { metered: true, run: countRequest },
   "/__bench/rebuild": { metered: true, run: rebuild },

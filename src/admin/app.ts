@@ -18,19 +18,26 @@ import { AdminError } from "./errors.ts";
 import { openApiHandler } from "./openapi.ts";
 import { regenerate } from "./regenerate.ts";
 import {
+  deleteSite,
   deleteSync,
   deleteUrls,
   getOpenApi,
+  getSite,
   getStatus,
   getSync,
   getUrl,
+  listSites,
+  patchSite,
   postRegenerate,
+  postSite,
+  postSiteToken,
   postSync,
   postSyncCommit,
   putSyncUrls,
   putUrls,
 } from "./routes.ts";
 import { DeleteItemSchema } from "./schemas.ts";
+import { platformOnly, readSite, readSites, registerSite, removeSite, rotateSiteToken, updateSite } from "./sites.ts";
 import { status } from "./status.ts";
 import { abortSync, commitSync, readSync, startSync, upsertSyncUrls } from "./syncs.ts";
 import { readUrl, removeUrls, upsertUrls } from "./urls.ts";
@@ -42,14 +49,15 @@ function recordInputJsonSchema(): Record<string, unknown> {
 }
 
 export const admin = new OpenAPIHono<AppEnv>({
-  // A query that breaks its schema: 400 in the shared error shape.
+  // A query (or a JSON body) that breaks its schema: 400 in the shared error shape.
   defaultHook: (result) => {
     if (!result.success) {
+      const body = result.target === "json";
       throw new AdminError(400, {
-        error: "invalid_query",
-        message: "bad query parameters",
+        error: body ? "invalid_body" : "invalid_query",
+        message: body ? "the request body breaks its schema" : "bad query parameters",
         issues: result.error.issues.map((i) => ({
-          field: i.path.length > 0 ? i.path.join(".") : "query",
+          field: i.path.length > 0 ? i.path.join(".") : body ? "body" : "query",
           rule: i.code,
           message: i.message,
         })),
@@ -84,4 +92,12 @@ admin.openapi(getSync, readSync);
 admin.openapi(putSyncUrls, upsertSyncUrls);
 admin.openapi(postSyncCommit, commitSync);
 admin.openapi(deleteSync, abortSync);
+// The platform API: registered sites (docs/tenants.md), for the platform credential alone (`/sites/*` matches `/sites` too).
+admin.use("/sites/*", platformOnly);
+admin.openapi(postSite, registerSite);
+admin.openapi(listSites, readSites);
+admin.openapi(getSite, readSite);
+admin.openapi(patchSite, updateSite);
+admin.openapi(postSiteToken, rotateSiteToken);
+admin.openapi(deleteSite, removeSite);
 admin.openapi(getOpenApi, openApiHandler(admin));

@@ -16,8 +16,11 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { readVariable } from "../config/variable.ts";
 import { ACCESS_AUD, ACCESS_SERVICE_TOKEN_IDS, ACCESS_TEAM_DOMAIN, ACCESS_TEST_ISSUER, ADMIN_TOKEN } from "../config/variables/index.ts";
+import { loadConfig } from "../config.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { readCapped } from "../outbound/read-capped.ts";
+import { tokenHash } from "../registry/token.ts";
+import { siteRegistry } from "../services.ts";
 import { type AccessConfig, verifyAccessJwt } from "./auth/access.ts";
 import { browserRefusal, sameOrigin } from "./auth/browser-guard.ts";
 import { clientKey } from "./auth/client-address.ts";
@@ -74,13 +77,35 @@ const wantsPage = (c: Context<AppEnv>): boolean => (c.req.method === "GET" || c.
 
 /** The bearer header's verdict: the principal, or 401/429 (a failure counts against the client). */
 async function bearer(c: Context<AppEnv>, token: string | null): Promise<Principal | Response> {
-  if (token === null) return unauthorized();
+  if (token === null && siteRegistry(c.env) === null) return unauthorized();
   const wait = await blockedFor(c.env, c.req.raw, c.var.origin);
   if (wait > 0) return tooManyFailures(wait);
   const given = BEARER.exec(c.req.header("Authorization") ?? "")?.[1];
-  if (given !== undefined && (await tokensEqual(given, token))) return { via: "token", who: "token" };
+  if (given !== undefined && token !== null && (await tokensEqual(given, token))) return { via: "token", who: "token" };
+  if (given !== undefined) {
+    const site = await siteToken(c, given);
+    if (site) return site;
+  }
   const over = await countFailure(c.env, c.req.raw, c.var.origin);
   return over > 0 ? tooManyFailures(over) : unauthorized();
+}
+
+/**
+ * A registered site's own token (docs/tenants.md): its principal on its own site; 403 when it is
+ * another live site's token (a credential, of the wrong site: no failure counted); null when it is
+ * no site's token. One indexed read of the registry, so a rotated token stops at once.
+ */
+async function siteToken(c: Context<AppEnv>, given: string): Promise<Principal | Response | null> {
+  const registry = siteRegistry(c.env);
+  if (!registry) return null;
+  const owner = await registry.byTokenHash(await tokenHash(given));
+  if (owner === null) return null;
+  // The variables win: a site of SITES is never a registered site's, whatever the registry holds.
+  if (owner === c.var.origin && !loadConfig(c.env).sites.has(owner)) return { via: "site-token", who: "site token" };
+  return new AdminError(403, {
+    error: "forbidden",
+    message: "this token is another site's: a site token reads and writes its own site only",
+  }).getResponse();
 }
 
 /** The cookie's live session on this site, or null. */

@@ -13,6 +13,15 @@ import {
   DeleteResultSchema,
   RegenerateQuerySchema,
   RegenerateQueuedSchema,
+  SiteCreateSchema,
+  SiteCreatedSchema,
+  SiteDeletedSchema,
+  SiteHostParamsSchema,
+  SiteListQuerySchema,
+  SiteListSchema,
+  SiteSchema,
+  SiteTokenSchema,
+  SiteUpdateSchema,
   StatusSchema,
   StoredRecordSchema,
   SyncCommitBodySchema,
@@ -206,4 +215,79 @@ export const deleteSync = createRoute({
     409: error("the sync is committing or committed"),
     503: unavailable,
   },
+});
+
+// The platform API (docs/tenants.md "The platform API"): the registry of sites, for the platform credential alone.
+
+const platformErrors = {
+  ...common,
+  403: error(
+    "not the platform credential: only the ADMIN_TOKEN bearer or an Access service token manage sites (a site's own token, the session cookie or a person's Access JWT do not), or a cross-site request",
+  ),
+  503: error("the registry needs the DB (D1) binding"),
+};
+const unknownSite = error("no live registered site at this host (never registered, deleted, or configured by SITES)");
+
+export const postSite = createRoute({
+  method: "post",
+  path: "/sites",
+  summary: "Register a site: it serves (an empty index until records come) within MANIFEST_CACHE_TTL, no deploy",
+  request: { body: { required: true, content: json(SiteCreateSchema) } },
+  responses: {
+    201: { description: "registered; `token` is the site's admin token, shown this once", content: json(SiteCreatedSchema) },
+    ...platformErrors,
+    400: error(
+      "invalid_body: malformed JSON or a body that breaks its schema; invalid_origin: not exactly an origin, or not https (http only for loopback, localhost, *.localhost, *.test); invalid_settings: `problems` names each setting and its rule (an unknown name, a value its variable refuses, a DATABASE not bound)",
+    ),
+    409: error(
+      "site_exists: the origin (or its host under the other scheme) is registered, or being deleted; or SITES configures it (the variables win for the sites they name)",
+    ),
+    415: error("the body is not sent as application/json"),
+  },
+});
+
+export const listSites = createRoute({
+  method: "get",
+  path: "/sites",
+  summary: "Registered live sites in origin order, a page at a time (sites configured by SITES are not listed)",
+  request: { query: SiteListQuerySchema },
+  responses: { 200: { description: "a page of sites", content: json(SiteListSchema) }, ...platformErrors, 400: error("bad query parameters") },
+});
+
+export const getSite = createRoute({
+  method: "get",
+  path: "/sites/{host}",
+  summary: "One registered site (never its token)",
+  request: { params: SiteHostParamsSchema },
+  responses: { 200: { description: "the site", content: json(SiteSchema) }, ...platformErrors, 404: unknownSite },
+});
+
+export const patchSite = createRoute({
+  method: "patch",
+  path: "/sites/{host}",
+  summary: "Replace a site's settings whole (validated as on registration)",
+  request: { params: SiteHostParamsSchema, body: { required: true, content: json(SiteUpdateSchema) } },
+  responses: {
+    200: { description: "the site with its new settings", content: json(SiteSchema) },
+    ...platformErrors,
+    400: error("invalid_body, or invalid_settings (`problems` names each setting and its rule)"),
+    404: unknownSite,
+    415: error("the body is not sent as application/json"),
+  },
+});
+
+export const postSiteToken = createRoute({
+  method: "post",
+  path: "/sites/{host}/token",
+  summary: "Rotate a site's admin token: a new one, shown once; the previous one stops working",
+  request: { params: SiteHostParamsSchema },
+  responses: { 200: { description: "the new token", content: json(SiteTokenSchema) }, ...platformErrors, 404: unknownSite },
+});
+
+export const deleteSite = createRoute({
+  method: "delete",
+  path: "/sites/{host}",
+  summary: "Delete a site: it stops serving at once; its records, snapshots and state are removed by bounded jobs",
+  request: { params: SiteHostParamsSchema },
+  responses: { 202: { description: "marked deleted; the purge is queued", content: json(SiteDeletedSchema) }, ...platformErrors, 404: unknownSite },
 });

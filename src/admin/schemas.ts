@@ -30,6 +30,9 @@ const ERROR_CODES = [
   "too_many_failures",
   "database_list",
   "cooldown",
+  "invalid_origin",
+  "invalid_settings",
+  "site_exists",
 ] as const;
 
 /** At most this many issues are listed in one 422 response; `issueCount` always has the total. */
@@ -61,6 +64,10 @@ export const ApiErrorSchema = z
     wouldDelete: z.number().int().optional().describe("records the commit would delete (409 delete_guard)"),
     inScope: z.number().int().optional().describe("live records in the sync's scope (409 delete_guard)"),
     maxDelete: z.number().optional().describe("the guard's share in force (409 delete_guard)"),
+    problems: z
+      .array(z.object({ setting: z.string(), rule: z.string() }))
+      .optional()
+      .describe("each setting refused and the rule it broke, never its value (400 invalid_settings)"),
   })
   .openapi("Error");
 export type ApiError = z.infer<typeof ApiErrorSchema>;
@@ -214,3 +221,77 @@ export const StatusSchema = z
       .describe("where robots.txt is fetched from (no query), and a fetch that loops back into this Worker: a configuration problem"),
   })
   .openapi("Status");
+
+// The platform API (docs/tenants.md "The platform API"): registered sites.
+
+/** A per-site setting's name and value, as the variable of that name would be written (src/registry/settings.ts). */
+const SiteSettingsSchema = z
+  .record(z.string().max(64), z.string().max(16_384))
+  .refine((settings) => Object.keys(settings).length <= 64, { message: "at most 64 settings" })
+  .openapi({
+    description: "per-site variables (DEFAULT_SECTION, SECTION_RULES, MIRROR_SITEMAPS, …) and DATABASE, each as the variable would be written",
+    example: { DEFAULT_SECTION: "pages" },
+  });
+
+export const SiteCreateSchema = z
+  .strictObject({
+    origin: z.string().min(1).max(300).openapi({
+      description: "scheme://host[:port] and nothing else; https, or http for loopback, localhost, *.localhost and *.test hosts",
+      example: "https://shop.example",
+    }),
+    settings: SiteSettingsSchema.optional(),
+  })
+  .openapi("SiteCreate");
+
+export const SiteUpdateSchema = z.strictObject({ settings: SiteSettingsSchema.describe("replaces the site's settings whole") }).openapi("SiteUpdate");
+
+export const SiteSchema = z
+  .strictObject({
+    origin: z.string(),
+    host: z.string().describe("URL.host of the origin: the `{host}` of /sitemap-admin/sites/{host}"),
+    settings: z.record(z.string(), z.string()),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Site");
+export type SiteBody = z.infer<typeof SiteSchema>;
+
+export const SiteCreatedSchema = z
+  .strictObject({ site: SiteSchema, token: z.string().describe("the site's admin token (`esk_…`): shown this once, only its hash is kept") })
+  .openapi("SiteCreated");
+
+export const SiteTokenSchema = z
+  .strictObject({ token: z.string().describe("the site's new admin token: shown this once; the previous one no longer works") })
+  .openapi("SiteToken");
+
+export const SiteListSchema = z
+  .strictObject({
+    sites: z.array(SiteSchema),
+    next: z.string().nullable().describe("pass as `after` for the next page; null on the last"),
+  })
+  .openapi("SiteList");
+
+export const SiteListQuerySchema = z.object({
+  after: z.string().max(300).optional().openapi({ description: "the `next` of the previous page: sites whose origin sorts after it" }),
+  limit: z.coerce.number().int().min(1).max(200).optional().openapi({ description: "sites per page, 1–200 (default 50)" }),
+  contains: z.string().min(1).max(300).optional().openapi({ description: "only origins containing this text (case-insensitive for hosts)" }),
+});
+
+export const SiteHostParamsSchema = z.object({
+  host: z
+    .string()
+    .min(1)
+    .max(300)
+    .openapi({
+      param: { name: "host", in: "path" },
+      description: "the origin's host and port as URL.host gives it, e.g. `t1.test:8787`",
+      example: "shop.example",
+    }),
+});
+
+export const SiteDeletedSchema = z
+  .strictObject({
+    deleted: z.string().describe("the origin: it no longer serves"),
+    purge: z.literal("queued").describe("its records, snapshots and state are removed by bounded jobs (site-purge)"),
+  })
+  .openapi("SiteDeleted");

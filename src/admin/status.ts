@@ -3,9 +3,12 @@
  * and its last runs, as JSON (bearer-protected by src/admin/auth.ts like every admin path).
  */
 import type { RouteHandler } from "@hono/zod-openapi";
+import { rangesStatus } from "../crawlers/range-status.ts";
+import { crawlersStatus } from "../crawlers/status.ts";
 import { searchConsoleStatus } from "../gsc/status.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { jobsStatus } from "../jobs/status.ts";
+import { lastmodTrust } from "../lastmod/trust.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { mirrorStatus } from "../mirror/status.ts";
 import { notificationStatus } from "../notify/notifier.ts";
@@ -15,6 +18,7 @@ import { ManifestPendingError } from "../sitemaps.ts";
 import { DatabaseListError } from "../store/errors.ts";
 import type { ProjectionState } from "../store/port.ts";
 import { auditStatus } from "./audit.ts";
+import { healthOf } from "./health.ts";
 import { jsonResponse } from "./json.ts";
 import { partitionsStatus } from "./partitions-status.ts";
 import type { getStatus } from "./routes.ts";
@@ -44,7 +48,7 @@ export async function siteStatus(s: Services, origin: string) {
   const heads = [...listed.flatMap((shard) => (shard.snapshot ? [shard.snapshot] : [])), ...(manifest?.snapshot ? [manifest.snapshot] : [])];
   const sizes = s.snapshots && heads.length > 0 ? await s.snapshots.storedBytes(origin, heads) : new Map<string, number>();
   const storedBytes = (key: string | null | undefined): number | null => (key ? (sizes.get(key) ?? null) : null);
-  return {
+  const status = {
     site: origin,
     // Features a bad variable turned off: the variable and its rule, never the value (src/config/features.ts).
     configuration: { ok: s.config.disabled.length === 0, disabled: s.config.disabled },
@@ -98,6 +102,8 @@ export async function siteStatus(s: Services, origin: string) {
     records: { store: s.store.kind, projection: s.store.projection ? projectionStatus(await s.store.projection.status(origin)) : null },
     // Syncs under way for this site (docs/sync.md).
     syncs: await syncStatus(s.store.sync, origin),
+    // Per section, over the newest changes: lastmods within a minute of their write, or in the future (src/lastmod/trust.ts).
+    lastmod: await lastmodTrust(s.store, origin, now),
     // Mirrored sitemaps (docs/mirror.md): where each pass is, when it last worked, why it fails.
     mirrors: await mirrorStatus(s.mirrors, s.config.mirror.urls),
     // What Google did with each sitemap (Search Console sitemaps.list, read by the cron; src/gsc/).
@@ -110,7 +116,19 @@ export async function siteStatus(s: Services, origin: string) {
     partitions: await partitionsStatus(s, origin),
     // Background jobs on the JOBS queue (docs/jobs.md): last run, usage, last error, dead-lettered.
     jobs: await jobsStatus(s, origin),
+    // What verified crawlers fetched, per crawler and document, and requests that only claimed a crawler (docs/crawlers.md).
+    crawlers: await crawlersStatus({
+      log: s.crawlerLog,
+      origin,
+      names: s.config.crawlers.ranges.map((r) => r.name),
+      ranges: await rangesStatus(s.crawlerRanges, s.config),
+      staleDays: s.config.crawlers.staleDays,
+      listed: listed.map((shard) => ({ section: shard.section, document: `${shard.section}-${shard.n}` })),
+      now,
+    }),
   };
+  // The problems of all the above, red first, each with what to do (src/admin/health.ts; the dashboard opens with it).
+  return { ...status, health: healthOf(status, now) };
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -37,6 +37,25 @@ function limits(c: Ctx): Limits {
 }
 
 /**
+ * A registered site's token writes its own site only (docs/tenants.md): a record naming another
+ * site's loc is a 403 for the whole batch, before anything is written.
+ */
+function refuseOtherSites(input: unknown, origin: string): void {
+  const loc = typeof input === "object" && input !== null ? (input as Record<string, unknown>)["loc"] : undefined;
+  if (typeof loc !== "string") return; // the validator says what is wrong with it
+  let other: string | null = null;
+  try {
+    const at = new URL(loc).origin;
+    if (at !== origin) other = at;
+  } catch {
+    return;
+  }
+  if (other !== null) {
+    throw new AdminError(403, { error: "forbidden", message: `a site token writes its own site only: a record names ${other}; nothing was written` });
+  }
+}
+
+/**
  * Reads a request's batch and validates each record as it arrives (the raw record is dropped at
  * once): the records, or a 4xx AdminError (400 malformed, 413 too big, 415, 422 with the issues
  * and `outcome`). `prepare` turns each body item into a record input.
@@ -45,9 +64,12 @@ async function readAndValidate(c: Ctx, outcome: string, prepare: (item: unknown)
   // Issues past the listed cap are only counted: a flood of bad records costs no memory.
   const validator = new BatchValidator(validationContext(c), { maxIssues: MAX_LISTED_ISSUES });
   const lines: number[] = [];
+  const ownSiteOnly = c.var.principal?.via === "site-token";
   await readBatch(c.req.raw, limits(c), (item, line) => {
     lines.push(line);
-    validator.add(prepare(item));
+    const input = prepare(item);
+    if (ownSiteOnly) refuseOtherSites(input, c.var.origin);
+    validator.add(input);
   });
   try {
     return validator.finish();

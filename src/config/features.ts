@@ -21,7 +21,8 @@ export type Feature =
   | "admin"
   | "admin-ingest"
   | "browser-view"
-  | "feed";
+  | "feed"
+  | "crawler-log";
 
 /** A feature turned off by a bad variable: what the status shows. */
 export interface DisabledFeature {

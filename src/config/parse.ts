@@ -12,7 +12,7 @@
 import { ConfigError } from "./error.ts";
 import { type DisabledFeature, featureOrOff } from "./features.ts";
 import { GSC_TOKEN_URL_DEFAULT, type NotifyConfig, ROBOTS_ORIGIN_URL_DEFAULT } from "./notify.ts";
-import type { Config, MirrorConfig, RegenConfig } from "./types.ts";
+import type { Config, CrawlersConfig, MirrorConfig, RegenConfig } from "./types.ts";
 import { type Presence, type Variable, isSecureUrl, readVariable } from "./variable.ts";
 import * as v from "./variables/index.ts";
 
@@ -122,6 +122,13 @@ function regenConfig(env: RawEnv, manifestTtl: number, disabled: DisabledFeature
   return featureOrOff(disabled, "regeneration", parse, off);
 }
 
+function crawlersConfig(env: RawEnv, disabled: DisabledFeature[]): CrawlersConfig {
+  const read = readFrom(env);
+  // Off: no ranges (Cloudflare's verified-bot flag alone verifies), stale after the default.
+  const off = { ranges: [], staleDays: defaultOf(v.CRAWLER_STALE_DAYS) };
+  return featureOrOff(disabled, "crawler-log", () => ({ ranges: read(v.CRAWLER_IP_RANGES), staleDays: read(v.CRAWLER_STALE_DAYS) }), off);
+}
+
 /** Throws a ConfigError for a bad core variable; a bad feature variable turns the feature off (`disabled`). */
 export function parseConfig(env: RawEnv): Config {
   const read = readFrom(env);
@@ -174,6 +181,7 @@ export function parseConfig(env: RawEnv): Config {
       manifestTtl,
     },
     regen: regenConfig(env, manifestTtl, disabled),
+    crawlers: crawlersConfig(env, disabled),
     disabled: [],
   };
   // Read where they are used (the admin API's auth, the cron's Search Console read), each turning

@@ -63,6 +63,8 @@ export interface Config {
   cache: CacheConfig;
   /** Cron regeneration and snapshots (docs/regeneration.md). */
   regen: RegenConfig;
+  /** Crawler verification and the crawler log (docs/crawlers.md). */
+  crawlers: CrawlersConfig;
   /** Optional features a bad variable turned off (src/config/features.ts): shown by the admin status. */
   disabled: readonly DisabledFeature[];
 }
@@ -88,6 +90,17 @@ export interface CacheConfig {
   edgeTtl: number;
   /** How long a location trusts its cached copy of a site's manifest (MANIFEST_CACHE_TTL); 0 = read D1 every time. */
   manifestTtl: number;
+}
+
+export interface CrawlersConfig {
+  /**
+   * CRAWLER_IP_RANGES: each crawler verified by its published IP ranges, in the order listed: its
+   * name (the token looked for in a request's User-Agent) and the URL of its list. Empty: only
+   * Cloudflare's verified-bot flag verifies.
+   */
+  ranges: { name: string; url: string }[];
+  /** CRAWLER_STALE_DAYS: a listed document no verified crawler fetched in this many days is stale. */
+  staleDays: number;
 }
 
 export interface RegenConfig {

@@ -55,7 +55,7 @@ const WATERMARK_STATEMENTS = 2;
 const CACHE_MARGIN_SECONDS = 60;
 
 /** One database's services (a partition's, for a site over several databases). */
-type Unit = Pick<Services, "config" | "store" | "regen" | "notify" | "housekeeping" | "layouts">;
+type Unit = Pick<Services, "config" | "store" | "regen" | "notify" | "housekeeping" | "layouts" | "crawlerLog">;
 
 export interface HousekeepingOptions {
   /** Time of the run (ms). */
@@ -80,6 +80,8 @@ export interface HousekeepingReport {
   tombstones: number;
   /** Rows of the jobs table deleted. */
   jobs: number;
+  /** Crawler fetches deleted: older than CRAWLER_STALE_DAYS (at least 7) + 1 days. */
+  crawlerFetches: number;
   /** Sites whose tombstones wait for a notifier or the regeneration to pass them. */
   held: number;
   /** D1 statements made (at most: a watermark counts as two). */
@@ -127,7 +129,7 @@ export async function housekeep(units: readonly Unit[], options: HousekeepingOpt
     now: options.now ?? Date.now(),
     rows: options.rowsPerStatement ?? ROWS_PER_STATEMENT,
     budget: new Budget(options.maxStatements ?? MAX_STATEMENTS, options.deadline ?? Number.POSITIVE_INFINITY),
-    report: { syncs: 0, seenRows: 0, moves: 0, tombstones: 0, jobs: 0, held: 0, statements: 0, moreLeft: false },
+    report: { syncs: 0, seenRows: 0, moves: 0, tombstones: 0, jobs: 0, crawlerFetches: 0, held: 0, statements: 0, moreLeft: false },
     keepJob: options.keepJob,
   };
   const home = units[0]?.housekeeping ?? null;
@@ -158,6 +160,8 @@ export async function housekeep(units: readonly Unit[], options: HousekeepingOpt
       break;
     }
   }
+  // Last, with what the run left: the crawler log is kept in the first database only (a partitioned site's home).
+  if (units[0] && !(await trimCrawlerLog(units[0], run))) run.report.moreLeft = true;
   if (stoppedAt !== null) run.report.moreLeft = true;
   const next = stoppedAt ?? 0;
   if (units.length > 1 && home && next !== start) {
@@ -188,6 +192,22 @@ async function unitStep(unit: Unit, cursors: Map<string, SavedCursor>, run: Run)
   // Each part has its own cap and cursor, so that each goes on every run whatever the others leave.
   if (!(await walkJobs(unit, cursors, run))) return false;
   return !unit.regen || trimSites(unit, cursors, run);
+}
+
+/**
+ * The crawler log's fetches once older than CRAWLER_STALE_DAYS (at least 7 days) and a day: status
+ * reads no further back, across the database's sites: one index range, no cursor to keep. false: stopped at the budget.
+ */
+async function trimCrawlerLog(unit: Unit, run: Run): Promise<boolean> {
+  if (!unit.crawlerLog || !unit.housekeeping) return true;
+  const before = run.now - (Math.max(unit.config.crawlers.staleDays, 7) + 1) * 86400_000;
+  for (;;) {
+    if (!run.budget.has(1)) return false;
+    run.budget.used++;
+    const n = await unit.crawlerLog.trim(before, run.rows);
+    run.report.crawlerFetches += n;
+    if (n < run.rows) return true;
+  }
 }
 
 /** Each site's moves and tombstones that no reader needs any more, from the site after the saved one. */

@@ -17,7 +17,7 @@
 import { shownUrl } from "../mirror/failure.ts";
 import type { Services } from "../services-type.ts";
 import { JOB_LEASE_MS, RETRY_DELAY_SECONDS, STEP_BUDGET_MS } from "./budget.ts";
-import type { Continuation, JobHandler } from "./context.ts";
+import type { Continuation, JobHandler, RegisteredSites } from "./context.ts";
 import { type Job, type JobKind, parseJob } from "./messages.ts";
 import type { Meter } from "./meter.ts";
 import { newChain } from "./scheduler.ts";
@@ -26,8 +26,11 @@ import { newChain } from "./scheduler.ts";
 const DEAD_LETTER_SUFFIX = "-dlq";
 
 export type JobHandlers = Readonly<Record<JobKind, JobHandler>>;
-/** The services of the job's database (src/services.ts, wired by the entry). */
-type ServicesOf = (env: Env, job: Job) => Services;
+/**
+ * The services of the job's database (src/services.ts, wired by the entry); null when its site is
+ * neither configured nor a live registered one (deleted since the job was queued).
+ */
+type ServicesOf = (env: Env, job: Job) => Services | null | Promise<Services | null>;
 
 /** What a log line or status may show of a job's target: a mirror's URL without its query. */
 const shown = (job: Job): string => (job.kind === "mirror" ? shownUrl(job.origin) : job.origin);
@@ -43,17 +46,31 @@ const log = (fields: Record<string, unknown>): void => console.log(JSON.stringif
 interface Consumer {
   handlers: JobHandlers;
   servicesOf: ServicesOf;
+  /** The site registry and its sites' wiring; null without a registry. */
+  sites: (env: Env) => RegisteredSites | null;
   /** The invocation's meter (src/jobs/meter.ts). */
   meter: Meter;
 }
 
-async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: ExecutionContext, { handlers, servicesOf, meter }: Consumer): Promise<void> {
-  let services: Services;
+async function runOne(
+  message: Message<unknown>,
+  job: Job,
+  env: Env,
+  ctx: ExecutionContext,
+  { handlers, servicesOf, sites, meter }: Consumer,
+): Promise<void> {
+  let services: Services | null;
   try {
-    services = servicesOf(env, job);
+    services = await servicesOf(env, job);
   } catch (err) {
     // A bad configuration: retrying cannot help; the heartbeat after the fix schedules it again.
     console.error(JSON.stringify({ event: "sitemap.job", kind: job.kind, target: shown(job), outcome: "config", error: describe(err, job) }));
+    message.ack();
+    return;
+  }
+  if (services === null) {
+    // A site removed since the job was queued (a registered site deleted): nothing to run, nothing to retry.
+    log({ kind: job.kind, target: shown(job), outcome: "no such site" });
     message.ack();
     return;
   }
@@ -89,6 +106,7 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
   try {
     const outcome = await handlers[job.kind](current, {
       services,
+      sites: sites(env),
       env,
       ctx,
       scheduler,
@@ -105,11 +123,14 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
     await state.succeeded(job.kind, job.origin, outcome, usage, startedAt);
     const after = next as Continuation | null;
     if (after) {
-      await scheduler.continueChain(current, holder, step + 1, after.delaySeconds, "continue", after.full ? { full: true } : {});
+      await scheduler.continueChain(current, holder, step + 1, after.delaySeconds, "continue", {
+        ...(after.full ? { full: true } : {}),
+        ...(after.after === undefined ? {} : { after: after.after }),
+      });
     } else {
       const rerun = await state.finish(job.kind, job.origin, chain, holder, Date.now());
       if (rerun) {
-        const { full: _, ...rest } = current;
+        const { full: _, after: _after, ...rest } = current;
         await scheduler.send(
           { ...rest, trigger: "requested", step: rerun.step, ...(rerun.full ? { full: true } : {}) },
           (rerun.dueAt - Date.now()) / 1000,
@@ -140,7 +161,7 @@ async function runOne(message: Message<unknown>, job: Job, env: Env, ctx: Execut
 
 async function markDead(message: Message<unknown>, job: Job, env: Env, servicesOf: ServicesOf): Promise<void> {
   try {
-    await servicesOf(env, job).jobs?.state.dead(job.kind, job.origin, job.chain ?? null, Date.now());
+    await (await servicesOf(env, job))?.jobs?.state.dead(job.kind, job.origin, job.chain ?? null, Date.now());
     console.error(JSON.stringify({ event: "sitemap.job.dead", kind: job.kind, target: shown(job) }));
   } catch (err) {
     console.error("dead job not recorded:", err instanceof Error ? err.message : err);

@@ -1,4 +1,6 @@
 /** What the consumer hands each job (src/jobs/consumer.ts), and what a job answers. */
+import type { SitePurgeStore } from "../registry/purge.ts";
+import type { RegisteredSite, SiteRegistry } from "../registry/store.ts";
 import type { Services } from "../services-type.ts";
 import type { Job } from "./messages.ts";
 import type { JobScheduler } from "./scheduler.ts";
@@ -8,11 +10,24 @@ import type { JobUsage } from "./store.ts";
 export interface Continuation {
   delaySeconds: number;
   full?: boolean;
+  /** The position the next step goes on from (registry-sweep: the last origin scheduled). */
+  after?: string;
+}
+
+/** The site registry and the wiring of its sites (src/services.ts), handed to the jobs that walk it. */
+export interface RegisteredSites {
+  registry: SiteRegistry;
+  /** A registered site's services (its database, its settings over the deployment's variables). Throws ConfigError. */
+  servicesOf(site: RegisteredSite): Services;
+  /** What removes the site's rows from its database; null when that database is not bound. */
+  purgeOf(site: RegisteredSite): SitePurgeStore | null;
 }
 
 interface JobContext {
   /** The services of the job's database, on bindings counted by the invocation's meter. */
   services: Services;
+  /** The site registry (sites as data, src/registry/) on the counted env; null without one (no DB binding). */
+  sites: RegisteredSites | null;
   /** The counted env (a job that reads a variable from env: Search Console status). */
   env: Env;
   /** The invocation's context (shared caches are purged through it after a publish). */

@@ -4,12 +4,15 @@
  */
 
 /** Every kind of job; a file of src/jobs/ each. */
-const JOB_KINDS = ["mirror", "regenerate", "notify", "gsc-status", "sync-sweep", "rebalance"] as const;
+const JOB_KINDS = ["mirror", "regenerate", "notify", "gsc-status", "sync-sweep", "rebalance", "crawler-ranges", "registry-sweep", "site-purge"] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export interface Job {
   kind: JobKind;
-  /** The site (sync-sweep: any site of the database swept). */
+  /**
+   * The site (sync-sweep: any site of the database swept; crawler-ranges: a site of the database that
+   * keeps its job; registry-sweep and site-purge: `REGISTRY_TARGET`, one chain each per deployment).
+   */
   origin: string;
   /** What asked for it (logged, kept in the regeneration's run summary): cron, write, continue, admin, busy, chain. */
   trigger: string;
@@ -19,12 +22,19 @@ export interface Job {
   full?: boolean;
   /** regenerate and notify of a site over several databases: the partition it runs (src/partitions/). */
   partition?: number;
+  /** mirror of a registered site (src/registry/): the site whose MIRROR_SITEMAPS lists the URL, so its services run it. */
+  site?: string;
+  /** registry-sweep: the last origin its chain's previous steps scheduled (the registry's keyset position). */
+  after?: string;
   /**
    * The chain the message belongs to (src/jobs/store.ts): a delivery runs only while it is the job's
    * live chain and the message carries its current step; any other is a no-op.
    */
   chain?: string;
 }
+
+/** The `origin` of the jobs that work on the site registry as a whole (registry-sweep, site-purge). */
+export const REGISTRY_TARGET = "registry";
 
 /** A chain of continuations longer than this stops (a 10M-URL site at 50 shards a step needs 4). */
 export const MAX_STEPS = 500;
@@ -41,6 +51,12 @@ export function parseJob(body: unknown): Job | null {
   const chain = typeof b["chain"] === "string" && /^[\w-]{1,64}$/.test(b["chain"]) ? b["chain"] : null;
   const partition =
     typeof b["partition"] === "number" && Number.isInteger(b["partition"]) && b["partition"] >= 0 && b["partition"] < 64 ? b["partition"] : null;
+  const text = (key: string): string | null => {
+    const value = b[key];
+    return typeof value === "string" && value.length <= 2048 ? value : null;
+  };
+  const site = text("site");
+  const after = text("after");
   return {
     kind: b["kind"],
     origin: b["origin"],
@@ -48,6 +64,8 @@ export function parseJob(body: unknown): Job | null {
     step,
     ...(b["full"] === true ? { full: true } : {}),
     ...(partition === null ? {} : { partition }),
+    ...(site === null ? {} : { site }),
+    ...(after === null ? {} : { after }),
     ...(chain === null ? {} : { chain }),
   };
 }

@@ -64,11 +64,18 @@ export class JobScheduler {
    * The chain's next message after `delaySeconds`, sent by the delivery holding the step's lease
    * (`holder`); false when that is no longer this delivery or the chain no longer `job.chain`.
    */
-  async continueChain(job: Job, holder: Holder, step: number, delaySeconds: number, trigger: string, extra: Pick<Job, "full"> = {}): Promise<boolean> {
+  async continueChain(
+    job: Job,
+    holder: Holder,
+    step: number,
+    delaySeconds: number,
+    trigger: string,
+    extra: Pick<Job, "full" | "after"> = {},
+  ): Promise<boolean> {
     if (job.chain === undefined) return false;
     const delay = delayOf(delaySeconds);
     if (!(await this.#state.advance(job.kind, job.origin, job.chain, holder, step, this.#clock() + delay * 1000))) return false;
-    const { full: _, ...rest } = job;
+    const { full: _, after: _after, ...rest } = job;
     await this.#queue.send({ ...rest, trigger, step, ...extra, ...this.#stamp }, { delaySeconds: delay });
     return true;
   }

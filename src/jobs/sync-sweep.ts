@@ -14,7 +14,11 @@ export const syncSweepJob: JobHandler = async (job, c) => {
   // Every configured site and mirror (the services' own config holds only this database's sites).
   const config = loadConfig(c.env);
   const mirrors = new Set(config.mirror.urls);
-  const keepJob = (kind: string, origin: string): boolean => (kind === "mirror" ? mirrors.has(origin) : config.sites.has(origin));
+  // Registered sites (src/registry/) keep theirs too, and the registry's own jobs; a registered site's mirror jobs
+  // are trimmed when idle (the registry sweep starts them again).
+  const registered = new Set(c.sites ? (await c.sites.registry.live()).map((s) => s.origin) : []);
+  const keepJob = (kind: string, origin: string): boolean =>
+    kind === "mirror" ? mirrors.has(origin) : kind === "registry-sweep" || kind === "site-purge" || config.sites.has(origin) || registered.has(origin);
   const report = await housekeep(c.services.partitions ?? [c.services], { keepJob, deadline: c.deadline });
   if (report.moreLeft && job.step < MAX_STEPS) c.continueWith({ delaySeconds: 0 });
   return describeHousekeeping(report);

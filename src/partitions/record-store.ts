@@ -11,6 +11,7 @@ import type { StoredRecord } from "../core/types.ts";
 import type { ValidRecord } from "../core/validate.ts";
 import type {
   ChangeFeed,
+  ChangeSample,
   DeleteResult,
   FoundRecord,
   KeyRow,
@@ -21,6 +22,7 @@ import type {
   RecordReader,
   RecordStore,
   RecordWriter,
+  SampledRecord,
   ShardRange,
   UpsertResult,
 } from "../store/port.ts";
@@ -163,6 +165,25 @@ class PartitionedRecent implements RecentIndex {
   }
 }
 
+/**
+ * The site's newest changes within the same bound as one store's: each partition reads its share
+ * (locs spread by hash, so each one's newest stand for the site's), merged newest first.
+ */
+class PartitionedSample implements ChangeSample {
+  readonly parts: readonly ChangeSample[];
+
+  constructor(parts: readonly ChangeSample[]) {
+    this.parts = parts;
+  }
+
+  async newest(origin: string, limit: number): Promise<SampledRecord[]> {
+    const share = Math.floor(limit / this.parts.length);
+    if (share <= 0) return [];
+    const all = await Promise.all(this.parts.map((p) => p.newest(origin, share)));
+    return all.flat().sort((a, b) => b.updatedAt - a.updatedAt || (a.loc < b.loc ? -1 : 1));
+  }
+}
+
 class PartitionedFreshness implements RangeFreshness {
   readonly parts: readonly (RangeFreshness | null)[];
 
@@ -211,6 +232,7 @@ class PartitionedChanges implements ChangeFeed {
 export function partitionedRecordStore(parts: readonly RecordStore[], layoutOf: LayoutOf): RecordStore {
   const news = parts.map((p) => p.news);
   const recent = parts.map((p) => p.recent);
+  const samples = parts.map((p) => p.sample);
   const syncs = parts.map((p) => p.sync);
   return {
     kind: parts[0]!.kind,
@@ -219,6 +241,7 @@ export function partitionedRecordStore(parts: readonly RecordStore[], layoutOf: 
     changes: new PartitionedChanges(parts.map((p) => p.changes)),
     news: news.every((n) => n !== null) ? new PartitionedNews(news) : null,
     recent: recent.every((r) => r !== null) ? new PartitionedRecent(recent) : null,
+    sample: samples.every((r) => r !== null) ? new PartitionedSample(samples) : null,
     scan: null,
     freshness: parts.every((p) => p.freshness !== null) ? new PartitionedFreshness(parts.map((p) => p.freshness)) : null,
     sync: syncs.every((s) => s !== null) ? new PartitionedSync(parts, layoutOf) : null,

@@ -8,7 +8,7 @@
  * next flip, nothing is filtered and nothing is computed per row.
  */
 import type { StoredRecord } from "../core/types.ts";
-import type { ChangeFeed, KeyRow, NewsIndex, RangeScan, RecentIndex, RecordReader, RecordStore, ShardRange } from "../store/port.ts";
+import type { ChangeFeed, ChangeSample, KeyRow, NewsIndex, RangeScan, RecentIndex, RecordReader, RecordStore, ShardRange } from "../store/port.ts";
 import { type PartitionLayout, hidesRows, isServedBy } from "./layout.ts";
 
 /** The layout of the partition's site, read for each operation (one small query in the site's first database). */
@@ -77,5 +77,14 @@ export function servedStore(store: RecordStore, partition: number, layoutOf: Lay
     records: (origin, since, until, offset, limit) => keep(store.news!.records(origin, since, until, offset, limit)),
   };
   const recent: RecentIndex | null = store.recent && { records: (origin, limit) => keep(store.recent!.records(origin, limit)) };
-  return { ...store, reader, scan, changes, news, recent };
+  // As the change feed: a database being filled by a move holds copies, sampled from their served partition.
+  const sample: ChangeSample | null = store.sample && {
+    async newest(origin, limit) {
+      const layout = await layoutOf();
+      if (partition >= layout.settled) return [];
+      const rows = await store.sample!.newest(origin, limit);
+      return hidesRows(layout) ? rows.filter((r) => isServedBy(r.loc, partition, layout)) : rows;
+    },
+  };
+  return { ...store, reader, scan, changes, news, recent, sample };
 }

@@ -75,4 +75,10 @@ export interface SnapshotStore {
   delete(key: string): Promise<void>;
   /** Stored gzip bytes of those of `handles` (of `origin`) that are found, for the status. */
   storedBytes(origin: string, handles: readonly SnapshotHandle[]): Promise<Map<string, number>>;
+  /**
+   * One page of the handles stored for `origin`, at most `limit`, from `cursor` (null: the first
+   * page): what the purge of a deleted site (src/jobs/site-purge.ts) deletes. `next` is null after
+   * the last page.
+   */
+  siteHandles(origin: string, limit: number, cursor: string | null): Promise<{ handles: SnapshotHandle[]; next: string | null }>;
 }

@@ -168,6 +168,24 @@ export interface RecentIndex {
   records(origin: string, limit: number): Promise<StoredRecord[]>;
 }
 
+/** A record among a site's newest changes, as the lastmod check reads it (src/lastmod/trust.ts). */
+export interface SampledRecord {
+  section: string;
+  loc: string;
+  lastmod: string | null;
+  /** Change stamp (ms): when the record was last written with a real change. */
+  updatedAt: number;
+}
+
+/** A bounded look at a site's newest changes (status: does its lastmod look trustworthy). */
+export interface ChangeSample {
+  /**
+   * The live records among the site's `limit` newest changes, newest first: tombstones take their
+   * place in the bound and are left out, so a read costs at most `limit` rows whatever the site's size.
+   */
+  newest(origin: string, limit: number): Promise<SampledRecord[]>;
+}
+
 /** A point in (section, key) order. */
 export interface ScanPosition {
   section: string;
@@ -382,6 +400,8 @@ export interface RecordStore {
   readonly news: NewsIndex | null;
   /** The Atom feed of recent changes; null: no feed. */
   readonly recent: RecentIndex | null;
+  /** The newest changes, bounded (status `lastmod`, src/lastmod/trust.ts); null: not read. */
+  readonly sample: ChangeSample | null;
   /** One-pass regeneration; null: regeneration reads key rows, then records per shard. */
   readonly scan: RangeScan | null;
   /** Checked before a live render; null: not checked. */

@@ -58,9 +58,9 @@ describe("one cron trigger", () => {
 
     const { env: e, queue } = withJobs(site.env);
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), e, createExecutionContext());
-    // The trigger rendered nothing itself: it queued the site's regeneration (and the database's sync sweep).
+    // The trigger rendered nothing itself: it queued the site's regeneration (and the database's sync sweep, the deployment's crawler ranges).
     expect(await site.env.DB.prepare("SELECT COUNT(*) AS n FROM manifests WHERE origin = ?1").bind(site.origin).first("n")).toBe(0);
-    expect(queue.sent.map((m) => m.body.kind).sort()).toEqual(["regenerate", "sync-sweep"]);
+    expect(queue.sent.map((m) => m.body.kind).sort()).toEqual(["crawler-ranges", "regenerate", "sync-sweep"]);
     expect((await statusOf(site.env, site.origin)).jobs.find((j) => j.kind === "regenerate")).toMatchObject({ state: "scheduled" });
 
     const { deliveries, perInvocation } = await countedDrain((wrap) => drain(e, queue, { perInvocation: wrap }));
@@ -110,7 +110,9 @@ describe("one cron trigger", () => {
     const [a, b, c] = [freshOrigin("hb"), freshOrigin("hb"), freshOrigin("hb")];
     const e = { ...baseEnv, SITES: `${a} ${b} ${c}`, SITE_DATABASES: `${c}=SITE_B_DB`, MIRROR_SITEMAPS: `${b}/wp-sitemap.xml` } as Env;
     const jobs = heartbeatJobs(databaseServices(e)).map(({ job }) => `${job.kind} ${job.origin}`);
-    expect(jobs.sort()).toEqual([`mirror ${b}/wp-sitemap.xml`, `regenerate ${a}`, `regenerate ${c}`, `sync-sweep ${a}`, `sync-sweep ${c}`].sort());
+    expect(jobs.sort()).toEqual(
+      [`crawler-ranges ${a}`, `mirror ${b}/wp-sitemap.xml`, `regenerate ${a}`, `regenerate ${c}`, `sync-sweep ${a}`, `sync-sweep ${c}`].sort(),
+    );
   });
 });
 

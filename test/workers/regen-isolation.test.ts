@@ -120,6 +120,7 @@ describe("a shard whose store keeps failing", () => {
         holds: (handle, document) => healthy.deps.snapshots.holds(handle, document),
         delete: (key) => healthy.deps.snapshots.delete(key),
         storedBytes: (origin, keys) => healthy.deps.snapshots.storedBytes(origin, keys),
+        siteHandles: (origin, limit, cursor) => healthy.deps.snapshots.siteHandles(origin, limit, cursor),
       },
     });
     const t0 = Date.now();
@@ -235,6 +236,7 @@ function bindStore(store: SnapshotStore): SnapshotStore {
     holds: (handle, document) => store.holds(handle, document),
     delete: (key) => store.delete(key),
     storedBytes: (origin, keys) => store.storedBytes(origin, keys),
+    siteHandles: (origin, limit, cursor) => store.siteHandles(origin, limit, cursor),
   };
 }
 

@@ -1,6 +1,7 @@
 /** The D1 record store: every capability of the port, over the `urls` and `url_moves` tables. */
 import type { RecordStore } from "../../store/port.ts";
 import { D1ChangeFeed } from "./change-feed.ts";
+import { D1ChangeSample } from "./change-sample.ts";
 import { D1RangeFreshness } from "./freshness.ts";
 import { D1NewsIndex } from "./news-index.ts";
 import { D1RowPurge } from "./purge.ts";
@@ -31,6 +32,7 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
     changes,
     news: new D1NewsIndex(db, observe),
     recent: new D1RecentIndex(db, observe),
+    sample: new D1ChangeSample(db, observe),
     scan,
     freshness: new D1RangeFreshness(db, observe),
     projection: null,

@@ -59,6 +59,7 @@ export function faultyRecordStore(inner: RecordStore, afterRecords: number): Rec
     changes: inner.changes,
     news: null,
     recent: null,
+    sample: inner.sample,
     scan: null,
     freshness: inner.freshness,
     projection: inner.projection,

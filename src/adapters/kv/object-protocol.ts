@@ -7,7 +7,7 @@
 import type { AuditEntry, RefusalCount, RefusalReason, StoredSession } from "../../admin-state/store.ts";
 import type { StoredRecord } from "../../core/types.ts";
 import type { ValidRecord } from "../../core/validate.ts";
-import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, ProjectionState, ScanPosition } from "../../store/port.ts";
+import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, ProjectionState, SampledRecord, ScanPosition } from "../../store/port.ts";
 
 /** What applying a batch did (apply-batch.ts). */
 export interface BatchCounts {
@@ -70,6 +70,8 @@ export interface SiteWriterRpc {
   newsStats(origin: string, sinceMs: number, untilMs: number): Promise<NewsStats>;
   newsRecords(origin: string, sinceMs: number, untilMs: number, offset: number, limit: number): Promise<StoredRecord[]>;
   recent(origin: string, limit: number): Promise<StoredRecord[]>;
+  /** The live records among the site's `limit` newest changes (object-sample.ts); none while it adopts. */
+  sample(origin: string, limit: number): Promise<SampledRecord[]>;
   /** Whether a record of the section's key range (tombstones included) has a change stamp after `stamp`. */
   changedAfter(origin: string, section: string, firstKey: number, lastKey: number, stamp: number): Promise<boolean>;
   status(origin: string): Promise<WriterStatus>;

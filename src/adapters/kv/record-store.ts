@@ -11,6 +11,7 @@ import { KvObjectFreshness } from "./object-freshness.ts";
 import { KvObjectNewsIndex, KvObjectRecentIndex } from "./object-indexes.ts";
 import type { SiteWriters } from "./object-protocol.ts";
 import { writerOf } from "./object-protocol.ts";
+import { KvObjectChangeSample } from "./object-sample.ts";
 import { KvObjectScan } from "./object-scan.ts";
 import { type KvReadOptions, KvRecordReader } from "./reader.ts";
 import { KvWriterClient } from "./writer-client.ts";
@@ -23,6 +24,7 @@ export function kvRecordStore(kv: KVNamespace, writers: SiteWriters, options: Kv
     changes: new KvObjectChangeFeed(writers),
     news: new KvObjectNewsIndex(writers),
     recent: new KvObjectRecentIndex(writers),
+    sample: new KvObjectChangeSample(writers),
     scan: new KvObjectScan(writers),
     freshness: new KvObjectFreshness(writers),
     sync: null,

@@ -140,4 +140,10 @@ export class KvSnapshotStore implements SnapshotStore {
     }
     return out;
   }
+
+  /** One KV list of the site's heads (`s1/{origin}/`: the slash ends the origin, so no other site's keys match). */
+  async siteHandles(origin: string, limit: number, cursor: string | null): Promise<{ handles: SnapshotHandle[]; next: string | null }> {
+    const page = await this.#kv.list({ prefix: siteHeadPrefix(origin), limit, ...(cursor ? { cursor } : {}) });
+    return { handles: page.keys.map((k) => k.name), next: page.list_complete ? null : page.cursor };
+  }
 }

@@ -13,12 +13,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { StoredRecord } from "../../core/types.ts";
-import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, ScanPosition } from "../../store/port.ts";
+import type { ChangeCursor, ChangePage, ChangeStamp, FoundRecord, NewsStats, SampledRecord, ScanPosition } from "../../store/port.ts";
 import { runAdminCall } from "./admin-tables.ts";
 import { type AdoptProgress, adoptStep } from "./adopt.ts";
 import { applyDelete, applyUpsert } from "./apply-batch.ts";
 import type { AdminAnswer, AdminCall, BatchCounts, ScanRow, SiteAnswer, SiteOp, SiteWriterRpc, WriterStatus } from "./object-protocol.ts";
 import { Projector } from "./projection.ts";
+import { sampleNewest } from "./sample-query.ts";
 import { SiteDb } from "./site-db.ts";
 import {
   changesAfter,
@@ -117,6 +118,12 @@ export class KvSiteWriter extends DurableObject<Env> implements SiteWriterRpc {
   async recent(origin: string, limit: number): Promise<StoredRecord[]> {
     await this.#readable(origin);
     return recentRecords(this.#db, limit);
+  }
+
+  /** Status only: a site still adopting its records answers none, rather than adopt on a status read. */
+  async sample(origin: string, limit: number): Promise<SampledRecord[]> {
+    this.#claim(origin);
+    return this.#db.get("adopted") === 1 ? sampleNewest(this.#db, limit) : [];
   }
 
   async changedAfter(origin: string, section: string, firstKey: number, lastKey: number, stamp: number): Promise<boolean> {

@@ -6,10 +6,11 @@
  */
 import { ACTION_COOLDOWN_SECONDS } from "../auth/action-cooldown.ts";
 import { REGENERATE_PATH } from "../auth/paths.ts";
-import type { siteStatus } from "../status.ts";
 import { type Html, html } from "./html.ts";
+import { type DashboardView, pagedTable } from "./paging.ts";
+import type { DashboardStatus } from "./status-type.ts";
 
-type Status = Awaited<ReturnType<typeof siteStatus>>;
+type Status = DashboardStatus;
 
 /** What the dashboard shows about the action it was sent back from (`?done=…&status=…`). */
 export interface ActionOutcome {
@@ -44,24 +45,30 @@ export function outcome(done: ActionOutcome | null): Html {
 
 const when = (iso: string): string => iso.replace("T", " ").replace(/\.\d+Z$/, "Z");
 
-export function auditTrail(status: Status): Html {
+export function auditTrail(status: Status, view: DashboardView): Html {
   const { entries } = status.audit;
   const error = "error" in status.audit ? html`<p class="bad">${status.audit.error}</p>` : "";
   if (status.audit.store === null) return html`<p>No audit trail: it needs the DB (D1) binding (or, for URL_SOURCE=kv, KV_WRITERS).</p>`;
   if (entries.length === 0) return html`${error}<p>No admin write yet.</p>${refusals(status)}`;
-  return html`${error}<div class="scroll"><table class="audit"><thead><tr><th>when</th><th>who</th><th>what</th><th>records</th><th>outcome</th></tr></thead><tbody>
-${entries.map(
-  (e) =>
-    html`<tr><td>${when(e.at)}</td><td>${e.who}</td><td>${e.method} ${e.resource}</td><td class="num">${e.records ?? "—"}</td><td class="${e.status >= 400 ? "num bad" : "num"}">${e.status}</td></tr>`,
-)}
-</tbody></table></div>${refusals(status)}`;
+  const [last] = entries;
+  return html`${error}${pagedTable(view, {
+    list: "audit",
+    className: "audit",
+    summary: html`The last ${entries.length === 1 ? "write" : `${entries.length} writes`}${last ? html`, the newest ${when(last.at)} by ${last.who}` : ""}`,
+    head: html`<tr><th>when</th><th>who</th><th>what</th><th>records</th><th>outcome</th></tr>`,
+    rows: entries.map(
+      (e) =>
+        html`<tr><td>${when(e.at)}</td><td>${e.who}</td><td>${e.method} ${e.resource}</td><td class="num">${e.records ?? "—"}</td><td class="${e.status >= 400 ? "num bad" : "num"}">${e.status}</td></tr>`,
+    ),
+  })}${refusals(status)}`;
 }
 
 /** Refused writes, counted per minute, reason and principal (src/admin/audit.ts): a flood is a few rows here, never the trail above. */
 function refusals(status: Status): Html {
   const { refused } = status.audit;
   if (refused.length === 0) return html``;
-  return html`<h3>Refused</h3><div class="scroll"><table class="audit"><thead><tr><th>minute</th><th>who</th><th>why</th><th>count</th></tr></thead><tbody>
+  const total = refused.reduce((n, r) => n + r.count, 0);
+  return html`<h3>Refused</h3><details class="list"><summary>${total.toLocaleString("en-US")} refused, in ${refused.length === 1 ? "one row" : `${refused.length} rows`} (a minute, a reason and who)</summary><div class="scroll"><table class="audit"><thead><tr><th>minute</th><th>who</th><th>why</th><th>count</th></tr></thead><tbody>
 ${refused.map((r) => html`<tr><td>${when(r.minute)}</td><td>${r.who}</td><td>${r.reason}</td><td class="num" data-figure="refused-count">${r.count}</td></tr>`)}
-</tbody></table></div>`;
+</tbody></table></div></details>`;
 }

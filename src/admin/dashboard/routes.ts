@@ -12,12 +12,14 @@ import { adminAuth, adminEnabled, signIn, signOut } from "../auth.ts";
 import { siteStatus } from "../status.ts";
 import { actionOutcome } from "./admin-panel.ts";
 import { dashboardPage } from "./page.ts";
+import { viewOf } from "./paging.ts";
 import { stylesheet } from "./stylesheet.ts";
 
 const dashboard = async (c: Context<AppEnv>): Promise<Response> => {
   const principal = c.get("principal");
   const csrf = principal && "csrf" in principal ? principal.csrf : null;
-  return dashboardPage(await siteStatus(c.var.services, c.var.origin), { csrf, done: actionOutcome(new URL(c.req.url).searchParams) });
+  const query = new URL(c.req.url).searchParams;
+  return dashboardPage(await siteStatus(c.var.services, c.var.origin), { csrf, done: actionOutcome(query) }, viewOf(query));
 };
 
 export const adminPages = factory.createApp();

@@ -6,8 +6,8 @@
  * of its value over its label, set apart from the next.
  */
 const CSS = `
-:root { color-scheme: light dark; --fg: #1b1f24; --muted: #5b6570; --line: #d5dae0; --bar: #2f6fde; --full: #c2410c; --bad: #b91c1c; --warn: #a16207; --bg: #fff; --card: #f6f8fa; --shade: rgb(0 0 0 / 0.18); --surface: var(--bg); }
-@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #9aa4ae; --line: #39414a; --bar: #5b9bff; --full: #fb923c; --bad: #f87171; --warn: #facc15; --bg: #111418; --card: #1a1f25; --shade: rgb(0 0 0 / 0.6); } }
+:root { color-scheme: light dark; --fg: #1b1f24; --muted: #5b6570; --line: #d5dae0; --bar: #2f6fde; --full: #c2410c; --bad: #b91c1c; --warn: #a16207; --ok: #15803d; --bg: #fff; --card: #f6f8fa; --shade: rgb(0 0 0 / 0.18); --surface: var(--bg); }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #9aa4ae; --line: #39414a; --bar: #5b9bff; --full: #fb923c; --bad: #f87171; --warn: #facc15; --ok: #4ade80; --bg: #111418; --card: #1a1f25; --shade: rgb(0 0 0 / 0.6); } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
 header, main { max-width: 70rem; margin: 0 auto; padding: 0.75rem 1rem; }
@@ -46,6 +46,26 @@ figure { margin: 0; }
 svg.columns { width: 100%; height: 6rem; border-bottom: 1px solid var(--line); }
 .col { fill: var(--bar); }
 .col.bad { fill: var(--bad); }
+.ok { color: var(--ok); }
+.health h2 { margin-top: 0.75rem; }
+.health-list { list-style: none; margin: 0.5rem 0; padding: 0; }
+.health-list li { border-left: 4px solid var(--warn); background: var(--card); padding: 0.4rem 0.6rem; margin: 0 0 0.4rem; overflow-wrap: anywhere; }
+.health-list li.red { border-left-color: var(--bad); }
+.health-list .level { font-weight: 600; font-size: 0.8rem; text-transform: uppercase; color: var(--warn); }
+.health-list li.red .level { color: var(--bad); }
+.health-list .action { display: block; color: var(--muted); font-size: 0.9rem; }
+.sections { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 20rem), 1fr)); grid-auto-flow: row dense; gap: 0 0.75rem; }
+.sections .card { margin: 0.375rem 0; }
+.sections .card.opened { grid-column: 1 / -1; }
+.card p.note { margin: 0.25rem 0; overflow-wrap: anywhere; }
+details { margin: 0.25rem 0; min-width: 0; }
+summary { cursor: pointer; color: var(--muted); font-size: 0.9rem; }
+details[open] > summary { margin-bottom: 0.25rem; }
+.pager { display: flex; flex-wrap: wrap; gap: 0.25rem 0.6rem; align-items: baseline; margin: 0.25rem 0 0.5rem; }
+.pager a, .pager span { font-variant-numeric: tabular-nums; }
+.pager [aria-current] { font-weight: 600; }
+table.shards td { padding-top: 0.1rem; padding-bottom: 0.1rem; }
+td.wrap { white-space: normal; min-width: 12rem; }
 `;
 
 export const stylesheet = (): Response =>

@@ -10,6 +10,7 @@ import type { Variable } from "../variable.ts";
 import * as access from "./access.ts";
 import * as admin from "./admin.ts";
 import * as caching from "./caching.ts";
+import * as crawlers from "./crawlers.ts";
 import * as formats from "./formats.ts";
 import * as mirrors from "./mirrors.ts";
 import * as notify from "./notify.ts";
@@ -21,6 +22,7 @@ import * as sites from "./sites.ts";
 export * from "./access.ts";
 export * from "./admin.ts";
 export * from "./caching.ts";
+export * from "./crawlers.ts";
 export * from "./formats.ts";
 export * from "./mirrors.ts";
 export * from "./notify.ts";
@@ -41,6 +43,6 @@ function isVariable(value: unknown): value is Variable {
  * Every declared variable and secret: features in the README's order (a module's exports come
  * alphabetically; the README test compares sorted names).
  */
-export const VARIABLES: readonly Variable[] = [sites, formats, caching, regeneration, admin, mirrors, notify, robots, access, secrets].flatMap((module) =>
-  Object.values(module).filter(isVariable),
+export const VARIABLES: readonly Variable[] = [sites, formats, caching, regeneration, admin, mirrors, notify, robots, access, crawlers, secrets].flatMap(
+  (module) => Object.values(module).filter(isVariable),
 );

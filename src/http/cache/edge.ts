@@ -26,11 +26,14 @@ export function edgeKey(origin: string, path: string, representation: Representa
 }
 
 /** The cached body of a key, or null. */
-export async function edgeMatch(key: string): Promise<ReadableStream<Uint8Array> | null> {
+export async function edgeMatch(key: string): Promise<{ body: ReadableStream<Uint8Array>; length: number | null } | null> {
   const cache = edgeCache();
   if (!cache) return null;
   const hit = await cache.match(new Request(key));
-  return hit?.status === 200 && hit.body ? (hit.body as ReadableStream<Uint8Array>) : null;
+  if (hit?.status !== 200 || !hit.body) return null;
+  // The stored copy's length, sent on: a body of known length goes out in one piece, not chunked.
+  const length = hit.headers.get("Content-Length");
+  return { body: hit.body as ReadableStream<Uint8Array>, length: length !== null && /^\d+$/.test(length) ? Number(length) : null };
 }
 
 /**

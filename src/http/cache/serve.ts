@@ -155,7 +155,11 @@ export async function serveWithoutRender(ctx: ServeContext, doc: Omit<SitemapDoc
   if (config.cache.edgeTtl > 0) {
     const hit = await edgeMatch(edgeKey(doc.origin, doc.path, representation, doc.version));
     const encodeBody = representation === "gzip" ? "manual" : "automatic";
-    if (hit) return new Response(hit, { status: 200, headers: documentHeaders(doc, representation, config.cache, "cache"), encodeBody });
+    if (hit) {
+      const headers = documentHeaders(doc, representation, config.cache, "cache");
+      if (hit.length !== null) headers.set("Content-Length", String(hit.length));
+      return new Response(hit.body, { status: 200, headers, encodeBody });
+    }
   }
   return null;
 }

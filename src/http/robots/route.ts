@@ -9,7 +9,7 @@
 import type { Context } from "hono";
 import { fillTemplate } from "../../config/notify.ts";
 import type { Fetcher } from "../../notify/http.ts";
-import { servicesFor } from "../../services.ts";
+import { servicesFor, siteServices } from "../../services.ts";
 import type { AppEnv } from "../app-env.ts";
 import { waitUntilOf } from "../request-context.ts";
 import { ROBOTS_LOOP_HEADER, loopAnswer } from "./loop.ts";
@@ -30,7 +30,8 @@ export async function robotsRoute(c: Context<AppEnv>): Promise<Response> {
   let originUrl = `${origin}/robots.txt`;
   let timeoutMs = DEFAULT_TIMEOUT_MS;
   try {
-    const services = servicesFor(c.env, origin);
+    // A site of SITES or a registered one; any other host's file passes through as the deployment's settings fetch it.
+    const services = (await siteServices(c.env, origin, waitUntilOf(c))) ?? servicesFor(c.env, origin);
     const { robots } = services.config.notify;
     if (robots.originUrl !== null) originUrl = fillTemplate(robots.originUrl, origin);
     timeoutMs = robots.timeoutMs;

@@ -1,0 +1,35 @@
+/**
+ * The newest changes of a D1 site, bounded: the first `limit` entries of the index urls_site_changed
+ * read backwards (updated_at DESC, id DESC), tombstones included in the bound and dropped here, so
+ * one statement reads at most `limit` rows whatever the site's size.
+ */
+import type { ChangeSample, SampledRecord } from "../../store/port.ts";
+import type { D1Observer } from "./rows.ts";
+
+interface SampleRow {
+  section: string;
+  loc: string;
+  lastmod: string | null;
+  updated_at: number;
+  deleted: number;
+}
+
+export class D1ChangeSample implements ChangeSample {
+  readonly #db: D1Database;
+  readonly #observe: D1Observer | undefined;
+
+  constructor(db: D1Database, observe?: D1Observer) {
+    this.#db = db;
+    this.#observe = observe;
+  }
+
+  async newest(origin: string, limit: number): Promise<SampledRecord[]> {
+    if (limit <= 0) return [];
+    const { results, meta } = await this.#db
+      .prepare("SELECT section, loc, lastmod, updated_at, deleted FROM urls WHERE origin = ?1 ORDER BY updated_at DESC, id DESC LIMIT ?2")
+      .bind(origin, limit)
+      .all<SampleRow>();
+    this.#observe?.(meta);
+    return results.flatMap((r) => (r.deleted === 1 ? [] : [{ section: r.section, loc: r.loc, lastmod: r.lastmod, updatedAt: r.updated_at }]));
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * `/sitemap-admin/sites`: the platform API (docs/tenants.md "The platform API"). Registers,
+ * reads, lists, updates and deletes the sites kept as data (src/registry/store.ts), and rotates a
+ * site's own admin token (src/registry/token.ts: shown once, only its hash kept).
+ *
+ * Only the platform credential calls it (`platformOnly`): the ADMIN_TOKEN bearer or an Access
+ * service token. A site's own token, the session cookie and a person's Access JWT get 403; the
+ * browser guard already refuses the last two before this (src/admin/auth/browser-guard.ts: a
+ * browser reads only the dashboard and status). Writes are audited like every admin write
+ * (src/admin/audit.ts), in the trail of the host the request was sent to.
+ *
+ * The variables win for the sites they name: an origin in SITES cannot be registered (409), and
+ * such sites are not listed here. A site is addressed by its host (`URL.host`, port included):
+ * `https://` is tried first, then `http://`; registering the other scheme of a registered host is
+ * refused, so a host names one site.
+ */
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { loadConfig } from "../config.ts";
+import { normalizeOrigin } from "../core/url.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { REGISTRY_TARGET } from "../jobs/messages.ts";
+import { type SettingProblem, settingsProblems } from "../registry/settings.ts";
+import type { RegisteredSite, SiteRegistry, SiteSettings } from "../registry/store.ts";
+import { newSiteToken, tokenHash } from "../registry/token.ts";
+import { registryResolver, services, siteRegistry } from "../services.ts";
+import { AdminError } from "./errors.ts";
+import { jsonResponse } from "./json.ts";
+import type { deleteSite, getSite, listSites, patchSite, postSite, postSiteToken } from "./routes.ts";
+import type { SiteBody } from "./schemas.ts";
+
+type Ctx = Context<AppEnv>;
+
+const DEFAULT_PAGE = 50;
+
+/**
+ * Every `/sites` route: the platform credential only. Also turns the validator's plain-text
+ * refusals of a body (400 not JSON, 415 not sent as JSON) into the API's JSON errors.
+ */
+export const platformOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const via = c.var.principal?.via;
+  if (via !== "token" && via !== "access-service") {
+    throw new AdminError(403, {
+      error: "forbidden",
+      message: "the platform API takes the platform credential only: the ADMIN_TOKEN bearer token or an Access service token",
+    });
+  }
+  await next();
+  if (c.error instanceof HTTPException && !(c.error instanceof AdminError)) {
+    if (c.error.status === 400) c.res = new AdminError(400, { error: "invalid_body", message: "the request body is not JSON" }).getResponse();
+    if (c.error.status === 415) {
+      c.res = new AdminError(415, { error: "unsupported_media_type", message: "the request body is JSON: Content-Type: application/json" }).getResponse();
+    }
+  }
+};
+
+function registryOf(c: Ctx): SiteRegistry {
+  const registry = siteRegistry(c.env);
+  if (registry === null) throw new AdminError(503, { error: "unavailable", message: "the site registry needs the DB (D1) binding" });
+  return registry;
+}
+
+/** http is for local use only: loopback addresses and the names RFC 2606 and RFC 6761 keep for it. */
+function localHost(hostname: string): boolean {
+  return (
+    hostname === "localhost" ||
+    hostname.endsWith(".localhost") ||
+    hostname.endsWith(".test") ||
+    hostname === "[::1]" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+  );
+}
+
+/** The origin a registration names (as URL.origin gives it), or 400 saying what is wrong; never echoes the input. */
+function registrableOrigin(raw: string): string {
+  const origin = normalizeOrigin(raw.trim());
+  if (origin === null) {
+    throw new AdminError(400, {
+      error: "invalid_origin",
+      message: "origin must be exactly scheme://host[:port] (https or http): no path, query, fragment or credentials",
+    });
+  }
+  if (origin.startsWith("http:") && !localHost(new URL(origin).hostname)) {
+    throw new AdminError(400, {
+      error: "invalid_origin",
+      message: "origin must use https; http only for loopback addresses, localhost, *.localhost and *.test (local use)",
+    });
+  }
+  return origin;
+}
+
+function refusedSettings(problems: readonly SettingProblem[]): AdminError {
+  const names = [...new Set(problems.map((p) => p.setting))];
+  return new AdminError(400, {
+    error: "invalid_settings",
+    message: `${names.length === 1 ? "a setting is" : `${names.length} settings are`} refused: ${names.join(", ")}; nothing was written`,
+    problems: problems.map((p) => ({ setting: p.setting, rule: p.rule })),
+  });
+}
+
+const notFound = (host: string): AdminError =>
+  new AdminError(404, { error: "not_found", message: `no registered site at ${host.slice(0, 300)} (never registered, deleted, or configured by SITES)` });
+
+/** The live registered site at `host` (https first, then http), or 404. */
+async function liveSite(registry: SiteRegistry, host: string): Promise<RegisteredSite> {
+  for (const scheme of ["https", "http"]) {
+    const origin = normalizeOrigin(`${scheme}://${host}`);
+    if (origin === null) continue;
+    const site = await registry.get(origin);
+    if (site !== null && site.deletedAt === null) return site;
+  }
+  throw notFound(host);
+}
+
+/** The other scheme's origin at the same host. */
+const twinOf = (origin: string): string => (origin.startsWith("https:") ? `http:${origin.slice(6)}` : `https:${origin.slice(5)}`);
+
+/** A write's time, after the record's last: each isolate rereads a site whose update time moved (src/registry/resolve.ts). */
+const writeTime = (site: RegisteredSite): number => Math.max(Date.now(), site.updatedAt + 1);
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+function siteBody(site: RegisteredSite): SiteBody {
+  return {
+    origin: site.origin,
+    host: new URL(site.origin).host,
+    settings: { ...site.settings },
+    createdAt: iso(site.createdAt),
+    updatedAt: iso(site.updatedAt),
+  };
+}
+
+export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => {
+  const registry = registryOf(c);
+  const body = c.req.valid("json");
+  const origin = registrableOrigin(body.origin);
+  if (loadConfig(c.env).sites.has(origin)) {
+    throw new AdminError(409, {
+      error: "site_exists",
+      message: `${origin} is configured by SITES: the variables win for the sites they name, so it cannot be registered (remove it from SITES and deploy first)`,
+    });
+  }
+  const settings: SiteSettings = body.settings ?? {};
+  const problems = settingsProblems(c.env, origin, settings);
+  if (problems.length > 0) throw refusedSettings(problems);
+  const twin = await registry.get(twinOf(origin));
+  if (twin !== null) {
+    throw new AdminError(409, { error: "site_exists", message: `${twin.origin} is registered at the same host: a host names one site` });
+  }
+  const token = newSiteToken();
+  const now = Date.now();
+  const site: RegisteredSite = { origin, settings, tokenHash: await tokenHash(token), createdAt: now, updatedAt: now, deletedAt: null };
+  if (!(await registry.create(site))) {
+    const existing = await registry.get(origin);
+    throw new AdminError(409, {
+      error: "site_exists",
+      message:
+        existing?.deletedAt != null
+          ? `${origin} is being deleted: register it again once its data is removed`
+          : `${origin} is registered already (its token can be rotated: POST /sitemap-admin/sites/{host}/token)`,
+    });
+  }
+  return jsonResponse({ site: siteBody(site), token }, 201);
+};
+
+export const readSites: RouteHandler<typeof listSites, AppEnv> = async (c) => {
+  const registry = registryOf(c);
+  const { after, limit = DEFAULT_PAGE, contains } = c.req.valid("query");
+  // One more than asked: whether there is a next page, without a query that finds it empty.
+  const rows = await registry.page(after ?? null, limit + 1, contains?.toLowerCase() ?? null);
+  const sites = rows.slice(0, limit);
+  return jsonResponse({ sites: sites.map(siteBody), next: rows.length > limit ? sites.at(-1)!.origin : null }, 200);
+};
+
+export const readSite: RouteHandler<typeof getSite, AppEnv> = async (c) => {
+  const site = await liveSite(registryOf(c), c.req.valid("param").host);
+  return jsonResponse(siteBody(site), 200);
+};
+
+export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
+  const registry = registryOf(c);
+  const { host } = c.req.valid("param");
+  const { settings } = c.req.valid("json");
+  const site = await liveSite(registry, host);
+  const problems = settingsProblems(c.env, site.origin, settings);
+  if (problems.length > 0) throw refusedSettings(problems);
+  const updated = await registry.update(site.origin, settings, writeTime(site));
+  if (updated === null) throw notFound(host);
+  return jsonResponse(siteBody(updated), 200);
+};
+
+export const rotateSiteToken: RouteHandler<typeof postSiteToken, AppEnv> = async (c) => {
+  const registry = registryOf(c);
+  const { host } = c.req.valid("param");
+  const site = await liveSite(registry, host);
+  const token = newSiteToken();
+  if (!(await registry.rotateToken(site.origin, await tokenHash(token), writeTime(site)))) throw notFound(host);
+  return jsonResponse({ token }, 200);
+};
+
+export const removeSite: RouteHandler<typeof deleteSite, AppEnv> = async (c) => {
+  const registry = registryOf(c);
+  const { host } = c.req.valid("param");
+  const site = await liveSite(registry, host);
+  if (!(await registry.markDeleted(site.origin, Date.now()))) throw notFound(host);
+  // This isolate stops serving it at once; the others when their list of sites is next read (MANIFEST_CACHE_TTL).
+  registryResolver(c.env)?.forget(site.origin);
+  // The purge's chain lives in the deployment's jobs table (DB), one per deployment: a second DELETE joins it.
+  await services(c.env).jobs?.request("site-purge", REGISTRY_TARGET, 0, "delete");
+  return jsonResponse({ deleted: site.origin, purge: "queued" as const }, 202);
+};

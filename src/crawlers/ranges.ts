@@ -1,0 +1,165 @@
+/**
+ * The crawlers' published IP ranges: a list as Google and Bing publish it (googlebot.json,
+ * bingbot.json: `{"creationTime": …, "prefixes": [{"ipv4Prefix": "66.249.64.0/27"}, {"ipv6Prefix":
+ * "2001:4860:4801:10::/64"}]}`) read into CIDR prefixes, and a matcher that says whose ranges hold
+ * an address. Addresses are parsed by ipaddr.js (IPv6 with `::`, embedded and IPv4-mapped
+ * addresses); the matcher indexes each crawler's networks by prefix length, so a lookup costs one
+ * hash probe per distinct length (a handful), whatever the number of prefixes.
+ */
+import ipaddr from "ipaddr.js";
+import { z } from "zod";
+
+/** A list that could not be read: its message names what is wrong, never the body. */
+export class RangeFileError extends Error {
+  override readonly name = "RangeFileError";
+}
+
+/** The file: its `prefixes` array (other keys, such as `creationTime`, are not read). */
+const FileSchema = z.object({ prefixes: z.array(z.unknown()) });
+/** One entry of it; one of another shape is skipped. */
+const EntrySchema = z.union([z.object({ ipv4Prefix: z.string() }), z.object({ ipv6Prefix: z.string() })]);
+
+/** A prefix in its canonical form (`66.249.64.0/27`, `2001:4860:4801:10::/64`), host bits cleared; null when not one of `kind`. */
+function canonicalPrefix(text: string, kind: "ipv4" | "ipv6"): string | null {
+  const valid = kind === "ipv4" ? ipaddr.IPv4.isValidCIDRFourPartDecimal(text) : ipaddr.IPv6.isValidCIDR(text) && !text.includes("%");
+  if (!valid) return null;
+  const [address, length] = ipaddr.parseCIDR(text);
+  if (address.kind() !== kind) return null;
+  const network = kind === "ipv4" ? ipaddr.IPv4.networkAddressFromCIDR(text) : ipaddr.IPv6.networkAddressFromCIDR(text);
+  return `${kind === "ipv6" ? (network as ipaddr.IPv6).toRFC5952String() : network.toString()}/${length}`;
+}
+
+/**
+ * The prefixes of a published list (`text`: the file's body), canonical and without repeats; keys
+ * other than `prefixes`, and entries that are no valid prefix, are ignored. Throws RangeFileError
+ * for a body that is not such a file or holds no valid prefix.
+ */
+export function parseRangeFile(text: string): string[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new RangeFileError("not JSON");
+  }
+  const file = FileSchema.safeParse(json);
+  if (!file.success) throw new RangeFileError('not a list of IP ranges (no "prefixes" array)');
+  const out = new Set<string>();
+  for (const entry of file.data.prefixes) {
+    const e = EntrySchema.safeParse(entry);
+    if (!e.success) continue;
+    const prefix = "ipv4Prefix" in e.data ? canonicalPrefix(e.data.ipv4Prefix.trim(), "ipv4") : canonicalPrefix(e.data.ipv6Prefix.trim(), "ipv6");
+    if (prefix !== null) out.add(prefix);
+  }
+  if (out.size === 0) throw new RangeFileError("no valid IP prefix in the list");
+  return [...out];
+}
+
+/** One crawler's prefixes (CIDR, as parseRangeFile gives them). */
+export interface CrawlerPrefixes {
+  name: string;
+  prefixes: readonly string[];
+}
+
+/** Says whose published ranges hold a client address. */
+export interface RangeMatcher {
+  /** The crawler whose ranges hold `ip` (the first listed, when several do); null when none does, or `ip` is no address. */
+  crawlerOf(ip: string): string | null;
+  /** Whether `crawler`'s ranges hold `ip`. */
+  has(crawler: string, ip: string): boolean;
+}
+
+/** A crawler's networks: per prefix length, the masked network addresses. */
+interface Networks {
+  v4: Map<number, Set<number>>;
+  v6: Map<number, Set<string>>;
+}
+
+/** An IPv4 address as an unsigned 32-bit number. */
+const v4Number = (octets: readonly number[]): number => ((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0;
+
+/** The first `length` bits of an IPv4 address. */
+const v4Masked = (value: number, length: number): number => (length === 0 ? 0 : (value & (-1 << (32 - length))) >>> 0);
+
+/** The first `length` bits of an IPv6 address (its eight 16-bit parts), as a key. */
+function v6Masked(parts: readonly number[], length: number): string {
+  const whole = length >>> 4;
+  const rest = length & 15;
+  let key = "";
+  for (let i = 0; i < whole; i++) key += `${parts[i]!.toString(16)}:`;
+  if (rest > 0) key += (parts[whole]! & ((0xffff << (16 - rest)) & 0xffff)).toString(16);
+  return key;
+}
+
+function add<K>(map: Map<number, Set<K>>, length: number, key: K): void {
+  let set = map.get(length);
+  if (!set) map.set(length, (set = new Set()));
+  set.add(key);
+}
+
+/** A parsed address: IPv4 as an unsigned 32-bit number, IPv6 as its eight 16-bit parts. */
+type Address = { v4: number; v6?: never } | { v6: readonly number[]; v4?: never };
+
+const DOTTED_QUAD = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+/**
+ * A client address (`CF-Connecting-IP`): dotted-quad IPv4, or IPv6 (an IPv4-mapped one as its
+ * IPv4); null when it is neither. IPv4 is read here (ipaddr.js's validation of it costs tens of µs).
+ */
+function parseAddress(ip: string): Address | null {
+  const text = ip.trim();
+  if (!text.includes(":")) {
+    const quad = DOTTED_QUAD.exec(text);
+    if (quad === null) return null;
+    const octets = quad.slice(1).map(Number);
+    return octets.every((o) => o <= 255) ? { v4: v4Number(octets) } : null;
+  }
+  let address: ipaddr.IPv6;
+  try {
+    address = ipaddr.IPv6.parse(text);
+  } catch {
+    return null;
+  }
+  return address.isIPv4MappedAddress() ? { v4: v4Number(address.toIPv4Address().octets) } : { v6: address.parts };
+}
+
+function contains(networks: Networks, address: Address): boolean {
+  if (address.v4 !== undefined) {
+    for (const [length, set] of networks.v4) if (set.has(v4Masked(address.v4, length))) return true;
+    return false;
+  }
+  for (const [length, set] of networks.v6) if (set.has(v6Masked(address.v6, length))) return true;
+  return false;
+}
+
+/** The matcher of `lists` (prefixes that do not parse are skipped: lists come from parseRangeFile). */
+export function compileRanges(lists: readonly CrawlerPrefixes[]): RangeMatcher {
+  const byCrawler = new Map<string, Networks>();
+  for (const { name, prefixes } of lists) {
+    let networks = byCrawler.get(name);
+    if (!networks) byCrawler.set(name, (networks = { v4: new Map(), v6: new Map() }));
+    for (const prefix of prefixes) {
+      let address: ipaddr.IPv4 | ipaddr.IPv6;
+      let length: number;
+      try {
+        [address, length] = ipaddr.parseCIDR(prefix);
+      } catch {
+        continue;
+      }
+      if (address.kind() === "ipv4") add(networks.v4, length, v4Masked(v4Number((address as ipaddr.IPv4).octets), length));
+      else add(networks.v6, length, v6Masked((address as ipaddr.IPv6).parts, length));
+    }
+  }
+  return {
+    crawlerOf(ip) {
+      const address = parseAddress(ip);
+      if (address === null) return null;
+      for (const [name, networks] of byCrawler) if (contains(networks, address)) return name;
+      return null;
+    },
+    has(crawler, ip) {
+      const networks = byCrawler.get(crawler);
+      const address = networks ? parseAddress(ip) : null;
+      return address !== null && contains(networks!, address);
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The refresh of the crawlers' published IP ranges (the `crawler-ranges` job, src/jobs/crawler-ranges.ts):
+ * each crawler of CRAWLER_IP_RANGES whose list is missing, was fetched from another URL, or was last
+ * checked REFRESH_EVERY_MS ago or more is fetched again: one GET with the product's User-Agent, a
+ * timeout, and its body read up to MAX_BODY_BYTES. A list that cannot be had (an HTTP error, a
+ * timeout, a body too large or not a list) keeps the prefixes fetched before and stores what went
+ * wrong; one crawler failing never stops the others. Cost: one KV list, a read per stored list,
+ * and per crawler due one subrequest and one KV write.
+ */
+import { USER_AGENT } from "../core/user-agent.ts";
+import { readCapped } from "../outbound/read-capped.ts";
+import type { CrawlerRangeStore, StoredRanges } from "./range-store.ts";
+import { parseRangeFile } from "./ranges.ts";
+
+/** How often a list is fetched again (daily; the first heartbeat fetches those never stored). */
+export const REFRESH_EVERY_MS = 24 * 3600_000;
+/** Time to fetch and read one list. */
+const TIMEOUT_MS = 10_000;
+/** googlebot.json is ~40 KB: 1 MiB is plenty, and bounds what a wrong URL can make us read. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+interface RefreshOptions {
+  now?: number;
+  /** Outbound fetch (tests pass a fake); the global one by default. */
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+}
+
+/** What one refresh did, per configured crawler. */
+export interface RefreshReport {
+  /** Crawlers fetched and stored. */
+  fetched: { name: string; prefixes: number }[];
+  /** Crawlers whose fetch failed: their previous prefixes stay. */
+  failed: { name: string; error: string }[];
+  /** Crawlers checked within REFRESH_EVERY_MS: not fetched. */
+  fresh: string[];
+}
+
+/** Whether `stored` (the list of a configured crawler at `url`) is to be fetched again at `now`. */
+const isDue = (stored: StoredRanges | undefined, url: string, now: number): boolean =>
+  stored === undefined || stored.url !== url || now - stored.checkedAt >= REFRESH_EVERY_MS || now < stored.checkedAt - REFRESH_EVERY_MS;
+
+/** One list's prefixes, or throws an Error whose message says what went wrong (no body, no secret). */
+async function fetchList(url: string, fetchFn: typeof fetch, timeoutMs: number): Promise<string[]> {
+  const controller = new AbortController();
+  const timedOut = new Error(`timed out after ${timeoutMs} ms`);
+  // The deadline covers the answer and the body's read, whatever the fetch makes of the signal.
+  const deadline = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(timedOut)));
+  deadline.catch(() => undefined);
+  const timer = setTimeout(() => controller.abort(timedOut), timeoutMs);
+  try {
+    const response = await Promise.race([
+      fetchFn(url, { headers: { "User-Agent": USER_AGENT, Accept: "application/json" }, signal: controller.signal }),
+      deadline,
+    ]);
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new Error(`HTTP ${response.status}`);
+    }
+    const { text, overCap } = await Promise.race([readCapped(response.body, MAX_BODY_BYTES), deadline]);
+    if (overCap) throw new Error(`the list is larger than ${MAX_BODY_BYTES} bytes`);
+    return parseRangeFile(text);
+  } catch (err) {
+    // An abort surfaces as whatever the fetch or the body's read makes of it: said one way.
+    throw controller.signal.aborted ? timedOut : err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What an error says in status: its message, short. */
+const described = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 300);
+
+/** Fetches every list of `ranges` that is due (in parallel: a handful), and stores each outcome. */
+export async function refreshCrawlerRanges(
+  store: CrawlerRangeStore,
+  ranges: readonly { name: string; url: string }[],
+  options: RefreshOptions = {},
+): Promise<RefreshReport> {
+  const now = options.now ?? Date.now();
+  // The global fetch as it is at call time: the invocation's meter counts it (src/jobs/meter.ts).
+  const fetchFn = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
+  const stored = new Map((await store.loadAll()).map((l) => [l.name, l]));
+  const outcomes = await Promise.all(
+    ranges.map(async ({ name, url }): Promise<{ name: string; prefixes?: number; error?: string }> => {
+      const before = stored.get(name);
+      if (!isDue(before, url, now)) return { name };
+      let list: StoredRanges;
+      try {
+        const prefixes = await fetchList(url, fetchFn, timeoutMs);
+        list = { name, url, prefixes, fetchedAt: now, checkedAt: now, error: null };
+      } catch (err) {
+        const error = described(err);
+        list = { name, url, prefixes: before?.prefixes ?? [], fetchedAt: before?.fetchedAt ?? null, checkedAt: now, error };
+      }
+      await store.save(list);
+      return list.error === null ? { name, prefixes: list.prefixes.length } : { name, error: list.error };
+    }),
+  );
+  return {
+    fetched: outcomes.flatMap((o) => (o.prefixes === undefined ? [] : [{ name: o.name, prefixes: o.prefixes }])),
+    failed: outcomes.flatMap((o) => (o.error === undefined ? [] : [{ name: o.name, error: o.error }])),
+    fresh: outcomes.flatMap((o) => (o.prefixes === undefined && o.error === undefined ? [o.name] : [])),
+  };
+}
+
+/** The job's outcome line: `googlebot 1284 prefixes; bingbot failed: HTTP 500; fresh: x`. */
+export function describeRefresh(report: RefreshReport): string {
+  const parts = [
+    ...report.fetched.map((f) => `${f.name} ${f.prefixes} prefixes`),
+    ...report.failed.map((f) => `${f.name} failed: ${f.error}`),
+    ...(report.fresh.length > 0 ? [`fresh: ${report.fresh.join(", ")}`] : []),
+  ];
+  return parts.length > 0 ? parts.join("; ") : "nothing configured";
+}

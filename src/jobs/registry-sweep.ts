@@ -1,0 +1,84 @@
+/**
+ * The registry sweep: the heartbeat's fan-out over registered sites (src/registry/, docs/jobs.md).
+ * The heartbeat queues one (one chain per deployment: a heartbeat crossing a sweep leaves it to the
+ * live chain); each step reads pages of live registered sites in origin order and schedules, for
+ * each, what the heartbeat schedules for a configured site (`heartbeatJobs` on the site's own
+ * services: its mirrors or its regeneration, its notification, its Search Console read), starting
+ * their chains with a statement per 24 jobs per database and sending them in batches of 100. It
+ * stops after `SITES_PER_STEP` sites, its share of the invocation's D1 queries or its time budget,
+ * and its chain goes on after the last origin it scheduled. The first step also queues the purge of
+ * deleted sites (src/jobs/site-purge.ts) when there are any.
+ *
+ * Measured (test/workers/registry-sweep.test.ts): a page of 200 sites costs about 20 D1 queries and
+ * 2–4 queue sends, so 10,000 sites take 10 steps of ~100 queries each.
+ */
+import { DATABASE_SETTING } from "../registry/settings.ts";
+import type { Services } from "../services-type.ts";
+import type { JobHandler } from "./context.ts";
+import { type Planned, heartbeatJobs, startPlanned } from "./heartbeat.ts";
+import { MAX_STEPS, REGISTRY_TARGET } from "./messages.ts";
+
+/** Sites per registry read. */
+const PAGE = 200;
+/** Sites one step schedules at most (the rest: the chain's next step). */
+const SITES_PER_STEP = 1_000;
+/** The step takes on no further page past this many D1 queries of its invocation's 1,000 (a page costs ~20). */
+const QUERY_SHARE = 600;
+
+export const registrySweepJob: JobHandler = async (job, c) => {
+  const sites = c.sites;
+  if (sites === null) return "no registry";
+  let purge = "";
+  if (job.after === undefined && (await sites.registry.deleting(1)).length > 0) {
+    const started = await c.scheduler.request("site-purge", REGISTRY_TARGET, 0, "sweep");
+    purge = started ? ", purge queued" : ", purge running";
+  }
+  let after = job.after ?? null;
+  let seen = 0;
+  let sent = 0;
+  let broken = 0;
+  // Search Console reads are spread at 100 a minute across the chain (each step's sites after the previous steps').
+  let gscReads = job.step * SITES_PER_STEP;
+  for (;;) {
+    const page = await sites.registry.page(after, PAGE, null);
+    const planned: Planned[] = [];
+    const tableOf = new Map<Services, string>();
+    for (const site of page) {
+      let services: Services;
+      try {
+        services = sites.servicesOf(site);
+      } catch (err) {
+        // A setting that no longer reads (a variable's rule tightened, a database unbound): the site answers 503; the others go on.
+        broken++;
+        console.error(
+          JSON.stringify({
+            event: "sitemap.registry.sweep",
+            site: site.origin,
+            outcome: "config",
+            error: err instanceof Error ? err.message : String(err),
+          }),
+        );
+        continue;
+      }
+      // Sites on one database (setting DATABASE, default DB) share its `jobs` table: their chains start in one statement per 24.
+      tableOf.set(services, site.settings[DATABASE_SETTING] ?? "DB");
+      for (const p of heartbeatJobs([services], { deployment: false, gscReadsBefore: gscReads })) {
+        if (p.job.kind === "gsc-status") gscReads++;
+        // A mirror job names its URL: the site it belongs to travels with it (src/index.ts resolves the services by it).
+        planned.push(p.job.kind === "mirror" ? { ...p, job: { ...p.job, site: site.origin } } : p);
+      }
+    }
+    sent += await startPlanned(planned, Date.now(), (p) => tableOf.get(p.database) ?? p.database);
+    seen += page.length;
+    const last = page.at(-1);
+    if (last === undefined || page.length < PAGE) break;
+    after = last.origin;
+    const usage = c.usage();
+    if (seen >= SITES_PER_STEP || usage.d1Queries >= QUERY_SHARE || Date.now() >= c.deadline) {
+      if (job.step >= MAX_STEPS) return `scheduled ${seen} sites (${sent} jobs sent), stopped at ${MAX_STEPS} steps`;
+      c.continueWith({ delaySeconds: 0, after });
+      return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}), more left`;
+    }
+  }
+  return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge})`;
+};

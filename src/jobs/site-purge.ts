@@ -1,0 +1,121 @@
+/**
+ * The purge of deleted registered sites (src/registry/, docs/jobs.md): one chain per deployment,
+ * queued by the registry sweep (and by a site's DELETE) while the registry holds a deleted site.
+ * Each step works on the oldest one: once no isolate can still serve it and no job step begun
+ * before its deletion can still run (`MANIFEST_CACHE_TTL` + a step's lease after the deletion), it
+ * deletes, in bounded statements, its records, then its other rows in every table keyed by its
+ * origin (src/registry/purge.ts), then its snapshots in KV (those registered for the garbage
+ * collection, then its heads, page by page), and last its registry row; then the next deleted site.
+ * It stops at its time budget or its share of the invocation's KV operations, and its chain goes
+ * on. Every delete is idempotent: a killed step's retry finds less to do.
+ */
+import type { SnapshotStore } from "../snapshots/store.ts";
+import { JOB_LEASE_MS } from "./budget.ts";
+import type { JobHandler } from "./context.ts";
+import { MAX_STEPS } from "./messages.ts";
+
+/** Rows per delete statement at most. */
+const PURGE_ROWS_PER_STATEMENT = 5_000;
+/** Record deletes per step at most (100,000 records). */
+const RECORD_STATEMENTS_PER_STEP = 20;
+/** The step deletes no further snapshot past this many KV operations of its invocation's 1,000 (a document in parts costs a few more). */
+const KV_SHARE = 400;
+/** Snapshot keys read per page (registered for the garbage collection, or a site's heads listed). */
+const KEYS_PER_PAGE = 100;
+
+/** The site's mirrored URLs as its setting lists them (comma or space separated). */
+const mirrorsOf = (settings: Readonly<Record<string, string>>): string[] => (settings["MIRROR_SITEMAPS"] ?? "").split(/[\s,]+/).filter((u) => u !== "");
+
+/** `after` of a heads listing: the site it belongs to, then the KV cursor. */
+const cursorOf = (after: string | undefined, origin: string): string | null => (after?.startsWith(`${origin} `) ? after.slice(origin.length + 1) : null);
+
+export const sitePurgeJob: JobHandler = async (job, c) => {
+  const sites = c.sites;
+  if (sites === null) return "no registry";
+  const origin = (await sites.registry.deleting(1))[0];
+  if (origin === undefined) return "nothing to purge";
+  const site = await sites.registry.get(origin);
+  if (site === null || site.deletedAt === null) return "nothing to purge";
+  const more = (what: string, after?: string): string => {
+    if (job.step >= MAX_STEPS) return `${what}; stopped at ${MAX_STEPS} steps`;
+    c.continueWith({ delaySeconds: 0, ...(after === undefined ? {} : { after }) });
+    return `${what}, more left`;
+  };
+
+  // Isolates serve a deleted site until their list of sites is read again, and a job step begun before it runs out its lease.
+  const settled = site.deletedAt + c.services.config.cache.manifestTtl * 1000 + JOB_LEASE_MS;
+  const now = Date.now();
+  if (now < settled) {
+    c.continueWith({ delaySeconds: Math.ceil((settled - now) / 1000) });
+    return `waiting for ${origin} to settle`;
+  }
+
+  const purge = sites.purgeOf(site);
+  let records = 0;
+  if (purge !== null) {
+    for (let i = 0; ; i++) {
+      if (i >= RECORD_STATEMENTS_PER_STEP || Date.now() >= c.deadline) return more(`${origin}: ${records} records deleted`);
+      const n = await purge.purgeRecords(origin, PURGE_ROWS_PER_STATEMENT);
+      records += n;
+      if (n < PURGE_ROWS_PER_STATEMENT) break;
+    }
+    if (!(await purge.purgeState(origin, mirrorsOf(site.settings), PURGE_ROWS_PER_STATEMENT))) return more(`${origin}: ${records} records, state deleted`);
+  }
+
+  // The snapshots, in the deployment's SNAPSHOTS namespace: first what the regeneration registered for its garbage
+  // collection (parts no head took among them), then every head of the site (with its parts).
+  const snapshots = c.services.snapshots;
+  let deleted = 0;
+  if (snapshots !== null) {
+    const spent = (): boolean => c.usage().kvOperations >= KV_SHARE || Date.now() >= c.deadline;
+    for (;;) {
+      const keys = purge === null ? [] : await purge.collectableKeys(origin, KEYS_PER_PAGE);
+      const done: string[] = [];
+      for (const key of keys) {
+        if (spent()) break;
+        await snapshots.delete(key);
+        done.push(key);
+      }
+      await purge?.dropKeys(origin, done);
+      deleted += done.length;
+      if (done.length < keys.length) return more(`${origin}: ${records} records, ${deleted} snapshots deleted`);
+      if (keys.length < KEYS_PER_PAGE) break;
+    }
+    const heads = await deleteHeads(snapshots, origin, cursorOf(job.after, origin), spent);
+    deleted += heads.deleted;
+    if (heads.resume !== undefined) return more(`${origin}: ${records} records, ${deleted} snapshots deleted`, `${origin} ${heads.resume}`);
+  }
+
+  await sites.registry.remove(origin);
+  const outcome = `${origin} purged: ${records} records, ${deleted} snapshots deleted${purge === null ? " (its database is not bound: its rows stay)" : ""}`;
+  console.log(JSON.stringify({ event: "sitemap.registry.purged", site: origin, records, snapshots: deleted }));
+  // The next deleted site, if any, in the chain's next step.
+  if ((await sites.registry.deleting(1)).length > 0) return more(outcome);
+  return outcome;
+};
+
+/**
+ * Deletes the site's heads page by page from `cursor`, until `spent`. `resume`: the cursor to list
+ * again from ("" for the first page), or undefined when every page was done.
+ */
+async function deleteHeads(
+  snapshots: SnapshotStore,
+  origin: string,
+  cursor: string | null,
+  spent: () => boolean,
+): Promise<{ deleted: number; resume?: string }> {
+  let deleted = 0;
+  let at = cursor;
+  for (;;) {
+    if (spent()) return { deleted, resume: at ?? "" };
+    const page = await snapshots.siteHandles(origin, KEYS_PER_PAGE, at);
+    for (const handle of page.handles) {
+      // The page is listed again from its own cursor: what this step deleted of it is deleted again, harmlessly.
+      if (spent()) return { deleted, resume: at ?? "" };
+      await snapshots.delete(handle);
+      deleted++;
+    }
+    if (page.next === null) return { deleted };
+    at = page.next;
+  }
+}

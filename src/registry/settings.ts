@@ -1,0 +1,71 @@
+/**
+ * A registered site's settings (src/registry/store.ts): which variables a site may set for itself,
+ * and the env its services are wired from — the deployment's env with the site's values over it,
+ * read by the same declarations (src/config/variables/) as the variables themselves, so a setting
+ * is valid exactly when the same variable would be. Deployment-wide variables (tokens, limits,
+ * caching, the crawler ranges) and bindings stay the deployment's.
+ */
+import { checkConfig } from "../config/parse.ts";
+
+/** The variables a registered site may set, each read as the variable of that name (README). */
+const SITE_VARIABLES = [
+  "DEFAULT_SECTION",
+  "SECTION_RULES",
+  "MAX_URLS_PER_SHARD",
+  "MAX_BYTES_PER_SHARD",
+  "INDEX_LINK_FORM",
+  "LASTMOD_DATE_ONLY",
+  "BROWSER_VIEW",
+  "FEED_SIZE",
+  "FEED_IN_INDEX",
+  "MIRROR_SITEMAPS",
+  "ROBOTS_ORIGIN_URL",
+  "INDEXNOW_KEY",
+  "PING_URLS",
+  "GSC_PROPERTY",
+] as const;
+
+/** The setting that names the D1 binding holding the site's records (default `DB`); one database per registered site. */
+export const DATABASE_SETTING = "DATABASE";
+
+const ALLOWED = new Set<string>([...SITE_VARIABLES, DATABASE_SETTING]);
+
+/** A setting the registry refuses: which, and why (never its value). */
+export interface SettingProblem {
+  setting: string;
+  rule: string;
+}
+
+/** The env a registered site's services are wired from: the deployment's, its settings over it, itself the only site, its database as `DB`. */
+export function registeredSiteEnv(env: object, origin: string, settings: Readonly<Record<string, string>>): Record<string, unknown> {
+  const raw = env as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...raw, SITES: origin, SITE_DATABASES: "", DATE_ONLY_SITES: "" };
+  // A per-site variable the site does not set is its default, never the deployment's value: the
+  // deployment's mirrors, IndexNow key or Search Console property are its own sites', not every tenant's.
+  for (const name of SITE_VARIABLES) delete out[name];
+  for (const [name, value] of Object.entries(settings)) if (name !== DATABASE_SETTING && ALLOWED.has(name)) out[name] = value;
+  const database = settings[DATABASE_SETTING] ?? "DB";
+  out["DB"] = raw[database];
+  return out;
+}
+
+/** What is wrong with `settings` for a site at `origin`: unknown names, an unbound database, any variable its declaration refuses. */
+export function settingsProblems(env: object, origin: string, settings: Readonly<Record<string, string>>): SettingProblem[] {
+  const problems: SettingProblem[] = [];
+  for (const name of Object.keys(settings)) {
+    if (!ALLOWED.has(name)) problems.push({ setting: name, rule: `is not a per-site setting (allowed: ${[...ALLOWED].join(", ")})` });
+  }
+  const database = settings[DATABASE_SETTING];
+  if (database !== undefined) {
+    const bound = (env as Record<string, unknown>)[database];
+    if (!/^[A-Z][A-Z0-9_]*$/.test(database) || typeof bound !== "object" || bound === null || !("prepare" in bound)) {
+      problems.push({ setting: DATABASE_SETTING, rule: "must name a D1 database bound to this Worker" });
+    }
+  }
+  if (problems.length > 0) return problems;
+  // Every problem the same variables would have, a feature's included: a site is registered only whole.
+  // The deployment's own problems are not the site's: only its origin's and its settings' count.
+  return checkConfig(registeredSiteEnv(env, origin, settings))
+    .filter((e) => e.variable === "SITES" || Object.hasOwn(settings, e.variable))
+    .map((e) => ({ setting: e.variable === "SITES" ? "origin" : e.variable, rule: e.rule }));
+}
