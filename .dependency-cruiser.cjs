@@ -62,7 +62,7 @@ module.exports = {
       comment:
         "src/services.ts turns env into adapters; only the Worker entry and the HTTP and admin layers call it. " +
         "Scheduled jobs are handed their services by src/index.ts (the Services type is in src/services-type.ts).",
-      from: { path: "^src/", pathNot: ["^src/http/", "^src/admin/", "^src/index\\.ts$", "\\.test\\.ts$"] },
+      from: { path: "^src/", pathNot: ["^src/http/", "^src/admin/", "^src/index\\.ts$", "^src/job-dispatch\\.ts$", "\\.test\\.ts$"] },
       to: { path: "^src/services\\.ts$" },
     },
     {
@@ -74,13 +74,13 @@ module.exports = {
         "(document paths and Cache-Tag values in src/documents/, the capped body reader in src/outbound/).",
       from: {
         path: [
-          "^src/(regen|notify|mirror|sync|housekeeping|gsc|formats|manifest|ingest|snapshots|documents|outbound|lastmod)/",
+          "^src/(regen|notify|mirror|sync|housekeeping|gsc|formats|manifest|ingest|snapshots|documents|outbound|lastmod|crawlers|registry)/",
           "^src/sitemaps\\.ts$",
           "^src/services-type\\.ts$",
         ],
         pathNot: "\\.test\\.ts$",
       },
-      to: { path: ["^src/http/", "^src/admin/", "^src/index\\.ts$"] },
+      to: { path: ["^src/http/", "^src/admin/", "^src/index\\.ts$", "^src/job-dispatch\\.ts$"] },
     },
     {
       name: "regen-never-touches-adapters",

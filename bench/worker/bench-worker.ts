@@ -34,6 +34,7 @@ import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { type Route, type RouteEntry, runMetered } from "./metering.ts";
 import { partitionRoutes } from "./partition-routes.ts";
+import { tenantRoutes } from "./tenant-routes.ts";
 
 /** Rows read, rows written and statements of one measured operation. */
 export interface D1Counter {
@@ -378,6 +379,8 @@ const ROUTES: Record<string, RouteEntry> = {
   "/__bench/render-d1": { metered: true, run: renderFromD1 },
   "/__bench/render": { metered: true, run: renderMemory },
   ...partitionRoutes(countingD1),
+  // Registered sites (bench/tenants.ts): registration, the heartbeat and its jobs on a queue kept in the isolate.
+  ...tenantRoutes(countingD1),
 };
 
 /** Routes whose answer is a live render read in the body's `pull` (the meter must see those reads). */
