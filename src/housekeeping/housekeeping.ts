@@ -242,6 +242,43 @@ async function trimSites(unit: Unit, cursors: Map<string, SavedCursor>, run: Run
   return true;
 }
 
+/**
+ * Registered sites' moves and tombstones (src/registry/): each site has services of its own (its
+ * notification targets decide its watermark), so the registry sweep (src/jobs/registry-sweep.ts)
+ * hands each page of them here, grouped by the database they share: one read of where their litter
+ * starts per group, then each site with litter, within `maxStatements`. No position is saved: the
+ * sweep passes every site at each heartbeat, and what a run leaves the next one takes.
+ */
+export async function trimRegistered(
+  groups: Iterable<readonly Unit[]>,
+  options: Pick<HousekeepingOptions, "now" | "rowsPerStatement" | "deadline"> & { maxStatements: number },
+): Promise<HousekeepingReport> {
+  const run: Run = {
+    now: options.now ?? Date.now(),
+    rows: options.rowsPerStatement ?? ROWS_PER_STATEMENT,
+    budget: new Budget(options.maxStatements, options.deadline ?? Number.POSITIVE_INFINITY),
+    report: { syncs: 0, seenRows: 0, moves: 0, tombstones: 0, jobs: 0, crawlerFetches: 0, held: 0, statements: 0, moreLeft: false },
+    keepJob: () => true,
+  };
+  sites: for (const units of groups) {
+    const store = units[0]?.housekeeping;
+    if (!store || !units.every((u) => u.regen)) continue;
+    const unitOf = new Map(units.map((u) => [[...u.config.sites][0]!, u]));
+    for (let i = 0; i < units.length; i += LITTER_SITES) {
+      if (!run.budget.has(1)) break sites;
+      run.budget.used++;
+      for (const site of await store.litter([...unitOf.keys()].slice(i, i + LITTER_SITES))) {
+        if ((site.oldestMove !== null || site.oldestTombstone !== null) && !(await trimSite(unitOf.get(site.origin)!, site, run))) {
+          run.report.moreLeft = true;
+          break sites;
+        }
+      }
+    }
+  }
+  run.report.statements = run.budget.used;
+  return run.report;
+}
+
 /** One site: its moves the regeneration has read, its tombstones every reader has passed. false: stopped at the budget. */
 async function trimSite(unit: Unit, site: SiteLitter, run: Run): Promise<boolean> {
   const { budget, report, now } = run;

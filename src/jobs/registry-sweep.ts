@@ -6,12 +6,15 @@
  * services: its mirrors or its regeneration, its notification, its Search Console read), starting
  * their chains with a statement per 24 jobs per database and sending them in batches of 100. It
  * stops after `SITES_PER_STEP` sites, its share of the invocation's D1 queries or its time budget,
- * and its chain goes on after the last origin it scheduled. The first step also queues the purge of
+ * and its chain goes on after the last origin it scheduled. Each page's sites also have their section
+ * moves and tombstones no reader needs trimmed (`trimRegistered`, as the sync sweep does for the
+ * configured sites), in at most TRIM_STATEMENTS statements. The first step also queues the purge of
  * deleted sites (src/jobs/site-purge.ts) when there are any.
  *
  * Measured (test/workers/registry-sweep.test.ts): a page of 200 sites costs about 20 D1 queries and
  * 2–4 queue sends, so 10,000 sites take 10 steps of ~100 queries each.
  */
+import { trimRegistered } from "../housekeeping/housekeeping.ts";
 import { DATABASE_SETTING } from "../registry/settings.ts";
 import type { Services } from "../services-type.ts";
 import type { JobHandler } from "./context.ts";
@@ -24,6 +27,10 @@ const PAGE = 200;
 const SITES_PER_STEP = 1_000;
 /** The step takes on no further page past this many D1 queries of its invocation's 1,000 (a page costs ~20). */
 const QUERY_SHARE = 600;
+/** Statements a page's trimming takes at most (src/housekeeping/housekeeping.ts trimRegistered)… */
+const TRIM_STATEMENTS = 150;
+/** …and never past this many D1 queries of the invocation's 1,000. */
+const TRIM_CEILING = 850;
 
 export const registrySweepJob: JobHandler = async (job, c) => {
   const sites = c.sites;
@@ -37,6 +44,8 @@ export const registrySweepJob: JobHandler = async (job, c) => {
   let seen = 0;
   let sent = 0;
   let broken = 0;
+  let tombstones = 0;
+  let moves = 0;
   // Search Console reads are spread at 100 a minute across the chain (each step's sites after the previous steps').
   let gscReads = job.step * SITES_PER_STEP;
   for (;;) {
@@ -69,6 +78,15 @@ export const registrySweepJob: JobHandler = async (job, c) => {
       }
     }
     sent += await startPlanned(planned, Date.now(), (p) => tableOf.get(p.database) ?? p.database);
+    // Their moves and tombstones no reader needs, as the sync sweep trims those of the configured sites.
+    const byDatabase = new Map<string, Services[]>();
+    for (const [services, table] of tableOf) byDatabase.set(table, [...(byDatabase.get(table) ?? []), services]);
+    const trimmed = await trimRegistered(byDatabase.values(), {
+      maxStatements: Math.min(TRIM_STATEMENTS, TRIM_CEILING - c.usage().d1Queries),
+      deadline: c.deadline,
+    });
+    tombstones += trimmed.tombstones;
+    moves += trimmed.moves;
     seen += page.length;
     const last = page.at(-1);
     if (last === undefined || page.length < PAGE) break;
@@ -77,8 +95,8 @@ export const registrySweepJob: JobHandler = async (job, c) => {
     if (seen >= SITES_PER_STEP || usage.d1Queries >= QUERY_SHARE || Date.now() >= c.deadline) {
       if (job.step >= MAX_STEPS) return `scheduled ${seen} sites (${sent} jobs sent), stopped at ${MAX_STEPS} steps`;
       c.continueWith({ delaySeconds: 0, after });
-      return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}), more left`;
+      return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${tombstones} tombstones, ${moves} moves), more left`;
     }
   }
-  return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge})`;
+  return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${tombstones} tombstones, ${moves} moves)`;
 };

@@ -5,6 +5,7 @@
 import { env as baseEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
+import { trimRegistered } from "../../src/housekeeping/housekeeping.ts";
 import { RegistryResolver } from "../../src/registry/resolve.ts";
 import type { RegisteredSite } from "../../src/registry/store.ts";
 import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
@@ -12,6 +13,7 @@ import { registeredServices } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { bearer } from "./support/admin.ts";
 import { drain, withJobs } from "./support/jobs.ts";
+import { regenerateAll } from "./support/regenerate-all.ts";
 import { call } from "./support.ts";
 
 afterEach(() => vi.restoreAllMocks());
@@ -136,6 +138,44 @@ describe("deleting a registered site", () => {
     const left = await e.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ?1").bind(a.site.origin).first<{ n: number }>();
     expect(left!.n).toBe(0);
     expect(await new D1SiteRegistry(e.DB).get(a.site.origin)).toBeNull();
+  });
+});
+
+describe("a registered site's litter", () => {
+  it("tombstones the regeneration published are trimmed, page by page, as the configured sites' are", async () => {
+    const e = freshEnv();
+    const a = await registered(e);
+    const b = await registered(e);
+    const now = Date.now();
+    const locs = (site: RegisteredSite) => Array.from({ length: 6 }, (_, i) => `${site.origin}/p${i}`);
+    for (const { site, token } of [a, b]) {
+      expect((await put(e, site.origin, token, locs(site))).status).toBe(200);
+      const gone = await call(e, `${site.origin}/sitemap-admin/urls`, {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        body: JSON.stringify(locs(site).slice(0, 2)),
+      });
+      expect(gone.status).toBe(200);
+    }
+    const units = [registeredServices(e, a.site), registeredServices(e, b.site)];
+    // Past the settle window, so that the runs read the deletions.
+    vi.spyOn(Date, "now").mockReturnValue(now + 5 * 60_000);
+    await regenerateAll(units);
+    const deadRows = async () =>
+      (await e.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin IN (?1, ?2) AND deleted = 1")
+        .bind(a.site.origin, b.site.origin)
+        .first<{ n: number }>())!.n;
+    expect(await deadRows()).toBe(4);
+    // The first run sees each site's cursor; one MANIFEST_CACHE_TTL and a minute later, the tombstones go.
+    expect(await trimRegistered([units], { now: now + 6 * 60_000, maxStatements: 100 })).toMatchObject({ tombstones: 0, held: 2 });
+    const second = await trimRegistered([units], { now: now + 9 * 60_000, maxStatements: 100 });
+    expect(second).toMatchObject({ tombstones: 4, moreLeft: false });
+    expect(second.statements).toBeLessThanOrEqual(100);
+    expect(await deadRows()).toBe(0);
+    const live = await e.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin IN (?1, ?2) AND deleted = 0")
+      .bind(a.site.origin, b.site.origin)
+      .first<{ n: number }>();
+    expect(live!.n).toBe(8);
   });
 });
 
