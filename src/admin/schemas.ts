@@ -252,6 +252,16 @@ export const SiteSchema = z
     settings: z.record(z.string(), z.string()),
     createdAt: z.string(),
     updatedAt: z.string(),
+    health: z
+      .strictObject({
+        red: z.number().int(),
+        amber: z.number().int(),
+        problems: z.array(
+          z.strictObject({ level: z.enum(["red", "amber"]), topic: z.string(), message: z.string(), action: z.string(), document: z.string().optional() }),
+        ),
+      })
+      .optional()
+      .describe('with `health=true` only: the site\'s health list (docs/dashboard.md "Health"), counted, its first three problems'),
   })
   .openapi("Site");
 export type SiteBody = z.infer<typeof SiteSchema>;
@@ -271,10 +281,17 @@ export const SiteListSchema = z
   })
   .openapi("SiteList");
 
+/** Sites per page when their health is read: each is its status (~30 D1 queries), inside the invocation's 1,000. */
+export const HEALTH_PAGE = 20;
+
 export const SiteListQuerySchema = z.object({
   after: z.string().max(300).optional().openapi({ description: "the `next` of the previous page: sites whose origin sorts after it" }),
   limit: z.coerce.number().int().min(1).max(200).optional().openapi({ description: "sites per page, 1–200 (default 50)" }),
   contains: z.string().min(1).max(300).optional().openapi({ description: "only origins containing this text (case-insensitive for hosts)" }),
+  health: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({ description: `each site's health too (its status read: ~30 queries a site, so at most ${HEALTH_PAGE} sites a page)` }),
 });
 
 export const SiteHostParamsSchema = z.object({

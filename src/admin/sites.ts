@@ -17,18 +17,20 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { loadConfig } from "../config.ts";
+import { ConfigError, loadConfig } from "../config.ts";
 import { normalizeOrigin } from "../core/url.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { REGISTRY_TARGET } from "../jobs/messages.ts";
 import { type SettingProblem, settingsProblems } from "../registry/settings.ts";
 import type { RegisteredSite, SiteRegistry, SiteSettings } from "../registry/store.ts";
 import { newSiteToken, tokenHash } from "../registry/token.ts";
-import { registryResolver, services, siteRegistry } from "../services.ts";
+import { registeredServices, registryResolver, services, siteRegistry } from "../services.ts";
 import { AdminError } from "./errors.ts";
+import type { HealthItem } from "./health.ts";
 import { jsonResponse } from "./json.ts";
 import type { deleteSite, getSite, listSites, patchSite, postSite, postSiteToken } from "./routes.ts";
-import type { SiteBody } from "./schemas.ts";
+import { HEALTH_PAGE, type SiteBody } from "./schemas.ts";
+import { siteStatus } from "./status.ts";
 
 type Ctx = Context<AppEnv>;
 
@@ -121,7 +123,7 @@ const writeTime = (site: RegisteredSite): number => Math.max(Date.now(), site.up
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-function siteBody(site: RegisteredSite): SiteBody {
+export function siteBody(site: RegisteredSite): SiteBody {
   return {
     origin: site.origin,
     host: new URL(site.origin).host,
@@ -164,13 +166,43 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
   return jsonResponse({ site: siteBody(site), token }, 201);
 };
 
+/** A registered site's health (src/admin/health.ts), from its status as its own dashboard reads it; a site whose settings no longer read is one red problem. */
+export async function siteHealth(c: Context<AppEnv>, site: RegisteredSite): Promise<NonNullable<SiteBody["health"]>> {
+  let problems: HealthItem[];
+  try {
+    problems = (await siteStatus(registeredServices(c.env, site), site.origin)).health;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems = [
+      {
+        level: "red",
+        topic: "configuration",
+        message: `its setting ${error.variable} ${error.rule}: the site answers 503`,
+        action: "PATCH its settings.",
+      },
+    ];
+  }
+  return {
+    red: problems.filter((p) => p.level === "red").length,
+    amber: problems.filter((p) => p.level === "amber").length,
+    problems: problems.slice(0, 3),
+  };
+}
+
 export const readSites: RouteHandler<typeof listSites, AppEnv> = async (c) => {
   const registry = registryOf(c);
-  const { after, limit = DEFAULT_PAGE, contains } = c.req.valid("query");
+  const query = c.req.valid("query");
+  const withHealth = query.health === "true";
+  if (withHealth && query.limit !== undefined && query.limit > HEALTH_PAGE) {
+    throw new AdminError(400, { error: "invalid_query", message: `with health=true a page holds at most ${HEALTH_PAGE} sites (each is its status read)` });
+  }
+  const limit = query.limit ?? (withHealth ? HEALTH_PAGE : DEFAULT_PAGE);
   // One more than asked: whether there is a next page, without a query that finds it empty.
-  const rows = await registry.page(after ?? null, limit + 1, contains?.toLowerCase() ?? null);
+  const rows = await registry.page(query.after ?? null, limit + 1, query.contains?.toLowerCase() ?? null);
   const sites = rows.slice(0, limit);
-  return jsonResponse({ sites: sites.map(siteBody), next: rows.length > limit ? sites.at(-1)!.origin : null }, 200);
+  const bodies: SiteBody[] = [];
+  for (const site of sites) bodies.push(withHealth ? { ...siteBody(site), health: await siteHealth(c, site) } : siteBody(site));
+  return jsonResponse({ sites: bodies, next: rows.length > limit ? sites.at(-1)!.origin : null }, 200);
 };
 
 export const readSite: RouteHandler<typeof getSite, AppEnv> = async (c) => {

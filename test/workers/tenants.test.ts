@@ -12,6 +12,7 @@ import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
 import { registeredServices } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { bearer } from "./support/admin.ts";
+import { countingEnv } from "./support/counting-env.ts";
 import { drain, withJobs } from "./support/jobs.ts";
 import { regenerateAll } from "./support/regenerate-all.ts";
 import { call } from "./support.ts";
@@ -176,6 +177,58 @@ describe("a registered site's litter", () => {
       .bind(a.site.origin, b.site.origin)
       .first<{ n: number }>();
     expect(live!.n).toBe(8);
+  });
+});
+
+describe("the platform's view of its sites", () => {
+  it("a page of 20 sites with their health fits one invocation; the platform page lists them worst first; a site token gets 403", async () => {
+    const e = freshEnv();
+    const prefix = `hv${Math.random().toString(36).slice(2, 7)}`;
+    const made: { site: RegisteredSite; token: string }[] = [];
+    for (let i = 0; i < 21; i++) {
+      const token = newSiteToken();
+      const now = Date.now();
+      const site: RegisteredSite = {
+        origin: `https://${prefix}-${String(i).padStart(2, "0")}.test`,
+        settings: {},
+        tokenHash: await tokenHash(token),
+        createdAt: now,
+        updatedAt: now,
+        deletedAt: null,
+      };
+      expect(await new D1SiteRegistry(e.DB).create(site)).toBe(true);
+      made.push({ site, token });
+    }
+    // One site whose setting no longer reads (written around the API's validation): a red problem.
+    await e.DB.prepare("UPDATE registry_sites SET settings = ?2, updated_at = updated_at + 1 WHERE origin = ?1")
+      .bind(made[5]!.site.origin, JSON.stringify({ MAX_URLS_PER_SHARD: "0" }))
+      .run();
+    const counts = { d1: 0, kv: 0 };
+    const list = await call(countingEnv(e, counts), `http://localhost:8787/sitemap-admin/sites?health=true&contains=${prefix}`, { headers: bearer });
+    expect(list.status).toBe(200);
+    // Each site's status read, 20 of them, well inside the invocation's 1,000 queries (the entry's meter enforces it too).
+    console.info(`sites?health=true, 20 sites: ${counts.d1} D1 queries, ${counts.kv} KV operations`);
+    expect(counts.d1).toBeLessThanOrEqual(800);
+    const body = (await list.json()) as {
+      sites: { origin: string; health: { red: number; amber: number; problems: { level: string; topic: string }[] } }[];
+      next: string | null;
+    };
+    expect(body.sites).toHaveLength(20);
+    expect(body.next).not.toBeNull();
+    const broken = body.sites.find((x) => x.origin === made[5]!.site.origin)!;
+    expect(broken.health.red).toBe(1);
+    expect(broken.health.problems[0]).toMatchObject({ level: "red", topic: "configuration" });
+    // An empty site has published nothing yet: amber, not red.
+    expect(body.sites.find((x) => x.origin === made[0]!.site.origin)!.health.red).toBe(0);
+    expect((await call(e, `http://localhost:8787/sitemap-admin/sites?health=true&limit=50`, { headers: bearer })).status).toBe(400);
+
+    const pageRes = await call(e, `http://localhost:8787/sitemap-admin/platform`, { headers: bearer });
+    expect(pageRes.status).toBe(200);
+    expect(pageRes.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+    const html = await pageRes.text();
+    expect(html).toContain("Registered sites");
+    expect(html).toContain("next page");
+    expect((await call(e, `${made[1]!.site.origin}/sitemap-admin/platform`, { headers: { Authorization: `Bearer ${made[1]!.token}` } })).status).toBe(403);
   });
 });
 

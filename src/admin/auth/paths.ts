@@ -6,8 +6,10 @@ export const STYLESHEET_PATH = `${ADMIN_PATH}/dashboard.css`;
 export const SIGN_IN_PATH = `${ADMIN_PATH}/sign-in`;
 export const SIGN_OUT_PATH = `${ADMIN_PATH}/sign-out`;
 const STATUS_PATH = `${ADMIN_PATH}/status`;
-/** What a browser credential may read (GET/HEAD): the dashboard and the status, nothing else. */
-export const BROWSER_READABLE: readonly string[] = [...DASHBOARD_PATHS, STATUS_PATH];
+/** The platform's page of registered sites (src/admin/dashboard/platform.ts). */
+const PLATFORM_PATH = `${ADMIN_PATH}/platform`;
+/** What a browser credential may read (GET/HEAD): the dashboard, the status and the platform's page, nothing else. */
+export const BROWSER_READABLE: readonly string[] = [...DASHBOARD_PATHS, STATUS_PATH, PLATFORM_PATH];
 /** The dashboard's one action, "regenerate now": a form posting to the API route with its CSRF token. */
 export const REGENERATE_PATH = `${ADMIN_PATH}/regenerate`;
 /** Writes a browser credential may make, each from a dashboard form: method and path. */

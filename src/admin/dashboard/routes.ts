@@ -7,12 +7,17 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/app-env.ts";
 import { factory } from "../../http/app-env.ts";
+import { siteRegistry } from "../../services.ts";
 import { DASHBOARD_PATHS } from "../auth/paths.ts";
 import { adminAuth, adminEnabled, signIn, signOut } from "../auth.ts";
+import { AdminError } from "../errors.ts";
+import { HEALTH_PAGE } from "../schemas.ts";
+import { siteBody, siteHealth } from "../sites.ts";
 import { siteStatus } from "../status.ts";
 import { actionOutcome } from "./admin-panel.ts";
 import { dashboardPage } from "./page.ts";
 import { viewOf } from "./paging.ts";
+import { platformPage } from "./platform.ts";
 import { stylesheet } from "./stylesheet.ts";
 
 const dashboard = async (c: Context<AppEnv>): Promise<Response> => {
@@ -20,6 +25,21 @@ const dashboard = async (c: Context<AppEnv>): Promise<Response> => {
   const csrf = principal && "csrf" in principal ? principal.csrf : null;
   const query = new URL(c.req.url).searchParams;
   return dashboardPage(await siteStatus(c.var.services, c.var.origin), { csrf, done: actionOutcome(query) }, viewOf(query));
+};
+
+/** The platform's page: a page of registered sites with their health, each its status read (HEALTH_PAGE a page). */
+const platform = async (c: Context<AppEnv>): Promise<Response> => {
+  if (c.get("principal")?.via === "site-token") {
+    return new AdminError(403, { error: "forbidden", message: "the platform's page is for the platform credential" }).getResponse();
+  }
+  const registry = siteRegistry(c.env);
+  if (!registry) return c.notFound();
+  const raw = new URL(c.req.url).searchParams.get("after");
+  const after = raw && raw.length <= 300 ? raw : null;
+  const rows = await registry.page(after, HEALTH_PAGE + 1, null);
+  const sites = [];
+  for (const site of rows.slice(0, HEALTH_PAGE)) sites.push({ ...siteBody(site), health: await siteHealth(c, site) });
+  return platformPage({ sites, next: rows.length > HEALTH_PAGE ? rows[HEALTH_PAGE - 1]!.origin : null, after });
 };
 
 export const adminPages = factory.createApp();
@@ -32,3 +52,5 @@ adminPages.get("/", (c) => (adminEnabled(c.env) ? c.redirect(DASHBOARD_PATHS[0]!
 // "/:root{/?}" is how a sub-app matches its base path with the trailing slash ("/" matches it without).
 adminPages.get("/:root{/?}", adminAuth, dashboard);
 adminPages.get("/dashboard", adminAuth, dashboard);
+// The registered sites with their health (docs/tenants.md), for the platform: not a site's token.
+adminPages.get("/platform", adminAuth, platform);
