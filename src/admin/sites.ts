@@ -137,7 +137,15 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
   const registry = registryOf(c);
   const body = c.req.valid("json");
   const origin = registrableOrigin(body.origin);
-  if (loadConfig(c.env).sites.has(origin)) {
+  const config = loadConfig(c.env);
+  // Registered sites keep their records and manifests in D1: the purge of a deleted one (src/jobs/site-purge.ts) removes D1 rows and snapshots.
+  if (config.urlSource !== "d1" || config.manifestStore !== "d1") {
+    throw new AdminError(409, {
+      error: "not_supported",
+      message: "registered sites keep their records and manifests in D1: this deployment has URL_SOURCE or MANIFEST_STORE set to kv",
+    });
+  }
+  if (config.sites.has(origin)) {
     throw new AdminError(409, {
       error: "site_exists",
       message: `${origin} is configured by SITES: the variables win for the sites they name, so it cannot be registered (remove it from SITES and deploy first)`,

@@ -108,6 +108,20 @@ describe("a registered site's settings", () => {
   });
 });
 
+describe("registering on a KV deployment", () => {
+  it("is refused: registered sites keep their records and manifests in D1 (what the purge removes)", async () => {
+    const e = { ...freshEnv(), URL_SOURCE: "kv" } as Env;
+    const res = await call(e, "http://localhost:8787/sitemap-admin/sites", {
+      method: "POST",
+      headers: { ...bearer, "Content-Type": "application/json" },
+      body: JSON.stringify({ origin: "https://kv-tenant.test" }),
+    });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ error: "not_supported" });
+    expect(await new D1SiteRegistry(e.DB).get("https://kv-tenant.test")).toBeNull();
+  });
+});
+
 describe("a site's token", () => {
   it("rotated through the platform API: the old token is refused at once, the new one works", async () => {
     const e = freshEnv();
