@@ -37,6 +37,9 @@ export const COUNT_FLUSH_MS = 60_000;
 /** Keys of fetches written this minute kept in memory at most (a site's documents × crawlers fits many times over). */
 const WRITTEN_KEPT = 10_000;
 
+/** A counter's key: per site, crawler and verification. */
+const counterKey = (c: Pick<RequestCount, "origin" | "crawler" | "verified">): string => `${c.origin} ${c.crawler} ${c.verified ? 1 : 0}`;
+
 export class CrawlerRecorder {
   /** Fetch key → the minute it was last written by this isolate. */
   readonly #written = new Map<string, number>();
@@ -49,7 +52,7 @@ export class CrawlerRecorder {
   /** Records one response: counts it, and writes a verified fetch when it is the first of its minute. */
   async observe(log: CrawlerLogStore, f: ObservedFetch, claim: LocationClaim | null): Promise<void> {
     const verified = f.verification !== null;
-    const counter = `${f.origin} ${f.crawler} ${verified ? 1 : 0}`;
+    const counter = counterKey({ origin: f.origin, crawler: f.crawler, verified });
     const pending = this.#pending.get(counter);
     if (pending) pending.requests++;
     else this.#pending.set(counter, { origin: f.origin, crawler: f.crawler, verified, requests: 1 });
@@ -78,13 +81,13 @@ export class CrawlerRecorder {
     this.#pending = new Map();
     this.#lastFlush = now;
     if (counts.length === 0) return;
-    for (const c of counts) this.#known.add(`${c.origin} ${c.crawler} ${c.verified ? 1 : 0}`);
+    for (const c of counts) this.#known.add(counterKey(c));
     try {
       await log.addCounts(counts, now);
     } catch (error) {
       // Put back, to go with the next flush: the keys are few (sites × crawlers × 2), so this stays small.
       for (const c of counts) {
-        const key = `${c.origin} ${c.crawler} ${c.verified ? 1 : 0}`;
+        const key = counterKey(c);
         this.#known.delete(key);
         const p = this.#pending.get(key);
         if (p) p.requests += c.requests;

@@ -2,26 +2,7 @@
 import { type CountSlot, type CrawlerLogStore, type RequestCount, type StoredFetch, isOk, slotsAt } from "../../crawlers/log-store.ts";
 import type { CrawlerFetch } from "../../crawlers/types.ts";
 
-interface FetchRow {
-  crawler: string;
-  document: string;
-  path: string;
-  at: number;
-  status: number;
-  bytes: number | null;
-  source: string | null;
-}
-
-const fetchOf = (r: FetchRow): StoredFetch => ({
-  crawler: r.crawler,
-  document: r.document,
-  path: r.path,
-  at: r.at,
-  status: r.status,
-  bytes: r.bytes,
-  source: r.source,
-});
-
+// The SELECTs name their columns as StoredFetch does: rows are returned as read.
 export class D1CrawlerLog implements CrawlerLogStore {
   readonly #db: D1Database;
 
@@ -86,8 +67,8 @@ export class D1CrawlerLog implements CrawlerLogStore {
          WHERE origin = ?1 AND at >= ?2 GROUP BY crawler, document ORDER BY at DESC LIMIT ?3`,
       )
       .bind(origin, since, limit)
-      .all<FetchRow>();
-    return results.map(fetchOf);
+      .all<StoredFetch>();
+    return results;
   }
 
   async failedFetches(origin: string, since: number, limit: number): Promise<StoredFetch[]> {
@@ -97,8 +78,8 @@ export class D1CrawlerLog implements CrawlerLogStore {
          WHERE origin = ?1 AND at >= ?2 AND ok = 0 ORDER BY at DESC LIMIT ?3`,
       )
       .bind(origin, since, limit)
-      .all<FetchRow>();
-    return results.map(fetchOf);
+      .all<StoredFetch>();
+    return results;
   }
 
   async startedAt(origin: string, now: number): Promise<number> {
