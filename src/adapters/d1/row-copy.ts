@@ -4,6 +4,8 @@
  * it was written and who brought it exactly as in the old one, and "newer wins" compares like
  * with like.
  */
+
+import { utf8Length } from "../../core/escape.ts";
 import type { ChangeCursor, ChangePage, CopiedRow, RowCopy, ScanPosition } from "../../store/port.ts";
 import type { D1ChangeFeed } from "./change-feed.ts";
 import { sitePages } from "./site-pages.ts";
@@ -27,25 +29,27 @@ const COLUMNS = "id, origin, section, loc, lastmod, changefreq, priority, ext, s
 /**
  * Rows and locs go to D1 as one JSON parameter a statement (json_each), not ~10 bound values a row:
  * a move's writes cost a statement per chunk, not per ten rows, against the 1,000 queries an
- * invocation may make. A chunk stays far below D1's 2 MB for a value.
+ * invocation may make. A chunk is measured in UTF-8 bytes, what D1 counts: about half its 2,000,000
+ * bytes for a value at most (a CJK caption is 3 bytes a UTF-16 unit).
  */
 const CHUNK_ROWS = 500;
 const CHUNK_BYTES = 1_000_000;
 
-/** `items` as JSON arrays of at most CHUNK_ROWS items and about CHUNK_BYTES each. */
+/** `items` as JSON arrays of at most CHUNK_ROWS items and CHUNK_BYTES UTF-8 bytes each (one larger item alone). */
 function chunks<T>(items: readonly T[]): string[] {
   const out: string[] = [];
   let chunk: string[] = [];
   let bytes = 0;
   for (const item of items) {
     const json = JSON.stringify(item);
-    if (chunk.length > 0 && (chunk.length >= CHUNK_ROWS || bytes + json.length > CHUNK_BYTES)) {
+    const size = utf8Length(json) + 1;
+    if (chunk.length > 0 && (chunk.length >= CHUNK_ROWS || bytes + size > CHUNK_BYTES)) {
       out.push(`[${chunk.join(",")}]`);
       chunk = [];
       bytes = 0;
     }
     chunk.push(json);
-    bytes += json.length + 1;
+    bytes += size;
   }
   if (chunk.length > 0) out.push(`[${chunk.join(",")}]`);
   return out;

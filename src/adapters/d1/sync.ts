@@ -269,11 +269,19 @@ export class D1RecordSync implements RecordSync {
     await this.#db.batch(statements);
   }
 
+  /**
+   * The site's own open and committing syncs, found by site in SQL: a move's flip waits for every
+   * one of them, so no limit may leave one out however many other sites have syncs open.
+   */
   async active(origin: string): Promise<SyncInfo[]> {
     const { results } = await this.#db
-      .prepare("SELECT * FROM syncs WHERE state IN ('open', 'committing') ORDER BY started_at DESC LIMIT 100")
+      .prepare(
+        `SELECT * FROM syncs WHERE state IN ('open', 'committing')
+           AND EXISTS (SELECT 1 FROM json_each(syncs.scope, '$.sites') WHERE value = ?1) ORDER BY started_at DESC`,
+      )
+      .bind(origin)
       .all<SyncRow>();
-    return results.map(infoOf).filter((info) => info.scope.sites.includes(origin));
+    return results.map(infoOf);
   }
 
   async abort(id: string, now = Date.now()): Promise<SyncInfo> {
