@@ -31,15 +31,18 @@ export function manifestFor(c: Context<AppEnv>): Promise<ShardManifest> {
  * A shard of this request's site with its manifest, or the 404 every shard-shaped document answers.
  * `linked`: the partition count of the link followed (src/partitions/pinned.ts); one above this
  * location's copy of the manifest means an index from after a flip that copy predates: the stored one is read.
+ * `emptyToo`: a shard emptied since it was listed is found too (its every URL moved in a flip: an index
+ * read before the flip links it, src/http/shard-reading.ts, which answers 404 for it once not pinned).
  */
 export async function shardFor(
   c: Context<AppEnv>,
   section: string,
   n: number,
   linked: number | null = null,
+  emptyToo = false,
 ): Promise<{ manifest: ShardManifest; shard: ShardEntry } | Response> {
   let manifest = await manifestFor(c);
   if (linked !== null && manifest.partitions !== undefined && linked > manifest.partitions) manifest = await currentManifest(c.var.services, c.var.origin);
-  const shard = findShard(manifest, section, n);
+  const shard = findShard(manifest, section, n, emptyToo);
   return shard ? { manifest, shard } : notFound(`no sitemap ${section}-${n}`);
 }

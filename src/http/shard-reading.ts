@@ -22,7 +22,11 @@ export interface ShardReading {
   snapshot: boolean;
 }
 
-/** How to read `shard` for a link listed under `linked` partitions (null: none); a 404 for a shard that layout did not have. */
+/**
+ * How to read `shard` for a link listed under `linked` partitions (null: none); a 404 for a shard that
+ * layout did not have, and for a shard with no URLs now unless the link is pinned (its every URL moved
+ * in the flip: the index that listed it had them there, and the old partition keeps them hidden).
+ */
 export async function shardReading(
   s: Services,
   manifest: ShardManifest,
@@ -30,7 +34,8 @@ export async function shardReading(
   linked: number | null,
   now = Date.now(),
 ): Promise<ShardReading | Response> {
-  const current: ShardReading = { services: s, version: shard.version, snapshot: true };
+  const current: ShardReading | Response =
+    shard.urlCount > 0 ? { services: s, version: shard.version, snapshot: true } : notFound(`no sitemap ${shard.section}-${shard.n}`);
   if (!s.servedAs || !s.layouts || manifest.partitions === undefined) return current;
   // No count: one partition's link. Under the manifest's own count of one, nothing to read.
   const count = linked ?? 1;
@@ -38,7 +43,7 @@ export async function shardReading(
   // The manifest's own count: its versions and snapshots are that layout's, and rendering under it
   // needs no read of the layout (each loc in its home under that count). A location whose copy of
   // the manifest predates a flip so renders what that copy lists.
-  if (count === manifest.partitions) return { ...current, services: s.servedAs(count) };
+  if (count === manifest.partitions) return current instanceof Response ? current : { ...current, services: s.servedAs(count) };
   // An index from before the flip this manifest has seen: as it listed the shard, for PIN_GRACE_MS
   // (a link without a count only after a flip from one partition: before it, the site listed none).
   const layout = await s.layouts.read();

@@ -41,7 +41,7 @@ export async function shardDocument(c: Context<AppEnv>, section: string, n: numb
   const origin = c.var.origin;
   // A partitioned site's index links its shards with its partition count (src/partitions/pinned.ts).
   const linked = s.servedAs ? linkedCount(c.req.query(PIN_PARAM)) : null;
-  const found = await shardFor(c, section, n, linked);
+  const found = await shardFor(c, section, n, linked, s.servedAs !== undefined);
   if (found instanceof Response) return found;
   const { manifest, shard } = found;
   const reading = await shardReading(s, manifest, shard, linked);

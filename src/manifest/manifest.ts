@@ -332,8 +332,9 @@ export function listedShards(manifest: ShardManifest): ShardEntry[] {
   return manifest.shards.filter((s) => s.urlCount > 0);
 }
 
-export function findShard(manifest: ShardManifest, section: string, n: number): ShardEntry | undefined {
-  return manifest.shards.find((s) => s.section === section && s.n === n && s.urlCount > 0);
+/** A listed shard (one with at least one URL); `emptyToo`: an entry emptied since, too (a link listed before a move's flip, src/http/shard-reading.ts). */
+export function findShard(manifest: ShardManifest, section: string, n: number, emptyToo = false): ShardEntry | undefined {
+  return manifest.shards.find((s) => s.section === section && s.n === n && (emptyToo || s.urlCount > 0));
 }
 
 /** The index's content version: every listed shard's version plus what else shapes the index. */
