@@ -91,6 +91,7 @@ function wired(env: Env): Wired {
       const databaseList = new DatabaseList(
         origin,
         names.map((name) => ({ binding: name, store: new D1DatabaseIdentity(raw[name] as D1Database) })),
+        raw["DB"] ? { binding: "DB", store: new D1DatabaseIdentity(raw["DB"] as D1Database) } : null,
       );
       const layoutOf = checkedLayoutOf(databaseList, () =>
         siteLayout(

@@ -8,7 +8,9 @@
  * is left out of the index without a word.
  *
  * The record is made at the site's first use: the databases the layout counts (all of the list
- * for a new site). It is extended by the first layout read after a move started onto an appended
+ * for a new site). Before it, the site lived in one database: if the list's first database holds
+ * nothing of the site while another listed one, or DB for a list without it, does, the list is
+ * refused (identity.ts checkFirstRecord) before anything is recorded or written. It is extended by the first layout read after a move started onto an appended
  * database, before any copy or write reaches that database.
  *
  * Cost: the result is kept per isolate for CHECK_TTL_MS, so a request pays no query. A miss pays
@@ -17,7 +19,7 @@
  */
 import { DatabaseListError } from "../store/errors.ts";
 import type { RecordSync } from "../store/port.ts";
-import { type DatabaseIdentityStore, type DatabaseListCheck, type ListedDatabase, checkDatabaseList } from "./identity.ts";
+import { type DatabaseIdentityStore, type DatabaseListCheck, type ListedDatabase, checkDatabaseList, checkFirstRecord } from "./identity.ts";
 import type { PartitionLayout } from "./layout.ts";
 import type { LayoutOf } from "./served.ts";
 
@@ -55,10 +57,18 @@ export class DatabaseList {
   readonly databases: readonly { binding: string; store: DatabaseIdentityStore }[];
   readonly #key: string;
 
-  /** `databases`: the site's SITE_DATABASES list in order, each binding with its database. */
-  constructor(origin: string, databases: readonly { binding: string; store: DatabaseIdentityStore }[]) {
+  /** Where an unlisted site lives (DB): read for a site with nothing recorded whose list leaves it out. */
+  readonly #home: { binding: string; store: DatabaseIdentityStore } | null;
+
+  /** `databases`: the site's SITE_DATABASES list in order, each binding with its database; `home`: where the site lived unlisted. */
+  constructor(
+    origin: string,
+    databases: readonly { binding: string; store: DatabaseIdentityStore }[],
+    home: { binding: string; store: DatabaseIdentityStore } | null = null,
+  ) {
     this.origin = origin;
     this.databases = databases;
+    this.#home = home !== null && !databases.some((d) => d.binding === home.binding) ? home : null;
     this.#key = `${origin}=${databases.map((d) => d.binding).join(",")}`;
   }
 
@@ -80,6 +90,16 @@ export class DatabaseList {
     const current = read.map((r, i) => ({ binding: this.databases[i]!.binding, id: r.id }));
     // Every database holds the whole record; one that missed the last extension holds a shorter one.
     const recorded = read.reduce<ListedDatabase[]>((longest, r) => (r.recorded.length > longest.length ? r.recorded : longest), []);
+    if (recorded.length === 0) {
+      // Nothing recorded: the site's first use as partitioned. Where did it live until now?
+      const home = this.#home && (await this.#home.store.read(this.origin, now));
+      const holders = [
+        ...current.filter((_, i) => read[i]!.holds),
+        ...(home?.holds && !current.some((c) => c.id === home.id) ? [{ binding: this.#home!.binding, id: home.id }] : []),
+      ];
+      const first = checkFirstRecord(this.origin, current, holders);
+      if (first.state === "problem") return { recorded, current, check: first };
+    }
     return { recorded, current, check: checkDatabaseList(this.origin, recorded, current) };
   }
 

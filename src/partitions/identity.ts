@@ -33,8 +33,11 @@ export type DatabaseListCheck =
  * first binding was swapped would find no record there and take the wrong order for a new site's.
  */
 export interface DatabaseIdentityStore {
-  /** This database's identity (made at its first use), and its record of `origin`'s partitions in order (empty: none). */
-  read(origin: string, now: number): Promise<{ id: string; recorded: ListedDatabase[] }>;
+  /**
+   * This database's identity (made at its first use), its record of `origin`'s partitions in order
+   * (empty: none), and whether it holds any of the site's rows or a layout of it (`holds`).
+   */
+  read(origin: string, now: number): Promise<{ id: string; recorded: ListedDatabase[]; holds: boolean }>;
   /** Records `list` as `origin`'s partitions from the first on; a position already recorded keeps what it holds. */
   record(origin: string, list: readonly ListedDatabase[], now: number): Promise<void>;
 }
@@ -111,4 +114,25 @@ export function checkDatabaseList(origin: string, recorded: readonly ListedDatab
     );
   }
   return current.length > recorded.length ? { state: "appended", appended: current.slice(recorded.length) } : { state: "ok" };
+}
+
+/**
+ * Whether a list with nothing recorded may be recorded as it is: a site's first record is made at its
+ * first use as a partitioned site, and until then it lived in one database (its SITE_DATABASES
+ * binding, or DB when unlisted), which must be the list's first: a site relisted with that
+ * database second, or not at all, would serve none of its records and write each loc a second time.
+ * `holders`: the databases that hold the site's rows or layout, listed or the site's former home.
+ * The first listed holding it is a site grown from it (or partitioned before identities were recorded).
+ */
+export function checkFirstRecord(origin: string, current: readonly ListedDatabase[], holders: readonly ListedDatabase[]): DatabaseListCheck {
+  const first = current[0];
+  if (first === undefined || holders.length === 0 || holders.some((h) => h.id === first.id)) return { state: "ok" };
+  const home = holders[0]!;
+  const listed = current.some((c) => c.id === home.id);
+  const restored = [home.binding, ...current.map((c) => c.binding).filter((b) => b !== home.binding)].join(",");
+  return {
+    state: "problem",
+    kind: listed ? "reordered" : "dropped",
+    problem: `SITE_DATABASES for ${origin} lists ${first.binding} first, but the site's records are in ${named(home)}${listed ? ", listed later" : ", not listed"}: a site's first database stays first; list it first again (${restored}) and append new databases at the end`,
+  };
 }

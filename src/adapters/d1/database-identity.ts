@@ -3,6 +3,7 @@ import type { DatabaseIdentityStore, ListedDatabase } from "../../partitions/ide
 
 interface Row {
   identity: string | null;
+  holds: number;
   position: number | null;
   database_id: string | null;
   binding: string | null;
@@ -18,17 +19,19 @@ export class D1DatabaseIdentity implements DatabaseIdentityStore {
     this.#db = db;
   }
 
-  /** One query: the identity and the record side by side (one row of nulls when neither exists). */
-  async read(origin: string, now: number): Promise<{ id: string; recorded: ListedDatabase[] }> {
+  /** One query: the identity, whether the site is here, and the record side by side (one row of nulls when no record exists). */
+  async read(origin: string, now: number): Promise<{ id: string; recorded: ListedDatabase[]; holds: boolean }> {
     const { results } = await this.#db
       .prepare(
-        `SELECT (SELECT id FROM database_identity WHERE one = 1) AS identity, p.position, p.database_id, p.binding
+        `SELECT (SELECT id FROM database_identity WHERE one = 1) AS identity,
+           EXISTS (SELECT 1 FROM urls WHERE origin = ?1) OR EXISTS (SELECT 1 FROM partition_layouts WHERE origin = ?1) AS holds,
+           p.position, p.database_id, p.binding
          FROM (SELECT 1) LEFT JOIN partition_databases p ON p.origin = ?1 ORDER BY p.position`,
       )
       .bind(origin)
       .all<Row>();
     const recorded = results.flatMap((r) => (r.position === null ? [] : [{ binding: r.binding!, id: r.database_id! }]));
-    return { id: results[0]?.identity ?? (await this.#create(now)), recorded };
+    return { id: results[0]?.identity ?? (await this.#create(now)), recorded, holds: results[0]?.holds === 1 };
   }
 
   /** The database's first use: a random identity, kept if another isolate made one first. */
