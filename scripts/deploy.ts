@@ -262,7 +262,7 @@ function deploy(project: Project, extra: readonly string[]): void {
   for (const step of steps.slice(0, -1)) wrangler(step);
   // Deployed and migrated: the partitioned sites' lists, with the ids the deploy provisioned, are what the next deploy is checked against.
   const lock = recordDeployedLists(productionSources(extra));
-  if (lock) console.log(`\ndatabase lists of the partitioned sites recorded in ${lock}: commit it with wrangler.jsonc`);
+  if (lock) console.log(`\ndatabase lists of the sites recorded in ${lock}: commit it with wrangler.jsonc`);
   const names = secretNames(wrangler(steps.at(-1)!, true));
   sitemapUrls(project, config.sites);
   if (names === null) {
@@ -289,7 +289,7 @@ function main(argv: readonly string[]): void {
   if (modes[0] === "--plan") {
     console.log("npm run deploy runs, in order:");
     for (const step of deployPlan(project.d1, extra, project.queues)) console.log(`  npx wrangler ${step.args.join(" ")}    # ${step.why}`);
-    console.log("and, after the migrations, records each partitioned site's database list in partitions.lock.json");
+    console.log("and, after the migrations, records each site's database list in partitions.lock.json");
     return;
   }
   deploy(project, extra);

@@ -1,5 +1,5 @@
 /**
- * partitions.lock.json, beside wrangler.jsonc: each partitioned site's database list as deployed
+ * partitions.lock.json, beside wrangler.jsonc: each site's database list as deployed (one database too)
  * (binding, database_name, database_id, in partition order), per Worker. `npm run deploy` writes it
  * after a deploy and its migrations succeed; `npm run check-config` and `npm run deploy` read it
  * before anything is deployed. Commit it with wrangler.jsonc.
@@ -62,10 +62,14 @@ function lockProblems(lock: Lock | null, deployment: Deployment): string[] {
   return out;
 }
 
-/** The lock after a deploy: every partitioned site's list as deployed; sites no longer listed keep their record. */
+/**
+ * The lock after a deploy: every site's list as deployed, one-database sites included (their one
+ * database, DB when unlisted, is their first partition's: relisting it second or leaving it out is a
+ * reorder or a drop from the first deploy on); sites no longer listed keep their record.
+ */
 function lockedAfter(lock: Lock | null, deployment: Deployment): Lock {
   const sites = { ...lock?.workers[deployment.worker] };
-  for (const [origin, databases] of deployment.sites) if (databases.length > 1) sites[origin] = [...databases];
+  for (const [origin, databases] of deployment.sites) sites[origin] = [...databases];
   return { workers: { ...lock?.workers, [deployment.worker]: sites } };
 }
 
@@ -109,14 +113,13 @@ export function databaseListProblems(sources: ConfigSources = {}): string[] {
 }
 
 /**
- * After a deploy: records each partitioned site's list, with the ids the deploy provisioned (read
- * again from wrangler.jsonc). Writes nothing when no site is partitioned and no lock exists. The
- * path written, or null.
+ * After a deploy: records each site's list, with the ids the deploy provisioned (read again from
+ * wrangler.jsonc). The path written, or null when the variables are bad.
  */
 export function recordDeployedLists(sources: ConfigSources = {}): string | null {
   const lock = readLock(sources);
   const deployment = deploymentOf(sources);
-  if (!deployment || (!lock && ![...deployment.sites.values()].some((d) => d.length > 1))) return null;
+  if (!deployment) return null;
   const path = lockPath(sources);
   writeFileSync(path, `${JSON.stringify(lockedAfter(lock, deployment), null, 2)}\n`);
   return path;

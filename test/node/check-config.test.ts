@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ConfigSources } from "../../scripts/local-config.ts";
 import { databaseListProblems, recordDeployedLists } from "../../scripts/partitions-lock.ts";
@@ -119,6 +120,42 @@ describe("npm run check-config: a partitioned site's database list against the o
       p.write(dropped);
       expect(databaseListProblems(p.sources)[0]).toContain("no longer lists the database recorded as the site's");
     }
+  });
+
+  it("records a one-database site too: relisted with its database not first, or not at all, it is refused (generated lists, reference rule)", () => {
+    const names = ["DB", "DB_2", "DB_3", "DB_4"];
+    const lists = fc
+      .shuffledSubarray(names, { minLength: 1, maxLength: 4 })
+      .chain((l) => fc.shuffledSubarray(l, { minLength: l.length, maxLength: l.length }));
+    fc.assert(
+      fc.property(fc.boolean(), lists, (unlisted, list) => {
+        const p = project();
+        // Deployed with the site in DB: unlisted (DB is an unlisted site's database), or listed as DB alone.
+        p.write("DB");
+        if (unlisted) {
+          const config = JSON.parse(readFileSync(p.configPath, "utf8")) as { vars: Record<string, string> };
+          writeFileSync(p.configPath, JSON.stringify({ ...config, vars: { ...config.vars, SITE_DATABASES: "" } }));
+        }
+        expect(recordDeployedLists(p.sources)).toBe(join(p.root, "partitions.lock.json"));
+        p.write(list.join(","));
+        const problems = databaseListProblems(p.sources);
+        // The reference rule: the database the site lived in stays first.
+        if (list[0] === "DB") expect(problems).toEqual([]);
+        else {
+          expect(problems).toHaveLength(1);
+          expect(problems[0]).toMatch(/^configuration error: SITE_DATABASES for https:\/\/big\.example /);
+        }
+      }),
+      {
+        numRuns: 40,
+        seed: 4905,
+        examples: [
+          [false, ["DB_2", "DB"]],
+          [true, ["DB_2", "DB_3"]],
+          [false, ["DB_2"]],
+        ],
+      },
+    );
   });
 
   it("exits 1 naming SITE_DATABASES for a reordered list, before anything is deployed; 0 for an appended one", () => {
