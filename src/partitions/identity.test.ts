@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type ListedDatabase, checkDatabaseList } from "./identity.ts";
+import { type ListedDatabase, checkDatabaseList, checkFirstRecord } from "./identity.ts";
 
 const ORIGIN = "https://big.example";
 const list = (...pairs: string[]): ListedDatabase[] =>
@@ -69,5 +70,29 @@ describe("checkDatabaseList", () => {
     const many = Array.from({ length: 23 }, (_, i) => ({ binding: `DB_${i}`, id: `id${i}` }));
     const moved = [...many.slice(0, 21), many[22]!, many[21]!];
     expect(problem(moved, many).problem).toContain("lists DB_22 22nd, but the database recorded 22nd is DB_21's (id21), listed 23rd");
+  });
+});
+
+describe("checkFirstRecord: a site with nothing recorded lived in one database", () => {
+  const ALL = list("DB:a", "DB_2:b", "DB_3:c", "DB_4:d");
+  it("passes a list only when its first database holds the site, or none does (generated, reference rule)", () => {
+    const lists = fc
+      .shuffledSubarray(ALL, { minLength: 1, maxLength: 4 })
+      .chain((l) => fc.shuffledSubarray(l, { minLength: l.length, maxLength: l.length }));
+    fc.assert(
+      fc.property(lists, fc.subarray(ALL, { maxLength: 2 }), (current, holders) => {
+        const check = checkFirstRecord(ORIGIN, current, holders);
+        const accepted = holders.length === 0 || holders.some((h) => h.id === current[0]!.id);
+        if (accepted) expect(check).toEqual({ state: "ok" });
+        else {
+          if (check.state !== "problem") throw new Error("expected a problem");
+          const listed = current.some((c) => c.id === holders[0]!.id);
+          expect(check.kind).toBe(listed ? "reordered" : "dropped");
+          expect(check.problem).toContain(`SITE_DATABASES for ${ORIGIN} lists ${current[0]!.binding} first`);
+          expect(check.problem).toContain(`${holders[0]!.binding}'s (${holders[0]!.id})`);
+        }
+      }),
+      { seed: 4905, numRuns: 200 },
+    );
   });
 });
