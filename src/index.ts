@@ -3,7 +3,8 @@ import { app } from "./http/app.ts";
 import { JOBS, servicesOfJob } from "./job-dispatch.ts";
 import { consumeJobs } from "./jobs/consumer.ts";
 import { type RegistryHome, heartbeat } from "./jobs/heartbeat.ts";
-import { Meter, countFetches, metered, meteredEnv } from "./jobs/meter.ts";
+import { Meter, metered } from "./jobs/meter.ts";
+import { countGlobalCalls, meteredEnv } from "./jobs/metered-env.ts";
 import { databaseServices, registeredSites, services, siteRegistry } from "./services.ts";
 import type { Services } from "./services-type.ts";
 
@@ -12,11 +13,11 @@ export { KvSiteWriter } from "./adapters/kv/writer-object.ts";
 
 // Every invocation runs under Cloudflare's per-invocation limits, counted and enforced at the
 // bindings (src/jobs/meter.ts): locally, where nothing else enforces them, as in production.
-countFetches();
+countGlobalCalls();
 
 export default {
   fetch(request, env, ctx) {
-    return metered(new Meter(), () => app.fetch(request, meteredEnv(env), ctx), { streams: true });
+    return metered(new Meter(), () => app.fetch(request, meteredEnv(env), ctx));
   },
   scheduled(_controller, env, _ctx) {
     return metered(new Meter(), async () => {

@@ -22,6 +22,7 @@ import { type ViewQuery, scanRows, shardRows } from "../formats/view/view-rows.t
 import { listedShards } from "../manifest/manifest.ts";
 import { indexExtras } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
+import { invocationStream } from "../jobs/meter.ts";
 import { viewHeaders } from "./document-headers.ts";
 import { manifestFor, shardFor, waitUntilOf } from "./request-context.ts";
 import { notFound, plainError } from "./respond.ts";
@@ -40,7 +41,9 @@ function viewQuery(c: Ctx): ViewQuery | Response {
   return { page: page === undefined ? 1 : Number(page), q };
 }
 
-const html = (body: ReadableStream<Uint8Array> | string): Response => new Response(body, { status: 200, headers: viewHeaders() });
+/** A streamed page reads its rows as it is pulled: in this request's invocation (src/jobs/meter.ts). */
+const html = (body: ReadableStream<Uint8Array> | string): Response =>
+  new Response(typeof body === "string" ? body : invocationStream(body), { status: 200, headers: viewHeaders() });
 
 const share = (part: number, whole: number): string => `${((100 * part) / whole).toFixed(1)}%`;
 

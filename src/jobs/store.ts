@@ -11,6 +11,8 @@ export interface JobUsage {
   d1Queries: number;
   kvOperations: number;
   queueSends: number;
+  /** All calls against the one shared budget of 1,000 (D1, KV, queues, Durable Objects, Cache API). */
+  serviceCalls: number;
   durationMs: number;
 }
 
