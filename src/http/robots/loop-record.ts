@@ -5,9 +5,10 @@
  *   minutes at most (KV takes one write per second per key), and `lastSeenAt` stays that fresh;
  * - any other outcome means the origin answered (or is no longer fetched at all), so a record that
  *   is there is deleted: one KV read per uncached answer, a delete only when there is something to
- *   delete. KV is eventually consistent: a record written in another location may be seen, and so
+ *   delete (a second after the record was written at the earliest: KV's rate per key). KV is eventually consistent: a record written in another location may be seen, and so
  *   cleared, a minute or more later.
  */
+import { CALL_LIMITS } from "../../jobs/metered-env.ts";
 import type { RobotsLoopStore } from "../../robots/loop-store.ts";
 
 export const RECORD_INTERVAL_MS = 10 * 60 * 1000;
@@ -19,8 +20,15 @@ export async function recordLoop(store: RobotsLoopStore, origin: string, now: nu
   return "recorded";
 }
 
-export async function clearLoop(store: RobotsLoopStore, origin: string): Promise<"cleared" | "none"> {
-  if ((await store.lastSeen(origin)) === null) return "none";
+/** Past the record's own time: its write went out a little after it (the read before it). */
+const WRITE_MARGIN_MS = 100;
+
+export async function clearLoop(store: RobotsLoopStore, origin: string, now = Date.now()): Promise<"cleared" | "none"> {
+  const last = await store.lastSeen(origin);
+  if (last === null) return "none";
+  // KV takes one write a second per key (a delete is one): a record written under a second ago is deleted once that second is over.
+  const wait = last <= now ? last + CALL_LIMITS.kvWriteIntervalMs + WRITE_MARGIN_MS - now : 0;
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   await store.clear(origin);
   return "cleared";
 }
