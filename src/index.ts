@@ -3,7 +3,9 @@ import { app } from "./http/app.ts";
 import { JOBS, servicesOfJob } from "./job-dispatch.ts";
 import { consumeJobs } from "./jobs/consumer.ts";
 import { type RegistryHome, heartbeat } from "./jobs/heartbeat.ts";
-import { Meter, metered } from "./jobs/meter.ts";
+import { readVariable } from "./config/variable.ts";
+import { INVOCATION_LIMITS } from "./config/variables/index.ts";
+import { Meter, PAID_LIMITS, metered } from "./jobs/meter.ts";
 import { countGlobalCalls, meteredEnv } from "./jobs/metered-env.ts";
 import { databaseServices, registeredSites, services, siteRegistry } from "./services.ts";
 import type { Services } from "./services-type.ts";
@@ -15,12 +17,27 @@ export { KvSiteWriter } from "./adapters/kv/writer-object.ts";
 // bindings (src/jobs/meter.ts): locally, where nothing else enforces them, as in production.
 countGlobalCalls();
 
+/** A meter for one invocation: refusing past a limit only where INVOCATION_LIMITS says so (the tests); a deployment counts. */
+function meterOf(env: Env): Meter {
+  let enforce = enforcing.get(env);
+  if (enforce === undefined) {
+    try {
+      enforce = readVariable(env, INVOCATION_LIMITS) === "enforce";
+    } catch {
+      enforce = false; // a bad value is reported by the configuration's check; meanwhile the meter only counts
+    }
+    enforcing.set(env, enforce);
+  }
+  return new Meter(PAID_LIMITS, Date.now(), enforce);
+}
+const enforcing = new WeakMap<object, boolean>();
+
 export default {
   fetch(request, env, ctx) {
-    return metered(new Meter(), () => app.fetch(request, meteredEnv(env), ctx));
+    return metered(meterOf(env), () => app.fetch(request, meteredEnv(env), ctx));
   },
   scheduled(_controller, env, _ctx) {
-    return metered(new Meter(), async () => {
+    return metered(meterOf(env), async () => {
       // The heartbeat only schedules: every due job goes on the JOBS queue, each runs in its own
       // invocation. A bad configuration (ConfigError) is logged once, and then no job is queued.
       let databases: Services[];
@@ -36,7 +53,7 @@ export default {
     });
   },
   queue(batch, env, ctx) {
-    const meter = new Meter();
+    const meter = meterOf(env);
     return metered(meter, () => consumeJobs(batch, meteredEnv(env), ctx, { handlers: JOBS, servicesOf: servicesOfJob, sites: registeredSites, meter }));
   },
 } satisfies ExportedHandler<Env>;

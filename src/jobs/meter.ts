@@ -48,11 +48,16 @@ export class Meter {
   cacheCalls = 0;
   fetches = 0;
   readonly limits: InvocationLimits;
+  /** false: a limit passed is logged (once) and kept in `passed`, and nothing is refused (INVOCATION_LIMITS=count). */
+  readonly enforce: boolean;
+  /** The first limit passed, when not enforced. */
+  passed: string | null = null;
   readonly #startedAt: number;
 
-  constructor(limits: InvocationLimits = PAID_LIMITS, startedAt = Date.now()) {
+  constructor(limits: InvocationLimits = PAID_LIMITS, startedAt = Date.now(), enforce = true) {
     this.limits = limits;
     this.#startedAt = startedAt;
+    this.enforce = enforce;
   }
 
   /** Calls against the one shared budget of Cloudflare service calls. */
@@ -67,15 +72,16 @@ export class Meter {
 
   /** Counts `n` calls; throws (nothing sent) when they would pass a limit, as production does. */
   count(what: Counted, n = 1): void {
-    if (SERVICE_CALLS.includes(what) && this.serviceCalls + n > this.limits.serviceCalls) {
-      throw new InvocationLimitError(
-        `Too many API requests by single worker invocation: ${int(this.serviceCalls + n)} calls to D1, KV and other Cloudflare services (${this.#split(what, n)}; the limit is ${int(this.limits.serviceCalls)} together)`,
-      );
-    }
-    if (this.subrequests + n > this.limits.subrequests) {
-      throw new InvocationLimitError(
-        `Too many subrequests by single worker invocation: ${int(this.subrequests + n)} subrequests (the limit is ${int(this.limits.subrequests)})`,
-      );
+    const over =
+      SERVICE_CALLS.includes(what) && this.serviceCalls + n > this.limits.serviceCalls
+        ? `Too many API requests by single worker invocation: ${int(this.serviceCalls + n)} calls to D1, KV and other Cloudflare services (${this.#split(what, n)}; the limit is ${int(this.limits.serviceCalls)} together)`
+        : this.subrequests + n > this.limits.subrequests
+          ? `Too many subrequests by single worker invocation: ${int(this.subrequests + n)} subrequests (the limit is ${int(this.limits.subrequests)})`
+          : null;
+    if (over !== null && this.enforce) throw new InvocationLimitError(over);
+    if (over !== null && this.passed === null) {
+      this.passed = over;
+      console.warn(JSON.stringify({ event: "sitemap.limit.passed", message: over }));
     }
     this[what] += n;
   }

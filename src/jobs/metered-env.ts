@@ -12,7 +12,7 @@
  * - Durable Object and Cache API calls are subrequests, and service calls (src/jobs/meter.ts).
  * Where a page says "KB", the stricter reading: 1,000 bytes.
  */
-import { counted } from "./meter.ts";
+import { counted, currentMeter } from "./meter.ts";
 
 export const CALL_LIMITS = {
   d1BoundParameters: 100,
@@ -47,10 +47,18 @@ function byteSize(value: unknown): number | null {
   return null;
 }
 
-/** Fails `call` as production does when `check` names a limit it passes. */
+/**
+ * Fails `call` as production does when `check` names a limit it passes; an invocation whose meter
+ * only counts (INVOCATION_LIMITS=count, a deployment) logs it and lets the platform answer.
+ */
 function checked<T>(check: () => string | null, call: () => T): T {
   const refused = check();
-  return refused === null ? call() : (Promise.reject(new CallLimitError(refused)) as T);
+  if (refused === null) return call();
+  if (currentMeter()?.enforce === false) {
+    console.warn(JSON.stringify({ event: "sitemap.limit.passed", message: refused }));
+    return call();
+  }
+  return Promise.reject(new CallLimitError(refused)) as T;
 }
 
 type AnyFunction = (...args: unknown[]) => unknown;

@@ -83,6 +83,27 @@ describe("the limits of one invocation", () => {
     expect(small.subrequests).toBe(3);
   });
 
+  it("with INVOCATION_LIMITS=count (a deployment) nothing is refused: the first limit passed is logged and kept", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    const db = meteredEnv(env as Env).DB;
+    const meter = new Meter({ ...PAID_LIMITS, serviceCalls: 2 }, Date.now(), false);
+    const key = `limits-count-${crypto.randomUUID()}`;
+    await metered(meter, async () => {
+      for (let i = 0; i < 4; i++) await db.prepare("SELECT 1").first();
+      // A per-call limit too (one write a second per key): the platform answers it, not the meter.
+      const kv = meteredEnv(env as Env).SNAPSHOTS;
+      await kv.put(key, "first");
+      await kv.put(key, "second");
+    });
+    expect(await env.SNAPSHOTS.get(key)).toBe("second");
+    expect([meter.d1Queries, meter.kvOperations]).toEqual([4, 2]);
+    expect(meter.passed).toMatch(/^Too many API requests by single worker invocation: 3 calls/);
+    expect(warn.mock.calls.map(([line]) => JSON.parse(String(line)).message as string)).toEqual([
+      meter.passed,
+      expect.stringMatching(/429 Too Many Requests/),
+    ]);
+  });
+
   it("concurrent invocations in one isolate each count their own", async () => {
     const db = meteredEnv(env as Env).DB;
     const a = new Meter();
