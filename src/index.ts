@@ -1,10 +1,11 @@
 /** Worker entry: the Hono app for requests, the cron heartbeat, the jobs' queue consumer (its dispatch: src/job-dispatch.ts), and the KV writer object. */
+
+import { readVariable } from "./config/variable.ts";
+import { INVOCATION_LIMITS } from "./config/variables/index.ts";
 import { app } from "./http/app.ts";
 import { JOBS, servicesOfJob } from "./job-dispatch.ts";
 import { consumeJobs } from "./jobs/consumer.ts";
 import { type RegistryHome, heartbeat } from "./jobs/heartbeat.ts";
-import { readVariable } from "./config/variable.ts";
-import { INVOCATION_LIMITS } from "./config/variables/index.ts";
 import { Meter, PAID_LIMITS, metered } from "./jobs/meter.ts";
 import { countGlobalCalls, meteredEnv } from "./jobs/metered-env.ts";
 import { databaseServices, registeredSites, services, siteRegistry } from "./services.ts";

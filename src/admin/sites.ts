@@ -124,7 +124,7 @@ const writeTime = (site: RegisteredSite): number => Math.max(Date.now(), site.up
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function siteBody(site: RegisteredSite): SiteBody {
+function siteBody(site: RegisteredSite): SiteBody {
   return {
     origin: site.origin,
     host: new URL(site.origin).host,
@@ -176,7 +176,7 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
 };
 
 /** A registered site's health (src/admin/health.ts), from its status as its own dashboard reads it; a site whose settings no longer read is one red problem. */
-export async function siteHealth(c: Context<AppEnv>, site: RegisteredSite): Promise<NonNullable<SiteBody["health"]>> {
+async function siteHealth(c: Context<AppEnv>, site: RegisteredSite): Promise<NonNullable<SiteBody["health"]>> {
   let problems: HealthItem[];
   try {
     problems = (await siteStatus(registeredServices(c.env, site), site.origin)).health;

@@ -19,9 +19,9 @@
  */
 import type { Config } from "../../config.ts";
 import { gzip } from "../../core/render.ts";
+import { invocationStream } from "../../jobs/meter.ts";
 import type { SnapshotStore } from "../../snapshots/store.ts";
 import { type DocumentHeaderFields, documentEtag, documentHeaders, notModifiedHeaders, unversionedHeaders } from "../document-headers.ts";
-import { invocationStream } from "../../jobs/meter.ts";
 import { chooseRepresentation } from "../encoding.ts";
 import { isNotModified } from "./conditional.ts";
 import { edgeKey, edgeMatch, storeWhenComplete } from "./edge.ts";
