@@ -1,5 +1,5 @@
 /** Worker entry: the Hono app for requests, the cron heartbeat, the jobs' queue consumer (its dispatch: src/job-dispatch.ts), and the KV writer object. */
-
+import { KvSiteWriter as SiteWriter } from "./adapters/kv/writer-object.ts";
 import { readVariable } from "./config/variable.ts";
 import { INVOCATION_LIMITS } from "./config/variables/index.ts";
 import { app } from "./http/app.ts";
@@ -8,14 +8,12 @@ import { consumeJobs } from "./jobs/consumer.ts";
 import { type RegistryHome, heartbeat } from "./jobs/heartbeat.ts";
 import { Meter, PAID_LIMITS, metered } from "./jobs/meter.ts";
 import { countGlobalCalls, meteredEnv } from "./jobs/metered-env.ts";
+import { meteredObject } from "./jobs/metered-object.ts";
 import { databaseServices, registeredSites, services, siteRegistry } from "./services.ts";
 import type { Services } from "./services-type.ts";
 
-// Each site's single KV writer (URL_SOURCE=kv), a Durable Object: wrangler.jsonc binds it as KV_WRITERS.
-export { KvSiteWriter } from "./adapters/kv/writer-object.ts";
-
-// Every invocation runs under Cloudflare's per-invocation limits, counted and enforced at the
-// bindings (src/jobs/meter.ts): locally, where nothing else enforces them, as in production.
+// Every invocation runs under Cloudflare's per-invocation limits, counted at the bindings
+// (src/jobs/meter.ts) and enforced where INVOCATION_LIMITS=enforce (the tests: nothing else enforces them locally).
 countGlobalCalls();
 
 /** A meter for one invocation: refusing past a limit only where INVOCATION_LIMITS says so (the tests); a deployment counts. */
@@ -32,6 +30,10 @@ function meterOf(env: Env): Meter {
   return new Meter(PAID_LIMITS, Date.now(), enforce);
 }
 const enforcing = new WeakMap<object, boolean>();
+
+// Each site's single KV writer (URL_SOURCE=kv), a Durable Object: wrangler.jsonc binds it as KV_WRITERS.
+// Each of its calls and alarms is an invocation of its own, metered as the Worker's are.
+export const KvSiteWriter = meteredObject(SiteWriter, meterOf);
 
 export default {
   fetch(request, env, ctx) {

@@ -5,10 +5,14 @@
  * counted against the invocation's one budget of 1,000 with D1 and KV (src/jobs/meter.ts).
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import "../../src/index.ts"; // the entry installs the counting of fetch and the Cache API
+import type { SiteOp, SiteWriterRpc } from "../../src/adapters/kv/object-protocol.ts";
 import { InvocationLimitError, Meter, PAID_LIMITS, metered } from "../../src/jobs/meter.ts";
 import { CALL_LIMITS, CallLimitError, meteredEnv } from "../../src/jobs/metered-env.ts";
+import { validRecords } from "./support.ts";
+
+afterEach(() => vi.restoreAllMocks());
 
 const e = (): Env => meteredEnv(env as Env);
 const unique = (label: string): string => `call-limits/${label}/${crypto.randomUUID()}`;
@@ -113,5 +117,28 @@ describe("Durable Object and Cache API calls", () => {
     });
     expect(await caches.default.match(`${origin}/b`)).toBeUndefined();
     expect(small.serviceCalls).toBe(2);
+  });
+});
+
+describe("the KV writer object", () => {
+  it("runs each call as an invocation of its own: its KV operations count against its own meter, not the caller's", async () => {
+    const origin = `https://${crypto.randomUUID()}.call-limits.test`;
+    const site = { ...(env as Env), SITES: origin, URL_SOURCE: "kv" } as Env;
+    const meters: Meter[] = [];
+    const count = Meter.prototype.count;
+    vi.spyOn(Meter.prototype, "count").mockImplementation(function (this: Meter, what, n = 1) {
+      if (!meters.includes(this)) meters.push(this);
+      count.call(this, what, n);
+    });
+    const writer = env.KV_WRITERS.get(env.KV_WRITERS.idFromName(origin)) as unknown as SiteWriterRpc;
+    const op: SiteOp = { kind: "upsert", records: validRecords(site, [{ loc: `${origin}/a` }]) };
+    const caller = new Meter();
+    const answer = await metered(caller, () => writer.write(origin, op));
+    expect(answer.ok || answer.kind === "busy").toBe(true);
+    // The object's first call adopts what KV holds of the site: it lists the namespace, on its own meter.
+    const own = meters.filter((m) => m !== caller);
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.some((m) => m.kvOperations > 0)).toBe(true);
+    expect(caller.kvOperations).toBe(0);
   });
 });
