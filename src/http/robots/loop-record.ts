@@ -8,8 +8,8 @@
  *   delete (a second after the record was written at the earliest: KV's rate per key). KV is eventually consistent: a record written in another location may be seen, and so
  *   cleared, a minute or more later.
  */
-import { CALL_LIMITS } from "../../jobs/metered-env.ts";
 import type { RobotsLoopStore } from "../../robots/loop-store.ts";
+import { afterKeyWriteInterval } from "./key-rate.ts";
 
 export const RECORD_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -20,15 +20,10 @@ export async function recordLoop(store: RobotsLoopStore, origin: string, now: nu
   return "recorded";
 }
 
-/** Past the record's own time: its write went out a little after it (the read before it). */
-const WRITE_MARGIN_MS = 100;
-
 export async function clearLoop(store: RobotsLoopStore, origin: string, now = Date.now()): Promise<"cleared" | "none"> {
   const last = await store.lastSeen(origin);
   if (last === null) return "none";
-  // KV takes one write a second per key (a delete is one): a record written under a second ago is deleted once that second is over.
-  const wait = last <= now ? last + CALL_LIMITS.kvWriteIntervalMs + WRITE_MARGIN_MS - now : 0;
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await afterKeyWriteInterval(last, now);
   await store.clear(origin);
   return "cleared";
 }
