@@ -24,6 +24,8 @@ export default defineConfig({
               bindings: {
                 TEST_MIGRATIONS: await readD1Migrations(migrations),
                 ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
+                // The meter refuses past a limit, as production does (src/jobs/meter.ts); a deployment only counts.
+                INVOCATION_LIMITS: "enforce",
                 // The crawlers' ranges of the default names from a loopback port nothing listens on, never
                 // the engines' hosts: a heartbeat's `crawler-ranges` job fails fast and offline (test/workers/crawler-ranges.test.ts fakes them).
                 CRAWLER_IP_RANGES: "googlebot=http://127.0.0.1:9/googlebot.json bingbot=http://127.0.0.1:9/bingbot.json",

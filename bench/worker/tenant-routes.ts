@@ -106,7 +106,7 @@ const register: Route = async (env, ctx, url, request) => {
       const body = (await res.json()) as { token?: string; error?: string; message?: string };
       return json({ created: res.status, token: typeof body.token === "string", error: body.message ?? body.error ?? null });
     };
-    out.push(await answer(await runMetered(post, env, ctx, url, request, { streams: true })));
+    out.push(await answer(await runMetered(post, env, ctx, url, request)));
   }
   return json({ results: out });
 };

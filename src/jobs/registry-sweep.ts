@@ -25,11 +25,11 @@ import { MAX_STEPS, REGISTRY_TARGET } from "./messages.ts";
 const PAGE = 200;
 /** Sites one step schedules at most (the rest: the chain's next step). */
 const SITES_PER_STEP = 1_000;
-/** The step takes on no further page past this many D1 queries of its invocation's 1,000 (a page costs ~20). */
+/** The step takes on no further page past this many service calls of its invocation's shared 1,000 (a page costs ~20). */
 const QUERY_SHARE = 600;
 /** Statements a page's trimming takes at most (src/housekeeping/housekeeping.ts trimRegistered)… */
 const TRIM_STATEMENTS = 150;
-/** …and never past this many D1 queries of the invocation's 1,000. */
+/** …and never past this many service calls of the invocation's shared 1,000. */
 const TRIM_CEILING = 850;
 
 export const registrySweepJob: JobHandler = async (job, c) => {
@@ -82,7 +82,7 @@ export const registrySweepJob: JobHandler = async (job, c) => {
     const byDatabase = new Map<string, Services[]>();
     for (const [services, table] of tableOf) byDatabase.set(table, [...(byDatabase.get(table) ?? []), services]);
     const trimmed = await trimRegistered(byDatabase.values(), {
-      maxStatements: Math.min(TRIM_STATEMENTS, TRIM_CEILING - c.usage().d1Queries),
+      maxStatements: Math.min(TRIM_STATEMENTS, TRIM_CEILING - c.usage().serviceCalls),
       deadline: c.deadline,
     });
     tombstones += trimmed.tombstones;
@@ -92,7 +92,7 @@ export const registrySweepJob: JobHandler = async (job, c) => {
     if (last === undefined || page.length < PAGE) break;
     after = last.origin;
     const usage = c.usage();
-    if (seen >= SITES_PER_STEP || usage.d1Queries >= QUERY_SHARE || Date.now() >= c.deadline) {
+    if (seen >= SITES_PER_STEP || usage.serviceCalls >= QUERY_SHARE || Date.now() >= c.deadline) {
       if (job.step >= MAX_STEPS) return `scheduled ${seen} sites (${sent} jobs sent), stopped at ${MAX_STEPS} steps`;
       c.continueWith({ delaySeconds: 0, after });
       return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${tombstones} tombstones, ${moves} moves), more left`;

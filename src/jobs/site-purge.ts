@@ -18,7 +18,7 @@ import { MAX_STEPS } from "./messages.ts";
 const PURGE_ROWS_PER_STATEMENT = 5_000;
 /** Record deletes per step at most (100,000 records). */
 const RECORD_STATEMENTS_PER_STEP = 20;
-/** The step deletes no further snapshot past this many KV operations of its invocation's 1,000 (a document in parts costs a few more). */
+/** The step deletes no further snapshot past this many service calls of its invocation's shared 1,000 (a document in parts costs a few more). */
 const KV_SHARE = 400;
 /** Snapshot keys read per page (registered for the garbage collection, or a site's heads listed). */
 const KEYS_PER_PAGE = 100;
@@ -67,7 +67,7 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
   const snapshots = c.services.snapshots;
   let deleted = 0;
   if (snapshots !== null) {
-    const spent = (): boolean => c.usage().kvOperations >= KV_SHARE || Date.now() >= c.deadline;
+    const spent = (): boolean => c.usage().serviceCalls >= KV_SHARE || Date.now() >= c.deadline;
     for (;;) {
       const keys = purge === null ? [] : await purge.collectableKeys(origin, KEYS_PER_PAGE);
       const done: string[] = [];

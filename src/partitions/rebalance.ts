@@ -55,7 +55,7 @@ const PAGE_ROWS = 5_000;
 /** Rows read per step at most (the job's invocation): the copy's and the manifest build's together. */
 const STEP_ROWS = 50_000;
 /**
- * A step takes no new page once its invocation has used this many D1 queries (of 1,000): a page of
+ * A step takes no new page once its invocation has used this many service calls (of the shared 1,000): a page of
  * the copy or the catch-up costs a few (rows go as JSON, 500 a statement: src/adapters/d1/row-copy.ts).
  */
 const INVOCATION_SHARE = 500;
@@ -214,7 +214,7 @@ async function flip(site: Services, parts: readonly Services[], origin: string, 
 export async function rebalanceStep(
   site: Services,
   origin: string,
-  options: { maxRows?: number; now?: number; deadline?: number; usage?: () => { d1Queries: number; kvOperations: number } } = {},
+  options: { maxRows?: number; now?: number; deadline?: number; usage?: () => { serviceCalls: number } } = {},
 ): Promise<RebalanceStep> {
   const parts = site.partitions!;
   const now = options.now ?? Date.now();
@@ -222,7 +222,7 @@ export async function rebalanceStep(
   const inTime = (): boolean => {
     if (options.deadline !== undefined && Date.now() >= options.deadline) return false;
     const used = options.usage?.();
-    return used === undefined || (used.d1Queries < INVOCATION_SHARE && used.kvOperations < INVOCATION_SHARE);
+    return used === undefined || used.serviceCalls < INVOCATION_SHARE;
   };
   const layout = await site.layouts!.read();
   const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0, removed = 0, waitingFor: string | null = null): RebalanceStep => ({

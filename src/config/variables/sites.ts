@@ -124,3 +124,14 @@ export const MANIFEST_STORE = oneOf({
   allowed: ["d1", "kv"],
   default: "d1",
 });
+/**
+ * What the per-invocation meter (src/jobs/meter.ts) does past a limit: "count" (the default, what a
+ * deployment runs) logs it and refuses nothing, as the platform enforces its own limits there and the
+ * meter reads them more strictly than the platform may; "enforce" (the tests) refuses the call as
+ * production would, because the local runtime enforces none of them (docs/capacity.md "Limits").
+ */
+export const INVOCATION_LIMITS = oneOf({
+  name: "INVOCATION_LIMITS",
+  allowed: ["count", "enforce"],
+  default: "count",
+});
