@@ -24,7 +24,7 @@ export default defineConfig({
               bindings: {
                 TEST_MIGRATIONS: await readD1Migrations(migrations),
                 ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
-                // The meter refuses past a limit, as production does (src/jobs/meter.ts); a deployment only counts.
+                // The tests refuse past a limit (src/jobs/meter.ts); a deployment only counts unless told to enforce (INVOCATION_LIMITS).
                 INVOCATION_LIMITS: "enforce",
                 // The crawlers' ranges of the default names from a loopback port nothing listens on, never
                 // the engines' hosts: a heartbeat's `crawler-ranges` job fails fast and offline (test/workers/crawler-ranges.test.ts fakes them).
