@@ -36,6 +36,7 @@ import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
 import { RegistryResolver } from "./registry/resolve.ts";
+import { purgeEverywhere } from "./registry/purge.ts";
 import { registeredSiteEnv } from "./registry/settings.ts";
 import type { RegisteredSite, SiteRegistry } from "./registry/store.ts";
 import type { Services } from "./services-type.ts";
@@ -251,7 +252,7 @@ export function registryResolver(env: Env): RegistryResolver | null {
 
 /** Registered sites' services per env, by origin, rewired when the site's record changes. */
 const registeredByEnv = new WeakMap<object, Map<string, { updatedAt: number; services: Services }>>();
-/** Registered sites' services kept per isolate at most. */
+/** Registered sites' services kept wired per isolate at most (least recently used dropped; wiring again costs no query). */
 const REGISTERED_KEPT = 5_000;
 
 /**
@@ -263,7 +264,12 @@ export function registeredServices(env: Env, site: RegisteredSite): Services {
   let byOrigin = registeredByEnv.get(env);
   if (!byOrigin) registeredByEnv.set(env, (byOrigin = new Map()));
   const kept = byOrigin.get(site.origin);
-  if (kept && kept.updatedAt === site.updatedAt) return kept.services;
+  // Least recently used first: a hit moves to the end, so the sites in use stay wired, whatever their number.
+  byOrigin.delete(site.origin);
+  if (kept && kept.updatedAt === site.updatedAt) {
+    byOrigin.set(site.origin, kept);
+    return kept.services;
+  }
   const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
   const s = wire(siteEnv, loadConfig(siteEnv));
   if (byOrigin.size >= REGISTERED_KEPT) byOrigin.delete(byOrigin.keys().next().value!);
@@ -274,13 +280,25 @@ export function registeredServices(env: Env, site: RegisteredSite): Services {
 /**
  * The services of the site at `origin`: a site the variables configure (SITES), else a live
  * registered one; null for neither. The variables win for the sites they name. Resolving a
- * registered site costs no D1 query once this isolate has the registry's list (src/registry/resolve.ts).
- * Throws ConfigError.
+ * registered site costs no D1 query once this isolate has the registry's list (src/registry/resolve.ts);
+ * `fresh` (a write, a job) reads a stale list again first, so a deleted site takes none. Throws ConfigError.
  */
-export async function siteServices(env: Env, origin: string, waitUntil: (p: Promise<unknown>) => void = () => undefined): Promise<Services | null> {
+export async function siteServices(
+  env: Env,
+  origin: string,
+  waitUntil: (p: Promise<unknown>) => void = () => undefined,
+  fresh = false,
+): Promise<Services | null> {
   if (loadConfig(env).sites.has(origin)) return servicesFor(env, origin);
-  const site = await registryResolver(env)?.resolve(origin, Date.now(), waitUntil);
+  const site = await registryResolver(env)?.resolve(origin, Date.now(), waitUntil, fresh);
   return site ? registeredServices(env, site) : null;
+}
+
+/** Every D1 database bound to the Worker (a binding that prepares statements). */
+function d1Databases(env: Env): D1Database[] {
+  return Object.values(env as unknown as Record<string, unknown>).filter(
+    (b): b is D1Database => typeof b === "object" && b !== null && "prepare" in b && "batch" in b,
+  );
 }
 
 /** The site registry, its sites' services, and what purges a deleted one's rows (its database: setting DATABASE, default DB); for the jobs. */
@@ -291,8 +309,10 @@ export function registeredSites(env: Env): RegisteredSites | null {
       registry,
       servicesOf: (site) => registeredServices(env, site),
       purgeOf: (site) => {
-        const db = registeredSiteEnv(env, site.origin, site.settings)["DB"] as D1Database | undefined;
-        return db ? new D1SitePurge(db) : null;
+        // Its database first, then every other D1 database bound: rows it left where its settings no longer point go too.
+        const own = registeredSiteEnv(env, site.origin, site.settings)["DB"] as D1Database | undefined;
+        const databases = [...new Set([own, ...d1Databases(env)].filter((db): db is D1Database => db !== undefined))];
+        return databases.length === 0 ? null : purgeEverywhere(databases.map((db) => new D1SitePurge(db)));
       },
     }
   );

@@ -47,6 +47,11 @@ export class D1SiteRegistry implements SiteRegistry {
     return results;
   }
 
+  async liveSites(): Promise<RegisteredSite[]> {
+    const { results } = await this.#db.prepare(`SELECT ${COLUMNS} FROM registry_sites WHERE deleted_at IS NULL`).all<SiteRow>();
+    return results.map(siteOf);
+  }
+
   async get(origin: string): Promise<RegisteredSite | null> {
     const r = await this.#db.prepare(`SELECT ${COLUMNS} FROM registry_sites WHERE origin = ?1`).bind(origin).first<SiteRow>();
     return r ? siteOf(r) : null;
