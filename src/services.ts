@@ -186,6 +186,20 @@ export function services(env: Env): Services {
   return s;
 }
 
+/**
+ * The crawler ranges' store per KV namespace and the crawler log per D1 database, one each per
+ * isolate whatever the number of sites: the ranges' matcher is cached per store (one per isolate,
+ * src/crawlers/range-cache.ts), and the recorder keeps pending counts per log (each database's
+ * flushed through its own, src/crawlers/recorder.ts).
+ */
+const rangeStores = new WeakMap<object, KvCrawlerRangeStore>();
+const crawlerLogs = new WeakMap<object, D1CrawlerLog>();
+function onePer<T>(kept: WeakMap<object, T>, binding: object, make: () => T): T {
+  let value = kept.get(binding);
+  if (value === undefined) kept.set(binding, (value = make()));
+  return value;
+}
+
 /** The stores of one database (`env.DB`) for `config.sites`. */
 function wire(env: Env, config: Config): Services {
   let store =
@@ -217,14 +231,14 @@ function wire(env: Env, config: Config): Services {
     gsc: db ? new D1GscStatusStore(db) : null,
     robotsLastGood: snapshotKv ? new KvRobotsLastGoodStore(snapshotKv) : null,
     robotsLoop: snapshotKv ? new KvRobotsLoopStore(snapshotKv) : null,
-    crawlerRanges: snapshotKv ? new KvCrawlerRangeStore(snapshotKv) : null,
+    crawlerRanges: snapshotKv ? onePer(rangeStores, snapshotKv, () => new KvCrawlerRangeStore(snapshotKv)) : null,
     // Sessions and the audit trail: the site's D1 database, or, for a KV site without one, its writer object.
     admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
     partitions: null,
     layouts: null,
     servedAs: null,
     databaseList: null,
-    crawlerLog: db ? new D1CrawlerLog(db) : null,
+    crawlerLog: db ? onePer(crawlerLogs, db, () => new D1CrawlerLog(db)) : null,
     crawlerAnalytics: ((env as unknown as Record<string, unknown>)["CRAWLER_ANALYTICS"] as AnalyticsSink | undefined) ?? null,
     housekeeping: db ? new D1Housekeeping(db) : null,
     jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,

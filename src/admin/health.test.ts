@@ -32,7 +32,7 @@ const log = (over: Partial<CrawlersStatus> = {}): CrawlersStatus => ({
   staleDays: 14,
   since: iso(NOW - 30 * DAY),
   ranges: [
-    { name: "googlebot", url: "https://ranges.example/googlebot.json", prefixes: 300, fetchedAt: iso(NOW - DAY), checkedAt: iso(NOW - DAY), error: null },
+    { name: "googlebot", url: "https://ranges.example/googlebot.json", prefixes: 300, refused: [], fetchedAt: iso(NOW - DAY), checkedAt: iso(NOW - DAY), error: null },
   ],
   crawlers: [crawler()],
   stale: { count: 0, documents: [] },
@@ -218,8 +218,8 @@ describe("healthOf", () => {
         notifications: [{ target: "indexnow", lastError: "HTTP 429", failures: 2, retired: false }],
         crawlers: log({
           ranges: [
-            { name: "googlebot", url: "https://ranges.example/g.json", prefixes: 300, fetchedAt: iso(NOW - DAY), checkedAt: iso(NOW), error: "HTTP 500" },
-            { name: "bingbot", url: "https://ranges.example/b.json", prefixes: 0, fetchedAt: null, checkedAt: iso(NOW), error: "timeout" },
+            { name: "googlebot", url: "https://ranges.example/g.json", prefixes: 300, refused: [], fetchedAt: iso(NOW - DAY), checkedAt: iso(NOW), error: "HTTP 500" },
+            { name: "bingbot", url: "https://ranges.example/b.json", prefixes: 0, refused: [], fetchedAt: null, checkedAt: iso(NOW), error: "timeout" },
           ],
         }),
       }),

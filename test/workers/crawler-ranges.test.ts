@@ -178,18 +178,22 @@ describe("verification", () => {
     expect(verification(request("::ffff:66.249.66.1"), "googlebot", matcher)).toBe("ip");
   });
 
-  it('is "cloudflare" when Cloudflare flags a verified bot: verifiedBotCategory, or Bot Management\'s verifiedBot', () => {
-    expect(verification(request("203.0.113.9", { verifiedBotCategory: "Search Engine Crawler" }), "googlebot", matcher)).toBe("cloudflare");
-    expect(verification(request("203.0.113.9", { botManagement: { verifiedBot: true, score: 99 } }), "googlebot", matcher)).toBe("cloudflare");
+  it('is "cloudflare" for the "Search Engine Crawler" category, and only for a crawler whose list is not loaded', () => {
+    const bingOnly = compileRanges([{ name: "bingbot", prefixes: parseRangeFile(BING) }]);
+    expect(verification(request("203.0.113.9", { verifiedBotCategory: "Search Engine Crawler" }), "googlebot", bingOnly)).toBe("cloudflare");
     // No ranges stored yet: the flag alone.
     expect(verification(request(null, { verifiedBotCategory: "Search Engine Crawler" }), "googlebot", null)).toBe("cloudflare");
+    // Google's list is loaded: its addresses alone decide, whatever the flag says.
+    expect(verification(request("203.0.113.9", { verifiedBotCategory: "Search Engine Crawler" }), "googlebot", matcher)).toBeNull();
   });
 
-  it("is null without either: nothing in cf, an empty category, verifiedBot false, no address", () => {
+  it("is null for any other category, Bot Management's flag alone, or nothing", () => {
+    for (const category of ["", "Monitoring & Analytics", "AI Crawler", "Page Preview", "search engine crawler", "Search Engine Optimization"]) {
+      expect(verification(request("203.0.113.9", { verifiedBotCategory: category }), "googlebot", null), category).toBeNull();
+    }
+    expect(verification(request("203.0.113.9", { botManagement: { verifiedBot: true, score: 99 } }), "googlebot", null)).toBeNull();
     expect(verification(request("203.0.113.9"), "googlebot", matcher)).toBeNull();
     expect(verification(request("203.0.113.9", {}), "googlebot", matcher)).toBeNull();
-    expect(verification(request("203.0.113.9", { verifiedBotCategory: "" }), "googlebot", matcher)).toBeNull();
-    expect(verification(request("203.0.113.9", { botManagement: { verifiedBot: false } }), "googlebot", matcher)).toBeNull();
     expect(verification(request("203.0.113.9", { botManagement: null }), "googlebot", matcher)).toBeNull();
     expect(verification(request(null), "googlebot", matcher)).toBeNull();
     expect(verification(request("66.249.64.5"), "googlebot", null)).toBeNull();
