@@ -308,13 +308,6 @@ export async function siteServices(
   return site ? registeredServices(env, site) : null;
 }
 
-/** Every D1 database bound to the Worker (a binding that prepares statements). */
-function d1Databases(env: Env): D1Database[] {
-  return Object.values(env as unknown as Record<string, unknown>).filter(
-    (b): b is D1Database => typeof b === "object" && b !== null && "prepare" in b && "batch" in b,
-  );
-}
-
 /** The site registry, its sites' services, and what purges a deleted one's rows (its database: setting DATABASE, default DB); for the jobs. */
 export function registeredSites(env: Env): RegisteredSites | null {
   const registry = siteRegistry(env);
@@ -322,10 +315,13 @@ export function registeredSites(env: Env): RegisteredSites | null {
     registry && {
       registry,
       servicesOf: (site) => registeredServices(env, site),
-      purgeOf: (site) => {
-        // Its database first, then every other D1 database bound: rows it left where its settings no longer point go too.
-        const own = registeredSiteEnv(env, site.origin, site.settings)["DB"] as D1Database | undefined;
-        const databases = [...new Set([own, ...d1Databases(env)].filter((db): db is D1Database => db !== undefined))];
+      purgeOf: (site, others = []) => {
+        // Its database first, then DB and the others named (those registered sites use): rows it left where its settings no longer point go too.
+        const raw = env as unknown as Record<string, unknown>;
+        const own = registeredSiteEnv(env, site.origin, site.settings)["DB"];
+        const databases = [...new Set([own, raw["DB"], ...others.map((name) => raw[name])])].filter(
+          (db): db is D1Database => typeof db === "object" && db !== null && "prepare" in db,
+        );
         return databases.length === 0 ? null : purgeEverywhere(databases.map((db) => new D1SitePurge(db)));
       },
     }

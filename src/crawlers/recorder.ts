@@ -8,9 +8,10 @@
  *  - a path that names no document (a made-up `/sitemap-x.xml`) is counted, never written as a row;
  *  - requests claiming a crawler, verified or not, are only counted in memory, per D1 database (each
  *    database's counts through its own log: never one site's counts into another's database), and
- *    added to D1 in one statement per database once its oldest count is a minute old, by the next
- *    request this isolate observes. A spoofed Googlebot flood over any number of tenants writes no
- *    row per request, and nothing in its first minute.
+ *    added to D1 in one statement per database: at once the first time this isolate counts for that
+ *    database, then once its oldest pending count is a minute old, by the next request this isolate
+ *    observes (to any site). A spoofed Googlebot flood over any number of tenants writes no row per
+ *    request, and at most one statement per database in its first minute.
  *
  * Counts held in memory when an isolate is evicted are lost: the counts are a load indicator, the
  * fetch rows are the record.
@@ -55,6 +56,8 @@ export class CrawlerRecorder {
   readonly #written = new Map<string, number>();
   /** Per log (one per D1 database, src/services.ts): its sites' counts, flushed through it alone. */
   readonly #pending = new Map<CrawlerLogStore, Pending>();
+  /** Logs this isolate has flushed to at least once (a few: one per D1 database). */
+  readonly #flushed = new Set<CrawlerLogStore>();
 
   /** Records one response: counts it, flushes the counts that are due, and writes a verified fetch of a document when it is the first of its minute. */
   async observe(log: CrawlerLogStore, f: ObservedFetch, claim: LocationClaim | null): Promise<void> {
@@ -71,9 +74,12 @@ export class CrawlerRecorder {
     if (failed) throw failed.reason;
   }
 
-  /** The logs whose oldest pending count is COUNT_FLUSH_MS old (a clock behind `since`, a test's, counts as due). */
+  /**
+   * The logs due: one this isolate never flushed to (so a database's counts exist before any burst),
+   * and those whose oldest pending count is COUNT_FLUSH_MS old (a clock behind `since`, a test's, counts as due).
+   */
   #due(now: number): [CrawlerLogStore, Pending][] {
-    return [...this.#pending].filter(([, p]) => now - p.since >= COUNT_FLUSH_MS || now < p.since);
+    return [...this.#pending].filter(([log, p]) => !this.#flushed.has(log) || now - p.since >= COUNT_FLUSH_MS || now < p.since);
   }
 
   async #writeFetch(log: CrawlerLogStore, f: ObservedFetch & { document: string }, claim: LocationClaim | null): Promise<void> {
@@ -92,6 +98,7 @@ export class CrawlerRecorder {
 
   async #flush(log: CrawlerLogStore, pending: Pending, now: number): Promise<void> {
     this.#pending.delete(log);
+    this.#flushed.add(log);
     const counts = [...pending.counts.values()];
     try {
       await log.addCounts(counts, now);

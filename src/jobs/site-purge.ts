@@ -4,7 +4,7 @@
  * Each step works on the oldest one: once no isolate can still serve it and no job step begun
  * before its deletion can still run (`MANIFEST_CACHE_TTL` + a step's lease after the deletion), it
  * deletes, in bounded statements, its records, then its other rows in every table keyed by its
- * origin, in every D1 database bound (src/registry/purge.ts), then its snapshots in KV (those
+ * origin, in its database, `DB` and every database registered sites use (src/registry/purge.ts), then its snapshots in KV (those
  * registered for the garbage collection, then its heads, page by page), its robots.txt last good
  * copy and loop mark, and last its registry row; then the next deleted site.
  * It stops at its time budget or its share of the invocation's KV operations, and its chain goes
@@ -51,7 +51,8 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
     return `waiting for ${origin} to settle`;
   }
 
-  const purge = sites.purgeOf(site);
+  // Every database registered sites use, not only the one its settings name now (one query).
+  const purge = sites.purgeOf(site, (await sites.registry.databases()).map((d) => d.database));
   let records = 0;
   if (purge !== null) {
     for (let i = 0; ; i++) {

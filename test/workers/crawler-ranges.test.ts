@@ -14,7 +14,7 @@ import { claimedCrawler, verification } from "../../src/crawlers/identify.ts";
 import { rangeMatcher } from "../../src/crawlers/range-cache.ts";
 import { rangesStatus } from "../../src/crawlers/range-status.ts";
 import type { CrawlerRangeStore, StoredRanges } from "../../src/crawlers/range-store.ts";
-import { RangeFileError, compileRanges, parseRangeFile } from "../../src/crawlers/ranges.ts";
+import { RangeFileError, SHORTEST_PREFIX, compileRanges, parseRangeFile, parseRangeList } from "../../src/crawlers/ranges.ts";
 import { REFRESH_EVERY_MS, describeRefresh, refreshCrawlerRanges } from "../../src/crawlers/refresh.ts";
 import { services } from "../../src/services.ts";
 import { runCron } from "./support/jobs.ts";
@@ -157,6 +157,29 @@ describe("claimedCrawler", () => {
     expect(claimedCrawler(null, configured)).toBeNull();
     expect(claimedCrawler("", configured)).toBeNull();
     expect(claimedCrawler(GOOGLEBOT_UA, [])).toBeNull();
+  });
+});
+
+describe("implausibly wide prefixes (issue 50: a range file with 0.0.0.0/0 verified every address)", () => {
+  // Every prefix length of both kinds, each in a list beside one plausible network.
+  const cases = [
+    ...Array.from({ length: 33 }, (_, n) => ({ prefix: `64.0.0.0/${n}`, wide: n < SHORTEST_PREFIX.ipv4, probe: "64.0.0.0" })),
+    ...Array.from({ length: 129 }, (_, n) => ({ prefix: `2001::/${n}`, wide: n < SHORTEST_PREFIX.ipv6, probe: "2001::" })),
+  ];
+  it.each(cases)("$prefix: refused when shorter than /8 (IPv4) or /32 (IPv6), and then verifies nothing", ({ prefix, wide, probe }) => {
+    const body = JSON.stringify({ prefixes: [{ [prefix.includes(":") ? "ipv6Prefix" : "ipv4Prefix"]: prefix }, { ipv4Prefix: "192.0.2.0/24" }] });
+    const { prefixes, refused } = parseRangeList(body);
+    const canonical = prefix.includes(":") ? prefixes.concat(refused).find((p) => p.includes(":"))! : prefixes.concat(refused).find((p) => !p.startsWith("192."))!;
+    expect(refused.includes(canonical)).toBe(wide);
+    expect(prefixes.includes(canonical)).toBe(!wide);
+    // Even a stored list that holds one (written before this rule) verifies nothing by it.
+    const matcher = compileRanges([{ name: "googlebot", prefixes: [...prefixes, ...refused] }]);
+    expect(matcher.has("googlebot", probe)).toBe(!wide);
+    expect(matcher.has("googlebot", "192.0.2.9")).toBe(true);
+  });
+
+  it("a list of nothing but 0.0.0.0/0 and ::/0 is refused whole, saying why", () => {
+    expect(() => parseRangeList(JSON.stringify({ prefixes: [{ ipv4Prefix: "0.0.0.0/0" }, { ipv6Prefix: "::/0" }] }))).toThrow(/implausibly wide/);
   });
 });
 
@@ -351,8 +374,8 @@ describe("the crawler-ranges job", () => {
 
     const status = await rangesStatus(services(d.env).crawlerRanges, services(d.env).config);
     expect(status).toEqual([
-      { name: d.google, url: d.urls.google, prefixes: 4, fetchedAt: expect.any(String), checkedAt: expect.any(String), error: null },
-      { name: d.bing, url: d.urls.bing, prefixes: 2, fetchedAt: expect.any(String), checkedAt: expect.any(String), error: null },
+      { name: d.google, url: d.urls.google, prefixes: 4, refused: [], fetchedAt: expect.any(String), checkedAt: expect.any(String), error: null },
+      { name: d.bing, url: d.urls.bing, prefixes: 2, refused: [], fetchedAt: expect.any(String), checkedAt: expect.any(String), error: null },
     ]);
     const matcher = await rangeMatcher(services(d.env).crawlerRanges);
     // Other tests' lists (the same ranges under other names) are in this namespace too: asked by name.
@@ -391,7 +414,21 @@ describe("the crawler-ranges job", () => {
     expect(google).toMatchObject({ prefixes: 4, error: "HTTP 500" });
     expect(Date.parse(google!.checkedAt!) - Date.parse(google!.fetchedAt!)).toBeGreaterThan(REFRESH_EVERY_MS);
     expect(bing).toMatchObject({ prefixes: 2, error: null });
-    expect((await rangeMatcher(store))?.has(d.google, "66.249.64.9")).toBe(true);
+    // The isolate's one matcher per namespace may hold another test's load: read again (as 5 minutes later).
+    expect((await rangeMatcher(store, Date.now() + 10 * 60_000))?.has(d.google, "66.249.64.9")).toBe(true);
+  });
+
+  it("a list holding 0.0.0.0/0 keeps its plausible prefixes; status shows the refused one, and it verifies no other address", async () => {
+    const d = deployment();
+    const store = services(d.env).crawlerRanges!;
+    const wide = JSON.stringify({ prefixes: [{ ipv4Prefix: "0.0.0.0/0" }, { ipv6Prefix: "2001::/16" }, { ipv4Prefix: "66.249.64.0/27" }] });
+    fakeEngines({ [d.urls.google]: json(wide), [d.urls.bing]: json(BING) });
+    await refreshCrawlerRanges(store, d.ranges, { now: Date.now() });
+    const [google] = await rangesStatus(store, services(d.env).config);
+    expect(google).toMatchObject({ prefixes: 1, refused: ["0.0.0.0/0", "2001::/16"], error: null });
+    const matcher = await rangeMatcher(store, Date.now() + 30 * 60_000);
+    expect(matcher?.has(d.google, "66.249.64.9")).toBe(true);
+    expect(matcher?.has(d.google, "203.0.113.9")).toBe(false);
   });
 
   it("keeps the previous prefixes on a bad body, a body over 1 MiB and a timeout, each saying why", async () => {
@@ -474,8 +511,8 @@ describe("the crawler-ranges job", () => {
     expect(await rangesStatus(services(none).crawlerRanges, services(none).config)).toEqual([]);
     const d = deployment();
     expect(await rangesStatus(services(d.env).crawlerRanges, services(d.env).config)).toEqual([
-      { name: d.google, url: d.urls.google, prefixes: 0, fetchedAt: null, checkedAt: null, error: null },
-      { name: d.bing, url: d.urls.bing, prefixes: 0, fetchedAt: null, checkedAt: null, error: null },
+      { name: d.google, url: d.urls.google, prefixes: 0, refused: [], fetchedAt: null, checkedAt: null, error: null },
+      { name: d.bing, url: d.urls.bing, prefixes: 0, refused: [], fetchedAt: null, checkedAt: null, error: null },
     ]);
     expect(await rangesStatus(null, services(d.env).config)).toHaveLength(2);
   });
