@@ -226,7 +226,10 @@ export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
   const problems = settingsProblems(c.env, site.origin, settings);
   if (problems.length > 0) throw refusedSettings(problems);
   // Records are not moved between databases: a site holding some keeps its database (else they would be stranded there).
-  if ((settings[DATABASE_SETTING] ?? "DB") !== (site.settings[DATABASE_SETTING] ?? "DB") && (await registeredSites(c.env)?.purgeOf(site)?.holdsRecords(site.origin))) {
+  if (
+    (settings[DATABASE_SETTING] ?? "DB") !== (site.settings[DATABASE_SETTING] ?? "DB") &&
+    (await registeredSites(c.env)?.purgeOf(site)?.holdsRecords(site.origin))
+  ) {
     throw new AdminError(409, {
       error: "database_in_use",
       message: "DATABASE cannot change while the site holds records: delete them first (a full sync of none), then change it",

@@ -22,7 +22,7 @@ interface BotFields {
 }
 
 /** The one category of Cloudflare's verified bots that vouches for a search engine's crawler. */
-export const SEARCH_ENGINE_CATEGORY = "Search Engine Crawler";
+const SEARCH_ENGINE_CATEGORY = "Search Engine Crawler";
 
 /**
  * How a request claiming `crawler` is verified: "ip" when its client address is in that crawler's

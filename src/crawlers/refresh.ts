@@ -92,7 +92,15 @@ export async function refreshCrawlerRanges(
         list = { name, url, prefixes, refused, fetchedAt: now, checkedAt: now, error: null };
       } catch (err) {
         const error = described(err);
-        list = { name, url, prefixes: before?.prefixes ?? [], refused: before?.refused ?? [], fetchedAt: before?.fetchedAt ?? null, checkedAt: now, error };
+        list = {
+          name,
+          url,
+          prefixes: before?.prefixes ?? [],
+          refused: before?.refused ?? [],
+          fetchedAt: before?.fetchedAt ?? null,
+          checkedAt: now,
+          error,
+        };
       }
       await store.save(list);
       return list.error === null ? { name, prefixes: list.prefixes.length } : { name, error: list.error };

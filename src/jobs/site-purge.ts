@@ -52,7 +52,10 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
   }
 
   // Every database registered sites use, not only the one its settings name now (one query).
-  const purge = sites.purgeOf(site, (await sites.registry.databases()).map((d) => d.database));
+  const purge = sites.purgeOf(
+    site,
+    (await sites.registry.databases()).map((d) => d.database),
+  );
   let records = 0;
   if (purge !== null) {
     for (let i = 0; ; i++) {

@@ -50,7 +50,7 @@ function urlsOf(setting: string, value: string, origin: string): string[] {
 export const HOST_SETTINGS = ["MIRROR_SITEMAPS", "ROBOTS_ORIGIN_URL", "PING_URLS"] as const;
 
 /** Whether the Search Console property `property` (a template, filled for the site) holds the site at `origin`. */
-export function propertyHolds(property: string, origin: string): boolean {
+function propertyHolds(property: string, origin: string): boolean {
   const filled = fillTemplate(property, origin);
   if (filled.startsWith("sc-domain:")) {
     // A domain property holds every host under it: one above the site's own domain holds other registrants' sites.
@@ -77,12 +77,16 @@ export function hostProblems(origin: string, settings: Readonly<Record<string, s
         const host = hostnameOf(url);
         return host !== null && !within(host, domain);
       });
-      if (foreign) problems.push({ setting, rule: `must name hosts of the site's own domain (${domain} or under it) unless SITE_SETTINGS_ANY_HOST is on` });
+      if (foreign)
+        problems.push({ setting, rule: `must name hosts of the site's own domain (${domain} or under it) unless SITE_SETTINGS_ANY_HOST is on` });
     }
   }
   const property = settings["GSC_PROPERTY"];
   if (property !== undefined && !propertyHolds(property, origin)) {
-    problems.push({ setting: "GSC_PROPERTY", rule: "must be a property the site belongs to: its origin followed by /, or sc-domain: of its own domain or a domain between that and its host" });
+    problems.push({
+      setting: "GSC_PROPERTY",
+      rule: "must be a property the site belongs to: its origin followed by /, or sc-domain: of its own domain or a domain between that and its host",
+    });
   }
   return problems;
 }

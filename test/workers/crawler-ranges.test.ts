@@ -169,7 +169,9 @@ describe("implausibly wide prefixes (issue 50: a range file with 0.0.0.0/0 verif
   it.each(cases)("$prefix: refused when shorter than /8 (IPv4) or /32 (IPv6), and then verifies nothing", ({ prefix, wide, probe }) => {
     const body = JSON.stringify({ prefixes: [{ [prefix.includes(":") ? "ipv6Prefix" : "ipv4Prefix"]: prefix }, { ipv4Prefix: "192.0.2.0/24" }] });
     const { prefixes, refused } = parseRangeList(body);
-    const canonical = prefix.includes(":") ? prefixes.concat(refused).find((p) => p.includes(":"))! : prefixes.concat(refused).find((p) => !p.startsWith("192."))!;
+    const canonical = prefix.includes(":")
+      ? prefixes.concat(refused).find((p) => p.includes(":"))!
+      : prefixes.concat(refused).find((p) => !p.startsWith("192."))!;
     expect(refused.includes(canonical)).toBe(wide);
     expect(prefixes.includes(canonical)).toBe(!wide);
     // Even a stored list that holds one (written before this rule) verifies nothing by it.

@@ -131,7 +131,7 @@ describe("housekeeping of a database holding only registered sites", () => {
     vi.spyOn(console, "log").mockImplementation(() => undefined);
     const e = freshEnv();
     const { site } = await registered(e, { DATABASE: "SITE_B_DB" });
-    const db = e.SITE_B_DB;
+    const db = baseEnv.SITE_B_DB;
     const longAgo = Date.now() - 60 * 86400_000;
     await db.batch([
       db
@@ -140,7 +140,9 @@ describe("housekeeping of a database holding only registered sites", () => {
         )
         .bind(`${site.origin}#old`, site.origin, longAgo),
       db
-        .prepare("INSERT INTO crawler_fetches (origin, crawler, document, minute, ok, at, path, status) VALUES (?1, 'googlebot', 'index', ?2, 1, ?3, '/sitemap.xml', 200)")
+        .prepare(
+          "INSERT INTO crawler_fetches (origin, crawler, document, minute, ok, at, path, status) VALUES (?1, 'googlebot', 'index', ?2, 1, ?3, '/sitemap.xml', 200)",
+        )
         .bind(site.origin, Math.floor(longAgo / 60_000), longAgo),
     ]);
     const deliveries = await runCron(e);

@@ -30,7 +30,7 @@ const send = (e: Env, url: string, method: string, body: unknown) =>
   call(e, url, { method, headers: { ...bearer, "Content-Type": "application/json" }, body: JSON.stringify(body) });
 
 /** A value of `setting` naming `url` (a ping URL template needs its placeholder). */
-const valueOf = (setting: (typeof HOST_SETTINGS)[number], url: string): string => (setting === "PING_URLS" ? `${url}?sitemap={sitemap}` : url);
+const settingValue = (setting: (typeof HOST_SETTINGS)[number], url: string): string => (setting === "PING_URLS" ? `${url}?sitemap={sitemap}` : url);
 
 /** Hosts a site at `https://www.<domain>` may name, and hosts it may not (`www.` dropped: its own domain is `<domain>`). */
 const hostsFor = (domain: string) => ({
@@ -47,7 +47,7 @@ describe("settings that name hosts", () => {
       const hosts = hostsFor(domain);
       for (const host of hosts.foreign) {
         const url = `https://${host}/path.xml`;
-        const res = await send(e, `${at}/sitemap-admin/sites`, "POST", { origin, settings: { [setting]: valueOf(setting, url) } });
+        const res = await send(e, `${at}/sitemap-admin/sites`, "POST", { origin, settings: { [setting]: settingValue(setting, url) } });
         expect(res.status, host).toBe(400);
         const body = (await res.json()) as ApiError;
         expect(body.error).toBe("invalid_settings");
@@ -56,16 +56,18 @@ describe("settings that name hosts", () => {
       }
       const created = await send(e, `${at}/sitemap-admin/sites`, "POST", {
         origin,
-        settings: { [setting]: valueOf(setting, `https://${hosts.own[0]}/one.xml`) },
+        settings: { [setting]: settingValue(setting, `https://${hosts.own[0]}/one.xml`) },
       });
       expect(created.status, await created.clone().text()).toBe(201);
       for (const host of hosts.own) {
-        const res = await send(e, `${at}/sitemap-admin/sites/www.${domain}`, "PATCH", { settings: { [setting]: valueOf(setting, `https://${host}/x.xml`) } });
+        const res = await send(e, `${at}/sitemap-admin/sites/www.${domain}`, "PATCH", {
+          settings: { [setting]: settingValue(setting, `https://${host}/x.xml`) },
+        });
         expect(res.status, host).toBe(200);
       }
       // The update path refuses a foreign host the same way, and keeps the settings there were.
       const refused = await send(e, `${at}/sitemap-admin/sites/www.${domain}`, "PATCH", {
-        settings: { [setting]: valueOf(setting, `https://${hosts.foreign[0]}/x.xml`) },
+        settings: { [setting]: settingValue(setting, `https://${hosts.foreign[0]}/x.xml`) },
       });
       expect(refused.status).toBe(400);
       const kept = (await (await call(e, `${at}/sitemap-admin/sites/www.${domain}`, { headers: bearer })).json()) as { settings: Record<string, string> };
@@ -83,7 +85,7 @@ describe("settings that name hosts", () => {
 
   it("SITE_SETTINGS_ANY_HOST=true lets them name any host", async () => {
     const { at, env: e } = deployment({ SITE_SETTINGS_ANY_HOST: "true" });
-    const settings = Object.fromEntries(HOST_SETTINGS.map((s) => [s, valueOf(s, "https://cms.other.example/sitemap.xml")]));
+    const settings = Object.fromEntries(HOST_SETTINGS.map((s) => [s, settingValue(s, "https://cms.other.example/sitemap.xml")]));
     const res = await send(e, `${at}/sitemap-admin/sites`, "POST", { origin: `https://${uniqueHost()}`, settings });
     expect(res.status, await res.clone().text()).toBe(201);
   });
