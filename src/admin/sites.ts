@@ -237,6 +237,8 @@ export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
   }
   const updated = await registry.update(site.origin, settings, writeTime(site));
   if (updated === null) throw notFound(host);
+  // This isolate serves the new settings at once; the others when their list is next read (MANIFEST_CACHE_TTL).
+  registryResolver(c.env)?.remember(updated);
   return jsonResponse(siteBody(updated), 200);
 };
 

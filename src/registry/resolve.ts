@@ -37,6 +37,11 @@ export class RegistryResolver {
     return list.get(origin) ?? null;
   }
 
+  /** This isolate serves `site` as it now is at once (its PATCH ran here); the others within `ttlMs`. */
+  remember(site: RegisteredSite): void {
+    this.#list?.set(site.origin, site);
+  }
+
   /** This isolate stops serving `origin` at once (its DELETE ran here). */
   forget(origin: string): void {
     this.#list?.delete(origin);

@@ -38,6 +38,11 @@ describe("the resolver at 20,000 sites", () => {
     await resolver.resolve(`${prefix}1.test`, now + 60_001, ignore, true);
     await resolver.resolve(`${prefix}2.test`, now + 60_002, ignore, true);
     expect(counts.d1).toBe(2);
+    // The isolate that ran a PATCH serves the new record at once, with no query.
+    const patched = (await resolver.resolve(`${prefix}3.test`, now + 60_003, ignore))!;
+    resolver.remember({ ...patched, settings: { DEFAULT_SECTION: "patched" } });
+    expect((await resolver.resolve(`${prefix}3.test`, now + 60_004, ignore))?.settings["DEFAULT_SECTION"]).toBe("patched");
+    expect(counts.d1).toBe(2);
     await baseEnv.DB.prepare("DELETE FROM registry_sites WHERE origin LIKE ?1 || '%'").bind(prefix).run();
   }, 120_000);
 });
