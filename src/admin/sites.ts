@@ -22,10 +22,10 @@ import { normalizeOrigin } from "../core/url.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { REGISTRY_TARGET } from "../jobs/messages.ts";
 import { currentMeter } from "../jobs/meter.ts";
-import { type SettingProblem, settingsProblems } from "../registry/settings.ts";
+import { DATABASE_SETTING, type SettingProblem, settingsProblems } from "../registry/settings.ts";
 import type { RegisteredSite, SiteRegistry, SiteSettings } from "../registry/store.ts";
 import { newSiteToken, tokenHash } from "../registry/token.ts";
-import { registeredServices, registryResolver, services, siteRegistry } from "../services.ts";
+import { registeredServices, registeredSites, registryResolver, services, siteRegistry } from "../services.ts";
 import { AdminError } from "./errors.ts";
 import type { HealthItem } from "./health.ts";
 import { jsonResponse } from "./json.ts";
@@ -253,8 +253,20 @@ export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
   const site = await liveSite(registry, host);
   const problems = settingsProblems(c.env, site.origin, settings);
   if (problems.length > 0) throw refusedSettings(problems);
+  // Records are not moved between databases: a site holding some keeps its database (else they would be stranded there).
+  if (
+    (settings[DATABASE_SETTING] ?? "DB") !== (site.settings[DATABASE_SETTING] ?? "DB") &&
+    (await registeredSites(c.env)?.purgeOf(site)?.holdsRecords(site.origin))
+  ) {
+    throw new AdminError(409, {
+      error: "database_in_use",
+      message: "DATABASE cannot change while the site holds records: delete them first (a full sync of none), then change it",
+    });
+  }
   const updated = await registry.update(site.origin, settings, writeTime(site));
   if (updated === null) throw notFound(host);
+  // This isolate serves the new settings at once; the others when their list is next read (MANIFEST_CACHE_TTL).
+  registryResolver(c.env)?.remember(updated);
   return jsonResponse(siteBody(updated), 200);
 };
 

@@ -67,6 +67,8 @@ export const INDEX_LINK_FORM = oneOf({
   allowed: ["xml", "xml.gz"],
   default: "xml",
 });
+/** Registered sites' settings that name hosts may name any host (docs/tenants.md "Settings that name hosts"). */
+export const SITE_SETTINGS_ANY_HOST = flag({ name: "SITE_SETTINGS_ANY_HOST", default: false });
 export const LASTMOD_DATE_ONLY = flag({
   name: "LASTMOD_DATE_ONLY",
   default: false,
