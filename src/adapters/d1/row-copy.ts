@@ -7,6 +7,7 @@
  */
 import type { CopiedRow, RowCopy, ScanPosition, SequencedChange } from "../../store/port.ts";
 import { sitePages } from "./site-pages.ts";
+import { RETURNING_ROWS } from "./writer.ts";
 
 interface Row {
   id: number;
@@ -103,7 +104,7 @@ export class D1RowCopy implements RowCopy {
   }
 
   async put(rows: readonly CopiedRow[], mode: "missing" | "newer"): Promise<number> {
-    const statement = this.#db.prepare(PUT_HEAD + PUT_TAIL[mode]);
+    const statement = this.#db.prepare(`${PUT_HEAD}${PUT_TAIL[mode]} ${RETURNING_ROWS}`);
     const tuples = rows.map((r) => [
       r.origin,
       r.section,
@@ -125,7 +126,7 @@ export class D1RowCopy implements RowCopy {
     const statement = this.#db.prepare(
       `UPDATE urls SET deleted = 1, updated_at = ?1, copied_seq = v.seq
        FROM (SELECT value ->> 0 AS loc, value ->> 1 AS seq FROM json_each(?2)) AS v
-       WHERE urls.loc = v.loc AND urls.deleted = 0 AND urls.copied_seq < v.seq`,
+       WHERE urls.loc = v.loc AND urls.deleted = 0 AND urls.copied_seq < v.seq ${RETURNING_ROWS}`,
     );
     return this.#changed(chunks(entries.map((e) => [e.loc, e.seq])).map((json) => statement.bind(now, json)));
   }
@@ -134,7 +135,7 @@ export class D1RowCopy implements RowCopy {
   async #changed(statements: D1PreparedStatement[]): Promise<number> {
     if (statements.length === 0) return 0;
     const results = await this.#db.batch(statements);
-    return results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+    return results.reduce((n, r) => n + r.results.length, 0);
   }
 
   async head(): Promise<number> {
