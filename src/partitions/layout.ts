@@ -7,7 +7,7 @@
  * new partition (≥ n): old partitions only lose records, new ones only gain them.
  */
 import type { PlanProgress } from "../manifest/build.ts";
-import type { ChangeCursor, ChangeFeed } from "../store/port.ts";
+import type { ChangeFeed } from "../store/port.ts";
 import { partitionOf } from "./home.ts";
 
 /**

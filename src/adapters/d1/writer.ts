@@ -110,7 +110,9 @@ function deleteStatements(db: D1Database, locs: readonly string[], now: number):
     const chunk = locs.slice(i, i + LOCS_PER_STATEMENT - 1);
     statements.push(
       db
-        .prepare(`UPDATE urls SET deleted = 1, updated_at = ?1 WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")}) ${RETURNING_ROWS}`)
+        .prepare(
+          `UPDATE urls SET deleted = 1, updated_at = ?1 WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")}) ${RETURNING_ROWS}`,
+        )
         .bind(now, ...chunk),
     );
   }
