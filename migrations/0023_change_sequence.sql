@@ -18,9 +18,11 @@ CREATE TABLE url_sequence (
   head INTEGER NOT NULL
 );
 
--- Rows written before the feed existed are numbered by key (one step; a move started before it reads its feeds whole).
-UPDATE urls SET seq = id;
-INSERT INTO url_sequence (id, head) VALUES (1, (SELECT COALESCE(MAX(id), 0) FROM urls));
+-- Rows written before the feed existed keep 0: every change from here on is numbered past them
+-- (no statement rewrites every row of a large database). A move under way when this lands reads
+-- its old feeds from 0, i.e. every change since; what reached an old home alone between its
+-- start and this migration is not read again (its writes' own forwards are).
+INSERT INTO url_sequence (id, head) VALUES (1, 0);
 
 CREATE INDEX urls_site_seq ON urls (origin, seq);
 

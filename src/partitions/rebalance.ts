@@ -311,7 +311,7 @@ export async function rebalanceStep(
   // A sync's commit deletes in old partitions only: the flip waits for it to end, so the catch-up sees all it deleted.
   const commit = await syncCommitting(parts.slice(0, layout.settled), origin);
   if (commit) return result("waiting", rowsRead, copied, 0, commit);
-  // Layouts whose move began before the catch-up existed read the old partitions' feeds whole.
+  // Layouts whose move began before the catch-up existed read every numbered change of the old partitions.
   layout.catchUp ??= Array.from({ length: layout.settled }, () => 0);
   const caught = await catchUp(stores, origin, layout.catchUp, {
     goesTo: (loc: string, p: number) => (homeOf(loc, layout) === p ? movingTo(loc, layout) : null),

@@ -16,7 +16,7 @@ interface LayoutRow {
 
 const cursorOf = (text: string | null): MoveCursor | null => (text === null ? null : (JSON.parse(text) as MoveCursor));
 const textOf = (cursor: MoveCursor | null): string | null => (cursor === null ? null : JSON.stringify(cursor));
-/** Change numbers (migration 0023); a cursor saved as a stamp before them reads its feed whole (0). */
+/** Change numbers (migration 0023); a cursor saved as a stamp before them reads every change numbered since (0). */
 const catchUpCursors = (text: string): number[] => (JSON.parse(text) as unknown[]).map((c) => (typeof c === "number" ? c : 0));
 
 /** A compare-and-set save: moves the caller's copy on, or refuses a layout another save overtook. */
