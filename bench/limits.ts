@@ -13,6 +13,7 @@ export interface InvocationUsage {
   d1Queries: number;
   kvOperations: number;
   queueSends: number;
+  serviceCalls: number;
   subrequests: number;
   durationMs: number;
   /** The first InvocationLimitError the meter threw in the invocation (the product may have caught it). */
@@ -22,8 +23,7 @@ export interface InvocationUsage {
 }
 
 interface Limits {
-  d1Queries: number;
-  kvOperations: number;
+  serviceCalls: number;
   subrequests: number;
 }
 
@@ -31,6 +31,7 @@ interface Largest {
   invocations: number;
   d1Queries: number;
   kvOperations: number;
+  serviceCalls: number;
   subrequests: number;
   durationMs: number;
   /** Invocations the meter stopped, and the first one's error. */
@@ -90,7 +91,7 @@ export function recordInvocation(path: string, usage: InvocationUsage): void {
   const key = JSON.stringify([context.bench, path, context.scale]);
   let entry = largest.get(key);
   if (!entry) {
-    entry = { invocations: 0, d1Queries: 0, kvOperations: 0, subrequests: 0, durationMs: 0, stopped: 0, firstStop: null };
+    entry = { invocations: 0, d1Queries: 0, kvOperations: 0, serviceCalls: 0, subrequests: 0, durationMs: 0, stopped: 0, firstStop: null };
     largest.set(key, entry);
     order.push(key);
   }
@@ -98,6 +99,7 @@ export function recordInvocation(path: string, usage: InvocationUsage): void {
   entry.invocations++;
   entry.d1Queries = Math.max(entry.d1Queries, usage.d1Queries);
   entry.kvOperations = Math.max(entry.kvOperations, usage.kvOperations);
+  entry.serviceCalls = Math.max(entry.serviceCalls, usage.serviceCalls);
   entry.subrequests = Math.max(entry.subrequests, usage.subrequests);
   entry.durationMs = Math.max(entry.durationMs, usage.durationMs);
   if (usage.limitHit) {
@@ -116,17 +118,17 @@ export function limitsTable(): string {
   const lines = [
     "### Per-invocation limits: the largest invocation of each path (enforced: Workers Paid)",
     "",
-    `Each metered bench route is one invocation under the real entry's meter (src/jobs/meter.ts), which throws InvocationLimitError as production does past ${int(PAID_LIMITS.d1Queries)} D1 queries (each statement of a batch counted), ${int(PAID_LIMITS.kvOperations)} KV operations or ${int(PAID_LIMITS.subrequests)} subrequests (every binding call, queue send and fetch). Each column is the largest of the path's invocations (% of the limit); wall time is the invocation's (Date.now in workerd), against a job step's budget of 30 s (half of limits.cpu_ms). "stopped": invocations the meter stopped.`,
+    `Each metered bench route is one invocation under the real entry's meter (src/jobs/meter.ts), which throws InvocationLimitError as production does past ${int(PAID_LIMITS.serviceCalls)} calls to D1, KV and the other Cloudflare services together (each statement of a batch counted) or ${int(PAID_LIMITS.subrequests)} subrequests (every binding call, queue send and fetch). Each column is the largest of the path's invocations (% of the limit); wall time is the invocation's (Date.now in workerd), against a job step's budget of 30 s (half of limits.cpu_ms). "stopped": invocations the meter stopped.`,
     "",
-    `| Bench | Path | Records | Invocations | D1 queries (≤ ${int(PAID_LIMITS.d1Queries)}) | KV operations (≤ ${int(PAID_LIMITS.kvOperations)}) | Subrequests (≤ ${int(PAID_LIMITS.subrequests)}) | Wall | Within the limits |`,
-    "|---|---|---|---:|---:|---:|---:|---:|:-:|",
+    `| Bench | Path | Records | Invocations | D1 queries | KV operations | Service calls (≤ ${int(PAID_LIMITS.serviceCalls)}) | Subrequests (≤ ${int(PAID_LIMITS.subrequests)}) | Wall | Within the limits |`,
+    "|---|---|---|---:|---:|---:|---:|---:|---:|:-:|",
   ];
   for (const key of order) {
     const [bench, path, scale] = JSON.parse(key) as [string, string, string];
     const e = largest.get(key)!;
     const within = e.stopped === 0 ? "✅" : `❌ ${e.stopped} stopped: ${e.firstStop}`;
     lines.push(
-      `| ${cell(bench)} | ${cell(path)} | ${scale} | ${int(e.invocations)} | ${against(e.d1Queries, PAID_LIMITS.d1Queries)} | ${against(e.kvOperations, PAID_LIMITS.kvOperations)} | ${against(e.subrequests, PAID_LIMITS.subrequests)} | ${ms(e.durationMs)} | ${cell(within)} |`,
+      `| ${cell(bench)} | ${cell(path)} | ${scale} | ${int(e.invocations)} | ${int(e.d1Queries)} | ${int(e.kvOperations)} | ${against(e.serviceCalls, PAID_LIMITS.serviceCalls)} | ${against(e.subrequests, PAID_LIMITS.subrequests)} | ${ms(e.durationMs)} | ${cell(within)} |`,
     );
   }
   return `${lines.join("\n")}\n`;

@@ -7,7 +7,7 @@
  *   --scale 100k|1m|all|2m|10m  end-to-end data sets (default all = 100,000 and 1,000,000 records;
  *                        2m and 10m are large-scale runs, not in CI)
  *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, view-cost, capacity,
- *                        kv-scale, partitions, tenants (default all but capacity, kv-scale, partitions and tenants; browser-view, headless Chromium, and
+ *                        kv-scale, partitions, tenants, registry-resolve (default all but capacity, kv-scale, partitions, tenants and registry-resolve; browser-view, headless Chromium, and
  *                        view-cost, a full shard of its own, are left out of --quick unless named; capacity and
  *                        kv-scale seed again, so they run only when named)
  *   --sites N            tenants: sites registered (default 10,000; --quick 200)
@@ -32,6 +32,7 @@ import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
 import { limitsTable } from "./limits.ts";
 import { memoryBench } from "./memory.ts";
 import { partitionsBench } from "./partitions.ts";
+import { registryResolveBench } from "./registry-resolve.ts";
 import { rendererBench } from "./renderer.ts";
 import { sitesOption, tenantsBench } from "./tenants.ts";
 import { validationBench } from "./validation.ts";
@@ -100,6 +101,7 @@ if (wants("workerd") || wants("load")) {
 }
 if (options.only?.has("capacity")) await section("capacity", async () => markdownTable(await capacityBench(options)));
 if (options.only?.has("kv-scale")) await section("kv-scale", async () => markdownTable(await kvScaleBench(options)));
+if (options.only?.has("registry-resolve")) await section("registry-resolve", async () => markdownTable(await registryResolveBench(options)));
 if (options.only?.has("partitions")) await section("partitions", async () => markdownTable(await partitionsBench(options)));
 if (options.only?.has("tenants")) {
   await section("tenants", async () => markdownTable(await tenantsBench(options, sitesOption(process.argv.slice(2), options.quick))));

@@ -18,7 +18,7 @@
  * 3. The hot path, interleaved (each round A B C, the next C B A, so that no case always follows
  *    another's after-work): a cached index of the SITES site, of a registered site (resolved from
  *    the isolate's list: a list hit), and of a random unknown host (404); the D1 queries of 2,000
- *    unknown hosts; and a list miss: `SiteRegistry.live()` at N sites.
+ *    unknown hosts; and a list miss: `SiteRegistry.liveSites()` at N sites.
  */
 import { type Harness, startHarness } from "./harness.ts";
 import { BENCH_ORIGIN, type BenchOptions, type Row, type Section, int, median, ms, now } from "./lib.ts";
@@ -309,10 +309,10 @@ async function hotPath(h: Harness, total: number, options: BenchOptions, rows: R
       await h.bench("t/live", { origin: registered.replace("/sitemap.xml", "") }, "POST", "a fresh isolate's first resolve of a registered host"),
     );
   }
-  if (lists[0]!.sites !== total) throw new Error(`live() listed ${lists[0]!.sites} sites, not ${total}`);
+  if (lists[0]!.sites !== total) throw new Error(`liveSites() listed ${lists[0]!.sites} sites, not ${total}`);
   if (!fresh.every((f) => f.found)) throw new Error("a fresh resolver did not find the registered site");
   rows.push({
-    name: `list miss: \`SiteRegistry.live()\` at ${int(total)} sites, and the Map each isolate keeps (${runs} runs)`,
+    name: `list miss: \`SiteRegistry.liveSites()\` at ${int(total)} sites, and the Map each isolate keeps (${runs} runs)`,
     value: `median ${ms(median(lists.map((l) => l.ms)))}`,
     detail: `${lists[0]!.queries} query, ${int(lists[0]!.rowsRead)} rows read; min ${ms(Math.min(...lists.map((l) => l.ms)))}, max ${ms(Math.max(...lists.map((l) => l.ms)))} (a timer's turn, ${ms(tick)}, included: workerd's clock moves at I/O)`,
   });

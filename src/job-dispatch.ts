@@ -54,12 +54,13 @@ export async function servicesOfJob(env: Env, job: Job): Promise<Services | null
     const url = job.origin;
     site =
       job.site !== undefined
-        ? await siteServices(env, job.site)
+        ? await siteServices(env, job.site, undefined, true)
         : loadConfig(env).mirror.urls.includes(url)
           ? servicesFor(env, new URL(url).origin)
-          : await siteServices(env, new URL(url).origin);
+          : await siteServices(env, new URL(url).origin, undefined, true);
   } else {
-    site = await siteServices(env, job.origin);
+    // A job never runs on a stale list of registered sites: a site deleted since runs none.
+    site = await siteServices(env, job.origin, undefined, true);
   }
   if (site === null) return null;
   return (job.partition !== undefined && site.partitions?.[job.partition]) || site;

@@ -35,6 +35,7 @@ import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
+import { purgeEverywhere } from "./registry/purge.ts";
 import { RegistryResolver } from "./registry/resolve.ts";
 import { registeredSiteEnv } from "./registry/settings.ts";
 import type { RegisteredSite, SiteRegistry } from "./registry/store.ts";
@@ -186,6 +187,20 @@ export function services(env: Env): Services {
   return s;
 }
 
+/**
+ * The crawler ranges' store per KV namespace and the crawler log per D1 database, one each per
+ * isolate whatever the number of sites: the ranges' matcher is cached per store (one per isolate,
+ * src/crawlers/range-cache.ts), and the recorder keeps pending counts per log (each database's
+ * flushed through its own, src/crawlers/recorder.ts).
+ */
+const rangeStores = new WeakMap<object, KvCrawlerRangeStore>();
+const crawlerLogs = new WeakMap<object, D1CrawlerLog>();
+function onePer<T>(kept: WeakMap<object, T>, binding: object, make: () => T): T {
+  let value = kept.get(binding);
+  if (value === undefined) kept.set(binding, (value = make()));
+  return value;
+}
+
 /** The stores of one database (`env.DB`) for `config.sites`. */
 function wire(env: Env, config: Config): Services {
   let store =
@@ -217,14 +232,14 @@ function wire(env: Env, config: Config): Services {
     gsc: db ? new D1GscStatusStore(db) : null,
     robotsLastGood: snapshotKv ? new KvRobotsLastGoodStore(snapshotKv) : null,
     robotsLoop: snapshotKv ? new KvRobotsLoopStore(snapshotKv) : null,
-    crawlerRanges: snapshotKv ? new KvCrawlerRangeStore(snapshotKv) : null,
+    crawlerRanges: snapshotKv ? onePer(rangeStores, snapshotKv, () => new KvCrawlerRangeStore(snapshotKv)) : null,
     // Sessions and the audit trail: the site's D1 database, or, for a KV site without one, its writer object.
     admin: db ? new D1AdminStateStore(db) : config.urlSource === "kv" && writers ? new KvAdminStateStore(writers) : null,
     partitions: null,
     layouts: null,
     servedAs: null,
     databaseList: null,
-    crawlerLog: db ? new D1CrawlerLog(db) : null,
+    crawlerLog: db ? onePer(crawlerLogs, db, () => new D1CrawlerLog(db)) : null,
     crawlerAnalytics: ((env as unknown as Record<string, unknown>)["CRAWLER_ANALYTICS"] as AnalyticsSink | undefined) ?? null,
     housekeeping: db ? new D1Housekeeping(db) : null,
     jobs: db && queue ? new JobScheduler(new D1JobStateStore(db), queue) : null,
@@ -252,7 +267,7 @@ export function registryResolver(env: Env): RegistryResolver | null {
 
 /** Registered sites' services per env, by origin, rewired when the site's record changes. */
 const registeredByEnv = new WeakMap<object, Map<string, { updatedAt: number; services: Services }>>();
-/** Registered sites' services kept per isolate at most. */
+/** Registered sites' services kept wired per isolate at most (least recently used dropped; wiring again costs no query). */
 const REGISTERED_KEPT = 5_000;
 
 /**
@@ -264,7 +279,12 @@ export function registeredServices(env: Env, site: RegisteredSite): Services {
   let byOrigin = registeredByEnv.get(env);
   if (!byOrigin) registeredByEnv.set(env, (byOrigin = new Map()));
   const kept = byOrigin.get(site.origin);
-  if (kept && kept.updatedAt === site.updatedAt) return kept.services;
+  // Least recently used first: a hit moves to the end, so the sites in use stay wired, whatever their number.
+  byOrigin.delete(site.origin);
+  if (kept && kept.updatedAt === site.updatedAt) {
+    byOrigin.set(site.origin, kept);
+    return kept.services;
+  }
   const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
   const s = wire(siteEnv, loadConfig(siteEnv));
   if (byOrigin.size >= REGISTERED_KEPT) byOrigin.delete(byOrigin.keys().next().value!);
@@ -275,12 +295,17 @@ export function registeredServices(env: Env, site: RegisteredSite): Services {
 /**
  * The services of the site at `origin`: a site the variables configure (SITES), else a live
  * registered one; null for neither. The variables win for the sites they name. Resolving a
- * registered site costs no D1 query once this isolate has the registry's list (src/registry/resolve.ts).
- * Throws ConfigError.
+ * registered site costs no D1 query once this isolate has the registry's list (src/registry/resolve.ts);
+ * `fresh` (a write, a job) reads a stale list again first, so a deleted site takes none. Throws ConfigError.
  */
-export async function siteServices(env: Env, origin: string, waitUntil: (p: Promise<unknown>) => void = () => undefined): Promise<Services | null> {
+export async function siteServices(
+  env: Env,
+  origin: string,
+  waitUntil: (p: Promise<unknown>) => void = () => undefined,
+  fresh = false,
+): Promise<Services | null> {
   if (loadConfig(env).sites.has(origin)) return servicesFor(env, origin);
-  const site = await registryResolver(env)?.resolve(origin, Date.now(), waitUntil);
+  const site = await registryResolver(env)?.resolve(origin, Date.now(), waitUntil, fresh);
   return site ? registeredServices(env, site) : null;
 }
 
@@ -291,9 +316,14 @@ export function registeredSites(env: Env): RegisteredSites | null {
     registry && {
       registry,
       servicesOf: (site) => registeredServices(env, site),
-      purgeOf: (site) => {
-        const db = registeredSiteEnv(env, site.origin, site.settings)["DB"] as D1Database | undefined;
-        return db ? new D1SitePurge(db) : null;
+      purgeOf: (site, others = []) => {
+        // Its database first, then DB and the others named (those registered sites use): rows it left where its settings no longer point go too.
+        const raw = env as unknown as Record<string, unknown>;
+        const own = registeredSiteEnv(env, site.origin, site.settings)["DB"];
+        const databases = [...new Set([own, raw["DB"], ...others.map((name) => raw[name])])].filter(
+          (db): db is D1Database => typeof db === "object" && db !== null && "prepare" in db,
+        );
+        return databases.length === 0 ? null : purgeEverywhere(databases.map((db) => new D1SitePurge(db)));
       },
     }
   );

@@ -383,9 +383,6 @@ const ROUTES: Record<string, RouteEntry> = {
   ...tenantRoutes(countingD1),
 };
 
-/** Routes whose answer is a live render read in the body's `pull` (the meter must see those reads). */
-const STREAMING = new Set(["/__bench/count"]);
-
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
@@ -402,7 +399,7 @@ export default {
     const route = ROUTES[url.pathname];
     if (!route) return json({ error: "no such bench route" }, 404);
     try {
-      if (route.metered) return await runMetered(route.run, env, ctx, url, request, { streams: STREAMING.has(url.pathname) });
+      if (route.metered) return await runMetered(route.run, env, ctx, url, request);
       return await route.run(env, ctx, url, request, null);
     } catch (err) {
       return json({ error: String((err as Error)?.stack ?? err) }, 500);

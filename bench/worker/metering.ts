@@ -3,7 +3,8 @@
  * metered `/__bench/*` route is one invocation, counted at its bindings and failing past Workers
  * Paid's limits as production would, and its JSON answer says what it used.
  */
-import { InvocationLimitError, Meter, metered, meteredEnv } from "../../src/jobs/meter.ts";
+import { InvocationLimitError, Meter, metered } from "../../src/jobs/meter.ts";
+import { meteredEnv } from "../../src/jobs/metered-env.ts";
 
 /** The entry's meter, remembering the first limit it enforced: a product path may catch the error (a shard's snapshot that failed). */
 class BenchMeter extends Meter {
@@ -38,21 +39,14 @@ export interface RouteEntry {
 
 /**
  * Runs `route` as one invocation under a fresh meter on `meteredEnv(env)`, and adds `usage` to its
- * JSON answer (an error answer too: a 500 with the error, `usage` and `limit`). `streams`: the route
- * reads bindings from a response body's `pull` (a live render).
+ * JSON answer (an error answer too: a 500 with the error, `usage` and `limit`). A body the route
+ * streams reads in its invocation's context (src/jobs/meter.ts invocationStream).
  */
-export async function runMetered(
-  route: Route,
-  env: Env,
-  ctx: ExecutionContext,
-  url: URL,
-  request: Request,
-  options: { streams?: boolean } = {},
-): Promise<Response> {
+export async function runMetered(route: Route, env: Env, ctx: ExecutionContext, url: URL, request: Request): Promise<Response> {
   const meter = new BenchMeter();
   let response: Response;
   try {
-    response = await metered(meter, () => route(meteredEnv(env), ctx, url, request, meter), options);
+    response = await metered(meter, () => route(meteredEnv(env), ctx, url, request, meter));
   } catch (err) {
     const error = String((err as Error)?.stack ?? err);
     return Response.json({ error, limit: err instanceof InvocationLimitError, usage: usageOf(meter) }, { status: 500 });

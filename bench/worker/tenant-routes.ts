@@ -106,7 +106,7 @@ const register: Route = async (env, ctx, url, request) => {
       const body = (await res.json()) as { token?: string; error?: string; message?: string };
       return json({ created: res.status, token: typeof body.token === "string", error: body.message ?? body.error ?? null });
     };
-    out.push(await answer(await runMetered(post, env, ctx, url, request, { streams: true })));
+    out.push(await answer(await runMetered(post, env, ctx, url, request)));
   }
   return json({ results: out });
 };
@@ -202,8 +202,8 @@ const get: Route = async (env, ctx, url) => {
 };
 
 /**
- * A resolver's list miss: `SiteRegistry.live()` (one query; rows read counted) and the Map each
- * isolate builds of it; `origin`: a fresh resolver's first `resolve` (the list, then the site's record). Metered.
+ * A resolver's list miss: `SiteRegistry.liveSites()` (one query, every live site whole; rows read
+ * counted) and the Map each isolate builds of it; `origin`: a fresh resolver's first `resolve` (the list alone). Metered.
  */
 const live: Route = async (env, _ctx, url) => {
   const counter: D1Counter = { rowsRead: 0, rowsWritten: 0, queries: 0, bySql: {} };
@@ -222,8 +222,8 @@ const live: Route = async (env, _ctx, url) => {
     found = (await resolver.resolve(origin, Date.now(), () => undefined)) !== null;
     sites = -1;
   } else {
-    const rows = await registry.live();
-    sites = new Map(rows.map((r) => [r.origin, r.updatedAt])).size;
+    const rows = await registry.liveSites();
+    sites = new Map(rows.map((r) => [r.origin, r])).size;
   }
   // workerd's clock moves only at I/O: a timer's turn picks up the time the work took (the timer itself is measured apart: `tick`).
   await new Promise((resolve) => setTimeout(resolve, 0));

@@ -32,7 +32,15 @@ const log = (over: Partial<CrawlersStatus> = {}): CrawlersStatus => ({
   staleDays: 14,
   since: iso(NOW - 30 * DAY),
   ranges: [
-    { name: "googlebot", url: "https://ranges.example/googlebot.json", prefixes: 300, fetchedAt: iso(NOW - DAY), checkedAt: iso(NOW - DAY), error: null },
+    {
+      name: "googlebot",
+      url: "https://ranges.example/googlebot.json",
+      prefixes: 300,
+      refused: [],
+      fetchedAt: iso(NOW - DAY),
+      checkedAt: iso(NOW - DAY),
+      error: null,
+    },
   ],
   crawlers: [crawler()],
   stale: { count: 0, documents: [] },
@@ -211,6 +219,24 @@ describe("healthOf", () => {
     expect(items[4]!.message).toBe("The mirror job of https://remote.example/sitemap.xml is failing (2 attempts): HTTP 500.");
   });
 
+  it("a list holding implausibly wide prefixes is an amber ranges item naming them", () => {
+    const ranges = [
+      {
+        name: "googlebot",
+        url: "https://ranges.example/g.json",
+        prefixes: 3,
+        refused: ["0.0.0.0/0"],
+        fetchedAt: iso(NOW),
+        checkedAt: iso(NOW),
+        error: null,
+      },
+    ];
+    const [item, ...rest] = healthOf(healthy({ crawlers: log({ ranges }) }), NOW);
+    expect(rest).toEqual([]);
+    expect(item).toMatchObject({ level: "amber", topic: "ranges", document: "https://ranges.example/g.json" });
+    expect(item!.message).toContain("0.0.0.0/0");
+  });
+
   it("documents failing to store, a failing notification target and a range refresh error are amber; ranges never fetched are red", () => {
     const items = healthOf(
       healthy({
@@ -218,8 +244,16 @@ describe("healthOf", () => {
         notifications: [{ target: "indexnow", lastError: "HTTP 429", failures: 2, retired: false }],
         crawlers: log({
           ranges: [
-            { name: "googlebot", url: "https://ranges.example/g.json", prefixes: 300, fetchedAt: iso(NOW - DAY), checkedAt: iso(NOW), error: "HTTP 500" },
-            { name: "bingbot", url: "https://ranges.example/b.json", prefixes: 0, fetchedAt: null, checkedAt: iso(NOW), error: "timeout" },
+            {
+              name: "googlebot",
+              url: "https://ranges.example/g.json",
+              prefixes: 300,
+              refused: [],
+              fetchedAt: iso(NOW - DAY),
+              checkedAt: iso(NOW),
+              error: "HTTP 500",
+            },
+            { name: "bingbot", url: "https://ranges.example/b.json", prefixes: 0, refused: [], fetchedAt: null, checkedAt: iso(NOW), error: "timeout" },
           ],
         }),
       }),

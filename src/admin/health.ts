@@ -6,20 +6,10 @@
  * levels and actions are listed in docs/dashboard.md "Health".
  */
 import type { CrawlersStatus, DocumentFetchStatus } from "../crawlers/types.ts";
+import type { HealthItem, HealthLevel } from "./health-item.ts";
+import { rangeErrors } from "./health-ranges.ts";
 
-type HealthLevel = "red" | "amber";
-
-export interface HealthItem {
-  /** red: something is broken now (a crawler given an error, a feature off, work failing); amber: something to check. */
-  level: HealthLevel;
-  /** What it is about: `crawler`, `index`, `stale`, `robots`, `configuration`, `databases`, `jobs`, `mirrors`, `search-console`, `regeneration`, `notifications`, `ranges`, `lastmod`, `manifest`. */
-  topic: string;
-  message: string;
-  /** What to do. */
-  action: string;
-  /** The document, sitemap or URL it is about, when it is about one. */
-  document?: string;
-}
+export type { HealthItem } from "./health-item.ts";
 
 /** What a lastmod sample says per section: recent records with a lastmod within a minute of their write, or in the future. */
 interface LastmodStatus {
@@ -174,26 +164,6 @@ function staleDocuments(crawlers: CrawlersStatus): HealthItem[] {
       ...(documents[0] ? { document: documents[0] } : {}),
     },
   ];
-}
-
-function rangeErrors(crawlers: CrawlersStatus): HealthItem[] {
-  return crawlers.ranges.flatMap((r): HealthItem[] =>
-    r.error === null
-      ? []
-      : [
-          {
-            // Without any prefix, no request of this crawler can be verified.
-            level: r.prefixes === 0 ? "red" : "amber",
-            topic: "ranges",
-            message:
-              r.prefixes === 0
-                ? `The IP ranges of ${r.name} could not be fetched (${r.error}): none of its requests can be verified.`
-                : `The IP ranges of ${r.name} could not be refreshed (${r.error}); those fetched ${when(r.fetchedAt)} stay in use.`,
-            action: `Check the URL given for ${r.name} in CRAWLER_IP_RANGES (${r.url}); the daily refresh tries again. Until it works, a ${r.name} address added since counts as unverified.`,
-            document: r.url,
-          },
-        ],
-  );
 }
 
 /** A robots.txt answer's source saying it was the last good copy, not the origin's file of the moment. */
@@ -404,7 +374,7 @@ export function healthOf(status: HealthInput, now: number): HealthItem[] {
     ...jobs(status, "amber"),
     ...regenerationFailed(status),
     ...notifications(status),
-    ...(crawlers ? rangeErrors(crawlers) : []),
+    ...(crawlers ? rangeErrors(crawlers, when) : []),
     ...lastmod(status),
     ...noManifest(status),
   ];

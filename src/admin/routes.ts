@@ -272,6 +272,7 @@ export const patchSite = createRoute({
     ...platformErrors,
     400: error("invalid_body, or invalid_settings (`problems` names each setting and its rule)"),
     404: unknownSite,
+    409: error("database_in_use: DATABASE changed while the site holds records (they stay where they are; delete them first)"),
     415: error("the body is not sent as application/json"),
   },
 });

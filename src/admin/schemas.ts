@@ -29,6 +29,7 @@ const ERROR_CODES = [
   "forbidden",
   "too_many_failures",
   "database_list",
+  "database_in_use",
   "cooldown",
   "invalid_origin",
   "invalid_settings",

@@ -21,10 +21,11 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { normalizeOrigin } from "../core/url.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { REGISTRY_TARGET } from "../jobs/messages.ts";
-import { type SettingProblem, settingsProblems } from "../registry/settings.ts";
+import { currentMeter } from "../jobs/meter.ts";
+import { DATABASE_SETTING, type SettingProblem, settingsProblems } from "../registry/settings.ts";
 import type { RegisteredSite, SiteRegistry, SiteSettings } from "../registry/store.ts";
 import { newSiteToken, tokenHash } from "../registry/token.ts";
-import { registeredServices, registryResolver, services, siteRegistry } from "../services.ts";
+import { registeredServices, registeredSites, registryResolver, services, siteRegistry } from "../services.ts";
 import { AdminError } from "./errors.ts";
 import type { HealthItem } from "./health.ts";
 import { jsonResponse } from "./json.ts";
@@ -123,7 +124,7 @@ const writeTime = (site: RegisteredSite): number => Math.max(Date.now(), site.up
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function siteBody(site: RegisteredSite): SiteBody {
+function siteBody(site: RegisteredSite): SiteBody {
   return {
     origin: site.origin,
     host: new URL(site.origin).host,
@@ -175,7 +176,7 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
 };
 
 /** A registered site's health (src/admin/health.ts), from its status as its own dashboard reads it; a site whose settings no longer read is one red problem. */
-export async function siteHealth(c: Context<AppEnv>, site: RegisteredSite): Promise<NonNullable<SiteBody["health"]>> {
+async function siteHealth(c: Context<AppEnv>, site: RegisteredSite): Promise<NonNullable<SiteBody["health"]>> {
   let problems: HealthItem[];
   try {
     problems = (await siteStatus(registeredServices(c.env, site), site.origin)).health;
@@ -197,6 +198,34 @@ export async function siteHealth(c: Context<AppEnv>, site: RegisteredSite): Prom
   };
 }
 
+/** A site's body with its health. */
+type WithHealth = SiteBody & { health: NonNullable<SiteBody["health"]> };
+
+/**
+ * Service calls a page of sites' health spends before it takes on no further site: a site's status
+ * is ~20 queries whatever its configuration (its mirrors' and jobs' states one query each), so one
+ * more site always fits in the shared 1,000 (src/jobs/meter.ts).
+ */
+const HEALTH_SHARE = 600;
+
+/**
+ * The health of `rows`' first `limit` sites, read one after another until the invocation's share is
+ * spent; `next` is where the following page starts (the last site read), or null after the last site.
+ */
+export async function healthPage(
+  c: Context<AppEnv>,
+  rows: readonly RegisteredSite[],
+  limit: number,
+): Promise<{ sites: WithHealth[]; next: string | null }> {
+  const sites: WithHealth[] = [];
+  const page = rows.slice(0, limit);
+  for (const [i, site] of page.entries()) {
+    if (i > 0 && (currentMeter()?.serviceCalls ?? 0) >= HEALTH_SHARE) return { sites, next: page[i - 1]!.origin };
+    sites.push({ ...siteBody(site), health: await siteHealth(c, site) });
+  }
+  return { sites, next: rows.length > limit ? page.at(-1)!.origin : null };
+}
+
 export const readSites: RouteHandler<typeof listSites, AppEnv> = async (c) => {
   const registry = registryOf(c);
   const query = c.req.valid("query");
@@ -207,10 +236,9 @@ export const readSites: RouteHandler<typeof listSites, AppEnv> = async (c) => {
   const limit = query.limit ?? (withHealth ? HEALTH_PAGE : DEFAULT_PAGE);
   // One more than asked: whether there is a next page, without a query that finds it empty.
   const rows = await registry.page(query.after ?? null, limit + 1, query.contains?.toLowerCase() ?? null);
+  if (withHealth) return jsonResponse(await healthPage(c, rows, limit), 200);
   const sites = rows.slice(0, limit);
-  const bodies: SiteBody[] = [];
-  for (const site of sites) bodies.push(withHealth ? { ...siteBody(site), health: await siteHealth(c, site) } : siteBody(site));
-  return jsonResponse({ sites: bodies, next: rows.length > limit ? sites.at(-1)!.origin : null }, 200);
+  return jsonResponse({ sites: sites.map(siteBody), next: rows.length > limit ? sites.at(-1)!.origin : null }, 200);
 };
 
 export const readSite: RouteHandler<typeof getSite, AppEnv> = async (c) => {
@@ -225,8 +253,20 @@ export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
   const site = await liveSite(registry, host);
   const problems = settingsProblems(c.env, site.origin, settings);
   if (problems.length > 0) throw refusedSettings(problems);
+  // Records are not moved between databases: a site holding some keeps its database (else they would be stranded there).
+  if (
+    (settings[DATABASE_SETTING] ?? "DB") !== (site.settings[DATABASE_SETTING] ?? "DB") &&
+    (await registeredSites(c.env)?.purgeOf(site)?.holdsRecords(site.origin))
+  ) {
+    throw new AdminError(409, {
+      error: "database_in_use",
+      message: "DATABASE cannot change while the site holds records: delete them first (a full sync of none), then change it",
+    });
+  }
   const updated = await registry.update(site.origin, settings, writeTime(site));
   if (updated === null) throw notFound(host);
+  // This isolate serves the new settings at once; the others when their list is next read (MANIFEST_CACHE_TTL).
+  registryResolver(c.env)?.remember(updated);
   return jsonResponse(siteBody(updated), 200);
 };
 

@@ -170,6 +170,7 @@ export function parseConfig(env: RawEnv): Config {
     notify: notifyConfig(env, disabled),
     urlSource: read(v.URL_SOURCE),
     siteDatabases,
+    settingsAnyHost: read(v.SITE_SETTINGS_ANY_HOST),
     shardBase: new Map(),
     manifestStore: read(v.MANIFEST_STORE),
     manifestRequestRows: read(v.MANIFEST_REQUEST_ROWS),

@@ -51,6 +51,11 @@ export interface Config {
    */
   siteDatabases: ReadonlyMap<string, readonly string[]>;
   /**
+   * SITE_SETTINGS_ANY_HOST: a registered site's settings naming hosts (mirrors, the robots.txt origin,
+   * ping URLs) may name hosts other than its own domain's (src/registry/hosts.ts). Off by default.
+   */
+  settingsAnyHost: boolean;
+  /**
    * Set by the wiring for one partition's services (src/services.ts): the partition's first shard
    * number per partitioned site, so that shard URLs of different partitions never collide. Empty otherwise.
    */

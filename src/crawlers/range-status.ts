@@ -25,6 +25,7 @@ export async function rangesStatus(store: CrawlerRangeStore | null, config: Pick
       name,
       url,
       prefixes: list?.prefixes.length ?? 0,
+      refused: [...(list?.refused ?? [])],
       fetchedAt: iso(list?.fetchedAt ?? null),
       checkedAt: iso(list?.checkedAt ?? null),
       error: list?.error ?? null,

@@ -13,6 +13,8 @@ export interface StoredRanges {
   url: string;
   /** CIDR prefixes, canonical (src/crawlers/ranges.ts `parseRangeFile`); empty when no fetch has worked yet. */
   prefixes: readonly string[];
+  /** Prefixes of the list refused as implausibly wide (src/crawlers/ranges.ts SHORTEST_PREFIX), a few at most; absent in lists stored before. */
+  refused?: readonly string[];
   /** When `prefixes` were fetched (ms since epoch); null: never. */
   fetchedAt: number | null;
   /** When the last refresh tried, whether it worked or not (ms since epoch). */

@@ -30,11 +30,28 @@ function canonicalPrefix(text: string, kind: "ipv4" | "ipv6"): string | null {
 }
 
 /**
- * The prefixes of a published list (`text`: the file's body), canonical and without repeats; keys
- * other than `prefixes`, and entries that are no valid prefix, are ignored. Throws RangeFileError
- * for a body that is not such a file or holds no valid prefix.
+ * The shortest prefix a crawler's list may hold: a search engine's crawlers sit in a few small
+ * networks, so a /0–/7 IPv4 or a /0–/31 IPv6 prefix (`0.0.0.0/0`: every address) is a damaged or
+ * hostile list, never a crawler's range. Such a prefix is refused, and status shows it.
  */
-export function parseRangeFile(text: string): string[] {
+export const SHORTEST_PREFIX = { ipv4: 8, ipv6: 32 } as const;
+
+/** Whether a canonical prefix is at least SHORTEST_PREFIX long. */
+function plausible(prefix: string): boolean {
+  const length = Number(prefix.slice(prefix.lastIndexOf("/") + 1));
+  return length >= (prefix.includes(":") ? SHORTEST_PREFIX.ipv6 : SHORTEST_PREFIX.ipv4);
+}
+
+/** Refused prefixes kept to show at most. */
+const REFUSED_KEPT = 10;
+
+/**
+ * The prefixes of a published list (`text`: the file's body), canonical and without repeats, and
+ * those refused as implausibly wide (at most REFUSED_KEPT); keys other than `prefixes`, and entries
+ * that are no valid prefix, are ignored. Throws RangeFileError for a body that is not such a file
+ * or holds no valid, plausible prefix.
+ */
+export function parseRangeList(text: string): { prefixes: string[]; refused: string[] } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -44,14 +61,25 @@ export function parseRangeFile(text: string): string[] {
   const file = FileSchema.safeParse(json);
   if (!file.success) throw new RangeFileError('not a list of IP ranges (no "prefixes" array)');
   const out = new Set<string>();
+  const refused = new Set<string>();
   for (const entry of file.data.prefixes) {
     const e = EntrySchema.safeParse(entry);
     if (!e.success) continue;
     const prefix = "ipv4Prefix" in e.data ? canonicalPrefix(e.data.ipv4Prefix.trim(), "ipv4") : canonicalPrefix(e.data.ipv6Prefix.trim(), "ipv6");
-    if (prefix !== null) out.add(prefix);
+    if (prefix === null) continue;
+    if (plausible(prefix)) out.add(prefix);
+    else if (refused.size < REFUSED_KEPT) refused.add(prefix);
+  }
+  if (out.size === 0 && refused.size > 0) {
+    throw new RangeFileError(`every prefix is implausibly wide (shorter than /${SHORTEST_PREFIX.ipv4} for IPv4, /${SHORTEST_PREFIX.ipv6} for IPv6)`);
   }
   if (out.size === 0) throw new RangeFileError("no valid IP prefix in the list");
-  return [...out];
+  return { prefixes: [...out], refused: [...refused] };
+}
+
+/** The plausible prefixes of a published list (parseRangeList without what it refused). */
+export function parseRangeFile(text: string): string[] {
+  return parseRangeList(text).prefixes;
 }
 
 /** One crawler's prefixes (CIDR, as parseRangeFile gives them). */
@@ -66,6 +94,8 @@ export interface RangeMatcher {
   crawlerOf(ip: string): string | null;
   /** Whether `crawler`'s ranges hold `ip`. */
   has(crawler: string, ip: string): boolean;
+  /** Whether `crawler`'s published list is loaded (at least one prefix): its addresses alone then verify it. */
+  knows(crawler: string): boolean;
 }
 
 /** A crawler's networks: per prefix length, the masked network addresses. */
@@ -131,13 +161,14 @@ function contains(networks: Networks, address: Address): boolean {
   return false;
 }
 
-/** The matcher of `lists` (prefixes that do not parse are skipped: lists come from parseRangeFile). */
+/** The matcher of `lists` (prefixes that do not parse, or are implausibly wide, are skipped: lists come from parseRangeList). */
 export function compileRanges(lists: readonly CrawlerPrefixes[]): RangeMatcher {
   const byCrawler = new Map<string, Networks>();
   for (const { name, prefixes } of lists) {
     let networks = byCrawler.get(name);
     if (!networks) byCrawler.set(name, (networks = { v4: new Map(), v6: new Map() }));
     for (const prefix of prefixes) {
+      if (!plausible(prefix)) continue;
       let address: ipaddr.IPv4 | ipaddr.IPv6;
       let length: number;
       try {
@@ -160,6 +191,10 @@ export function compileRanges(lists: readonly CrawlerPrefixes[]): RangeMatcher {
       const networks = byCrawler.get(crawler);
       const address = networks ? parseAddress(ip) : null;
       return address !== null && contains(networks!, address);
+    },
+    knows(crawler) {
+      const networks = byCrawler.get(crawler);
+      return networks !== undefined && (networks.v4.size > 0 || networks.v6.size > 0);
     },
   };
 }

@@ -5,9 +5,13 @@
  *  - a verified crawler's fetch is written at most once per site, crawler, document, minute and
  *    outcome (ok / failed) by this isolate, and, where the location can say so (`claim`, the
  *    Cache API), by this location: a crawler reading the index 1,000 times a minute is one row;
- *  - requests claiming a crawler, verified or not, are only counted in memory and added to D1 in one
- *    statement at most once a minute per isolate (at once for a counter this isolate never wrote:
- *    its row then exists before any burst). A spoofed Googlebot flood writes no row per request.
+ *  - a path that names no document (a made-up `/sitemap-x.xml`) is counted, never written as a row;
+ *  - requests claiming a crawler, verified or not, are only counted in memory, per D1 database (each
+ *    database's counts through its own log: never one site's counts into another's database), and
+ *    added to D1 in one statement per database: at once the first time this isolate counts for that
+ *    database, then once its oldest pending count is a minute old, by the next request this isolate
+ *    observes (to any site). A spoofed Googlebot flood over any number of tenants writes no row per
+ *    request, and at most one statement per database in its first minute.
  *
  * Counts held in memory when an isolate is evicted are lost: the counts are a load indicator, the
  * fetch rows are the record.
@@ -20,7 +24,8 @@ export interface ObservedFetch {
   origin: string;
   crawler: CrawlerName;
   verification: Verification;
-  document: string;
+  /** The document the path names; null: none (only counted, so made-up paths cannot grow the log). */
+  document: string | null;
   path: string;
   /** Epoch ms. */
   at: number;
@@ -32,7 +37,7 @@ export interface ObservedFetch {
 /** Claims a key for a minute in this location (the Cache API); false when another isolate of the location already did. */
 export type LocationClaim = (key: string) => Promise<boolean>;
 
-/** Counts are added to D1 at most this often per isolate. */
+/** Counts wait in memory at most this long (then go with the next request this isolate observes, to any site). */
 export const COUNT_FLUSH_MS = 60_000;
 /** Keys of fetches written this minute kept in memory at most (a site's documents × crawlers fits many times over). */
 const WRITTEN_KEPT = 10_000;
@@ -40,29 +45,44 @@ const WRITTEN_KEPT = 10_000;
 /** A counter's key: per site, crawler and verification. */
 const counterKey = (c: Pick<RequestCount, "origin" | "crawler" | "verified">): string => `${c.origin} ${c.crawler} ${c.verified ? 1 : 0}`;
 
+/** One log's counts not yet added to D1, and when the oldest of them was counted. */
+interface Pending {
+  counts: Map<string, RequestCount>;
+  since: number;
+}
+
 export class CrawlerRecorder {
   /** Fetch key → the minute it was last written by this isolate. */
   readonly #written = new Map<string, number>();
-  /** Counts not yet added to D1. */
-  #pending = new Map<string, RequestCount>();
-  /** Counters this isolate has added to D1 at least once. */
-  readonly #known = new Set<string>();
-  #lastFlush = 0;
+  /** Per log (one per D1 database, src/services.ts): its sites' counts, flushed through it alone. */
+  readonly #pending = new Map<CrawlerLogStore, Pending>();
+  /** Logs this isolate has flushed to at least once (a few: one per D1 database). */
+  readonly #flushed = new Set<CrawlerLogStore>();
 
-  /** Records one response: counts it, and writes a verified fetch when it is the first of its minute. */
+  /** Records one response: counts it, flushes the counts that are due, and writes a verified fetch of a document when it is the first of its minute. */
   async observe(log: CrawlerLogStore, f: ObservedFetch, claim: LocationClaim | null): Promise<void> {
     const verified = f.verification !== null;
     const counter = counterKey({ origin: f.origin, crawler: f.crawler, verified });
-    const pending = this.#pending.get(counter);
-    if (pending) pending.requests++;
-    else this.#pending.set(counter, { origin: f.origin, crawler: f.crawler, verified, requests: 1 });
-    const work: Promise<void>[] = [];
-    if (!this.#known.has(counter) || f.at - this.#lastFlush >= COUNT_FLUSH_MS) work.push(this.#flush(log, f.at));
-    if (verified) work.push(this.#writeFetch(log, f, claim));
-    await Promise.all(work);
+    let pending = this.#pending.get(log);
+    if (!pending) this.#pending.set(log, (pending = { counts: new Map(), since: f.at }));
+    const count = pending.counts.get(counter);
+    if (count) count.requests++;
+    else pending.counts.set(counter, { origin: f.origin, crawler: f.crawler, verified, requests: 1 });
+    const work = this.#due(f.at).map(([l, p]) => this.#flush(l, p, f.at));
+    if (verified && f.document !== null) work.push(this.#writeFetch(log, { ...f, document: f.document }, claim));
+    const failed = (await Promise.allSettled(work)).find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
-  async #writeFetch(log: CrawlerLogStore, f: ObservedFetch, claim: LocationClaim | null): Promise<void> {
+  /**
+   * The logs due: one this isolate never flushed to (so a database's counts exist before any burst),
+   * and those whose oldest pending count is COUNT_FLUSH_MS old (a clock behind `since`, a test's, counts as due).
+   */
+  #due(now: number): [CrawlerLogStore, Pending][] {
+    return [...this.#pending].filter(([log, p]) => !this.#flushed.has(log) || now - p.since >= COUNT_FLUSH_MS || now < p.since);
+  }
+
+  async #writeFetch(log: CrawlerLogStore, f: ObservedFetch & { document: string }, claim: LocationClaim | null): Promise<void> {
     const minute = Math.floor(f.at / 60_000);
     const key = `${f.origin} ${f.crawler} ${isOk(f.status) ? "ok" : "failed"} ${f.document}`;
     if (this.#written.get(key) === minute) return;
@@ -76,22 +96,21 @@ export class CrawlerRecorder {
     await log.recordFetches([fetch]);
   }
 
-  async #flush(log: CrawlerLogStore, now: number): Promise<void> {
-    const counts = [...this.#pending.values()];
-    this.#pending = new Map();
-    this.#lastFlush = now;
-    if (counts.length === 0) return;
-    for (const c of counts) this.#known.add(counterKey(c));
+  async #flush(log: CrawlerLogStore, pending: Pending, now: number): Promise<void> {
+    this.#pending.delete(log);
+    this.#flushed.add(log);
+    const counts = [...pending.counts.values()];
     try {
       await log.addCounts(counts, now);
     } catch (error) {
-      // Put back, to go with the next flush: the keys are few (sites × crawlers × 2), so this stays small.
+      // Put back into this log's pending, to go with its next flush: the keys are few (its sites × crawlers × 2).
+      let again = this.#pending.get(log);
+      if (!again) this.#pending.set(log, (again = { counts: new Map(), since: pending.since }));
       for (const c of counts) {
         const key = counterKey(c);
-        this.#known.delete(key);
-        const p = this.#pending.get(key);
+        const p = again.counts.get(key);
         if (p) p.requests += c.requests;
-        else this.#pending.set(key, c);
+        else again.counts.set(key, c);
       }
       throw error;
     }

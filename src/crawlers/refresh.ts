@@ -10,7 +10,7 @@
 import { USER_AGENT } from "../core/user-agent.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 import type { CrawlerRangeStore, StoredRanges } from "./range-store.ts";
-import { parseRangeFile } from "./ranges.ts";
+import { parseRangeList } from "./ranges.ts";
 
 /** How often a list is fetched again (daily; the first heartbeat fetches those never stored). */
 export const REFRESH_EVERY_MS = 24 * 3600_000;
@@ -41,7 +41,7 @@ const isDue = (stored: StoredRanges | undefined, url: string, now: number): bool
   stored === undefined || stored.url !== url || now - stored.checkedAt >= REFRESH_EVERY_MS || now < stored.checkedAt - REFRESH_EVERY_MS;
 
 /** One list's prefixes, or throws an Error whose message says what went wrong (no body, no secret). */
-async function fetchList(url: string, fetchFn: typeof fetch, timeoutMs: number): Promise<string[]> {
+async function fetchList(url: string, fetchFn: typeof fetch, timeoutMs: number): Promise<{ prefixes: string[]; refused: string[] }> {
   const controller = new AbortController();
   const timedOut = new Error(`timed out after ${timeoutMs} ms`);
   // The deadline covers the answer and the body's read, whatever the fetch makes of the signal.
@@ -59,7 +59,7 @@ async function fetchList(url: string, fetchFn: typeof fetch, timeoutMs: number):
     }
     const { text, overCap } = await Promise.race([readCapped(response.body, MAX_BODY_BYTES), deadline]);
     if (overCap) throw new Error(`the list is larger than ${MAX_BODY_BYTES} bytes`);
-    return parseRangeFile(text);
+    return parseRangeList(text);
   } catch (err) {
     // An abort surfaces as whatever the fetch or the body's read makes of it: said one way.
     throw controller.signal.aborted ? timedOut : err;
@@ -88,11 +88,19 @@ export async function refreshCrawlerRanges(
       if (!isDue(before, url, now)) return { name };
       let list: StoredRanges;
       try {
-        const prefixes = await fetchList(url, fetchFn, timeoutMs);
-        list = { name, url, prefixes, fetchedAt: now, checkedAt: now, error: null };
+        const { prefixes, refused } = await fetchList(url, fetchFn, timeoutMs);
+        list = { name, url, prefixes, refused, fetchedAt: now, checkedAt: now, error: null };
       } catch (err) {
         const error = described(err);
-        list = { name, url, prefixes: before?.prefixes ?? [], fetchedAt: before?.fetchedAt ?? null, checkedAt: now, error };
+        list = {
+          name,
+          url,
+          prefixes: before?.prefixes ?? [],
+          refused: before?.refused ?? [],
+          fetchedAt: before?.fetchedAt ?? null,
+          checkedAt: now,
+          error,
+        };
       }
       await store.save(list);
       return list.error === null ? { name, prefixes: list.prefixes.length } : { name, error: list.error };

@@ -54,6 +54,8 @@ export interface CrawlersStatus {
     name: CrawlerName;
     url: string;
     prefixes: number;
+    /** Prefixes of its list refused as implausibly wide (shorter than /8 for IPv4, /32 for IPv6), a few at most: they verify nothing. */
+    refused: string[];
     fetchedAt: string | null;
     checkedAt: string | null;
     /** The last refresh's failure (the ranges fetched before it stay in use); null when it worked. */

@@ -19,6 +19,7 @@ import { fmt, h } from "../formats/view/page.ts";
 import { type UrlsetView, renderUrlsetView } from "../formats/view/urlset-view.ts";
 import { viewCache } from "../formats/view/view-cache.ts";
 import { type ViewQuery, scanRows, shardRows } from "../formats/view/view-rows.ts";
+import { invocationStream } from "../jobs/meter.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { indexExtras } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -40,7 +41,9 @@ function viewQuery(c: Ctx): ViewQuery | Response {
   return { page: page === undefined ? 1 : Number(page), q };
 }
 
-const html = (body: ReadableStream<Uint8Array> | string): Response => new Response(body, { status: 200, headers: viewHeaders() });
+/** A streamed page reads its rows as it is pulled: in this request's invocation (src/jobs/meter.ts). */
+const html = (body: ReadableStream<Uint8Array> | string): Response =>
+  new Response(typeof body === "string" ? body : invocationStream(body), { status: 200, headers: viewHeaders() });
 
 const share = (part: number, whole: number): string => `${((100 * part) / whole).toFixed(1)}%`;
 

@@ -19,8 +19,11 @@ export interface RegisteredSites {
   registry: SiteRegistry;
   /** A registered site's services (its database, its settings over the deployment's variables). Throws ConfigError. */
   servicesOf(site: RegisteredSite): Services;
-  /** What removes the site's rows from its database; null when that database is not bound. */
-  purgeOf(site: RegisteredSite): SitePurgeStore | null;
+  /**
+   * What removes the site's rows from its database, `DB`, and the D1 bindings named in `others`
+   * (those live registered sites use: where it may have been before a DATABASE change); null when none is bound.
+   */
+  purgeOf(site: RegisteredSite, others?: readonly string[]): SitePurgeStore | null;
 }
 
 interface JobContext {

@@ -9,7 +9,9 @@
  * and its chain goes on after the last origin it scheduled. Each page's sites also have their section
  * moves and tombstones no reader needs trimmed (`trimRegistered`, as the sync sweep does for the
  * configured sites), in at most TRIM_STATEMENTS statements. The first step also queues the purge of
- * deleted sites (src/jobs/site-purge.ts) when there are any.
+ * deleted sites (src/jobs/site-purge.ts) when there are any, and a sync sweep (src/jobs/sync-sweep.ts:
+ * expired syncs, the crawler log's trimming, stale job rows) for each database registered sites use,
+ * named by its first site, so that a database holding only registered sites is housekept too.
  *
  * Measured (test/workers/registry-sweep.test.ts): a page of 200 sites costs about 20 D1 queries and
  * 2–4 queue sends, so 10,000 sites take 10 steps of ~100 queries each.
@@ -17,7 +19,7 @@
 import { trimRegistered } from "../housekeeping/housekeeping.ts";
 import { DATABASE_SETTING } from "../registry/settings.ts";
 import type { Services } from "../services-type.ts";
-import type { JobHandler } from "./context.ts";
+import type { JobHandler, RegisteredSites } from "./context.ts";
 import { type Planned, heartbeatJobs, startPlanned } from "./heartbeat.ts";
 import { MAX_STEPS, REGISTRY_TARGET } from "./messages.ts";
 
@@ -25,11 +27,11 @@ import { MAX_STEPS, REGISTRY_TARGET } from "./messages.ts";
 const PAGE = 200;
 /** Sites one step schedules at most (the rest: the chain's next step). */
 const SITES_PER_STEP = 1_000;
-/** The step takes on no further page past this many D1 queries of its invocation's 1,000 (a page costs ~20). */
+/** The step takes on no further page past this many service calls of its invocation's shared 1,000 (a page costs ~20). */
 const QUERY_SHARE = 600;
 /** Statements a page's trimming takes at most (src/housekeeping/housekeeping.ts trimRegistered)… */
 const TRIM_STATEMENTS = 150;
-/** …and never past this many D1 queries of the invocation's 1,000. */
+/** …and never past this many service calls of the invocation's shared 1,000. */
 const TRIM_CEILING = 850;
 
 export const registrySweepJob: JobHandler = async (job, c) => {
@@ -40,9 +42,11 @@ export const registrySweepJob: JobHandler = async (job, c) => {
     const started = await c.scheduler.request("site-purge", REGISTRY_TARGET, 0, "sweep");
     purge = started ? ", purge queued" : ", purge running";
   }
+  // Each database registered sites use is housekept by a sync sweep of its own (docs/jobs.md "Housekeeping").
+  const swept = job.after === undefined ? await planSweeps(sites) : 0;
   let after = job.after ?? null;
   let seen = 0;
-  let sent = 0;
+  let sent = swept;
   let broken = 0;
   let tombstones = 0;
   let moves = 0;
@@ -82,7 +86,7 @@ export const registrySweepJob: JobHandler = async (job, c) => {
     const byDatabase = new Map<string, Services[]>();
     for (const [services, table] of tableOf) byDatabase.set(table, [...(byDatabase.get(table) ?? []), services]);
     const trimmed = await trimRegistered(byDatabase.values(), {
-      maxStatements: Math.min(TRIM_STATEMENTS, TRIM_CEILING - c.usage().d1Queries),
+      maxStatements: Math.min(TRIM_STATEMENTS, TRIM_CEILING - c.usage().serviceCalls),
       deadline: c.deadline,
     });
     tombstones += trimmed.tombstones;
@@ -92,7 +96,7 @@ export const registrySweepJob: JobHandler = async (job, c) => {
     if (last === undefined || page.length < PAGE) break;
     after = last.origin;
     const usage = c.usage();
-    if (seen >= SITES_PER_STEP || usage.d1Queries >= QUERY_SHARE || Date.now() >= c.deadline) {
+    if (seen >= SITES_PER_STEP || usage.serviceCalls >= QUERY_SHARE || Date.now() >= c.deadline) {
       if (job.step >= MAX_STEPS) return `scheduled ${seen} sites (${sent} jobs sent), stopped at ${MAX_STEPS} steps`;
       c.continueWith({ delaySeconds: 0, after });
       return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${tombstones} tombstones, ${moves} moves), more left`;
@@ -100,3 +104,27 @@ export const registrySweepJob: JobHandler = async (job, c) => {
   }
   return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${tombstones} tombstones, ${moves} moves)`;
 };
+
+/**
+ * A sync sweep per database registered sites use (one query, then one read per database, a handful),
+ * named by its first site and run on that site's services. A database the heartbeat also sweeps
+ * for its SITES sites is swept twice a heartbeat at most: housekeeping is idempotent. The jobs sent.
+ */
+async function planSweeps(sites: RegisteredSites): Promise<number> {
+  const planned: Planned[] = [];
+  const tableOf = new Map<Services, string>();
+  for (const { database, origin } of await sites.registry.databases()) {
+    const site = await sites.registry.get(origin);
+    if (site === null || site.deletedAt !== null) continue;
+    let services: Services;
+    try {
+      services = sites.servicesOf(site);
+    } catch {
+      continue; // its settings no longer read: the page's walk below reports it
+    }
+    if (services.store.sync === null) continue;
+    tableOf.set(services, database);
+    planned.push({ job: { kind: "sync-sweep", origin, trigger: "cron", step: 0 }, delaySeconds: 0, database: services });
+  }
+  return startPlanned(planned, Date.now(), (p) => tableOf.get(p.database) ?? p.database);
+}

@@ -4,8 +4,9 @@
  * Each step works on the oldest one: once no isolate can still serve it and no job step begun
  * before its deletion can still run (`MANIFEST_CACHE_TTL` + a step's lease after the deletion), it
  * deletes, in bounded statements, its records, then its other rows in every table keyed by its
- * origin (src/registry/purge.ts), then its snapshots in KV (those registered for the garbage
- * collection, then its heads, page by page), and last its registry row; then the next deleted site.
+ * origin, in its database, `DB` and every database registered sites use (src/registry/purge.ts), then its snapshots in KV (those
+ * registered for the garbage collection, then its heads, page by page), its robots.txt last good
+ * copy and loop mark, and last its registry row; then the next deleted site.
  * It stops at its time budget or its share of the invocation's KV operations, and its chain goes
  * on. Every delete is idempotent: a killed step's retry finds less to do.
  */
@@ -18,7 +19,7 @@ import { MAX_STEPS } from "./messages.ts";
 const PURGE_ROWS_PER_STATEMENT = 5_000;
 /** Record deletes per step at most (100,000 records). */
 const RECORD_STATEMENTS_PER_STEP = 20;
-/** The step deletes no further snapshot past this many KV operations of its invocation's 1,000 (a document in parts costs a few more). */
+/** The step deletes no further snapshot past this many service calls of its invocation's shared 1,000 (a document in parts costs a few more). */
 const KV_SHARE = 400;
 /** Snapshot keys read per page (registered for the garbage collection, or a site's heads listed). */
 const KEYS_PER_PAGE = 100;
@@ -50,7 +51,11 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
     return `waiting for ${origin} to settle`;
   }
 
-  const purge = sites.purgeOf(site);
+  // Every database registered sites use, not only the one its settings name now (one query).
+  const purge = sites.purgeOf(
+    site,
+    (await sites.registry.databases()).map((d) => d.database),
+  );
   let records = 0;
   if (purge !== null) {
     for (let i = 0; ; i++) {
@@ -67,7 +72,7 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
   const snapshots = c.services.snapshots;
   let deleted = 0;
   if (snapshots !== null) {
-    const spent = (): boolean => c.usage().kvOperations >= KV_SHARE || Date.now() >= c.deadline;
+    const spent = (): boolean => c.usage().serviceCalls >= KV_SHARE || Date.now() >= c.deadline;
     for (;;) {
       const keys = purge === null ? [] : await purge.collectableKeys(origin, KEYS_PER_PAGE);
       const done: string[] = [];
@@ -86,6 +91,9 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
     if (heads.resume !== undefined) return more(`${origin}: ${records} records, ${deleted} snapshots deleted`, `${origin} ${heads.resume}`);
   }
 
+  // Its robots.txt state in KV: a new tenant at the same origin must not be served the old one's rules, nor its loop.
+  await c.services.robotsLastGood?.remove(origin);
+  await c.services.robotsLoop?.clear(origin);
   await sites.registry.remove(origin);
   const outcome = `${origin} purged: ${records} records, ${deleted} snapshots deleted${purge === null ? " (its database is not bound: its rows stay)" : ""}`;
   console.log(JSON.stringify({ event: "sitemap.registry.purged", site: origin, records, snapshots: deleted }));

@@ -46,14 +46,17 @@ const PER_PARTITION = new Set(["regenerate", "notify"]);
 export async function jobsStatus(s: Services, origin: string, now = Date.now()): Promise<JobStatus[]> {
   if (!s.jobs) return [];
   const mirrors = s.config.mirror.urls.filter((url) => siteOfUrl(url, s.config.sites) === origin);
-  const records: { r: JobRecord; partition?: number }[] = [
-    ...(await s.jobs.state.list(origin)).map((r) => ({ r, ...(s.partitions && PER_PARTITION.has(r.kind) ? { partition: 0 } : {}) })),
-    ...(await Promise.all(mirrors.map((url) => s.jobs!.state.list(url)))).flat().map((r) => ({ r })),
-  ];
+  // The site's jobs and its mirrors' in one read, however many mirrors it has: the site's first, then each mirror's in its order.
+  const targets = [origin, ...mirrors];
+  const rank = new Map(targets.map((t, i) => [t, i]));
+  const listed = (await s.jobs.state.list(targets)).sort((a, b) => rank.get(a.origin)! - rank.get(b.origin)!);
+  const records: { r: JobRecord; partition?: number }[] = listed.map((r) =>
+    r.origin === origin ? { r, ...(s.partitions && PER_PARTITION.has(r.kind) ? { partition: 0 } : {}) } : { r },
+  );
   // A site over several databases: each further partition's own jobs, from its own database.
   for (const [p, part] of (s.partitions ?? []).entries()) {
     if (p === 0 || !part.jobs) continue;
-    for (const r of await part.jobs.state.list(origin)) if (PER_PARTITION.has(r.kind)) records.push({ r, partition: p });
+    for (const r of await part.jobs.state.list([origin])) if (PER_PARTITION.has(r.kind)) records.push({ r, partition: p });
   }
   return records.map(({ r, partition }) => ({
     kind: r.kind,

@@ -11,6 +11,8 @@ export interface JobUsage {
   d1Queries: number;
   kvOperations: number;
   queueSends: number;
+  /** All calls against the one shared budget of 1,000 (D1, KV, queues, Durable Objects, Cache API). */
+  serviceCalls: number;
   durationMs: number;
 }
 
@@ -102,8 +104,8 @@ export interface JobStateStore {
   failed(kind: JobKind, origin: string, chain: string, holder: Holder, error: string, usage: JobUsage, now: number, retryAt: number): Promise<void>;
   /** The queue gave up on it (the dead-letter queue): the chain ends, the next heartbeat starts it again. */
   dead(kind: JobKind, origin: string, chain: string | null, now: number): Promise<void>;
-  /** Every job of a site (the status endpoint and the dashboard). */
-  list(origin: string): Promise<JobRecord[]>;
+  /** Every job of these targets (a site and its mirrors: the status endpoint and the dashboard), in one read. */
+  list(targets: readonly string[]): Promise<JobRecord[]>;
   /**
    * Whether the job's chain carries a site pass that is asked for and not begun, or whose step runs
    * now (begun as one, its lease held): a second request for one would only start it over

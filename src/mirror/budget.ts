@@ -19,8 +19,8 @@ export function runBudget(config: MirrorConfig): MirrorBudget {
 }
 
 /**
- * A run stops taking on work once its invocation has used this many D1 queries or KV operations
- * (of 1,000 each, src/jobs/meter.ts): the batch in flight (≤ 1,000 records, ~130 statements), the
+ * A run stops taking on work once its invocation has used this many service calls (D1, KV and
+ * the rest, of the one budget of 1,000 they share, src/jobs/meter.ts): the batch in flight (≤ 1,000 records, ~130 statements), the
  * saved position and the commit's first steps need less than the rest.
  */
 const INVOCATION_SHARE = 600;
@@ -29,7 +29,7 @@ const INVOCATION_SHARE = 600;
 export function outOfShare(budget: MirrorBudget): boolean {
   if (budget.until !== undefined && Date.now() >= budget.until) return true;
   const used = budget.usage?.();
-  return used !== undefined && (used.d1Queries >= INVOCATION_SHARE || used.kvOperations >= INVOCATION_SHARE);
+  return used !== undefined && used.serviceCalls >= INVOCATION_SHARE;
 }
 
 /** `fetcher`, each call taken from `budget.requests` first; throws OutOfRequests (nothing sent) when none is left. */

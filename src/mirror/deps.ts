@@ -24,5 +24,5 @@ export interface MirrorBudget {
   /** Wall time (ms) after which no request is sent: the job step's time budget (src/jobs/budget.ts). */
   until?: number;
   /** What the invocation has used (counted at the bindings): a run stops at its share of the limits. */
-  usage?: () => { d1Queries: number; kvOperations: number };
+  usage?: () => { serviceCalls: number };
 }

@@ -31,7 +31,7 @@ export interface MirrorRunOptions {
   /** When the run stops sending (ms, wall clock): the job step's time budget. */
   deadline?: number;
   /** What the invocation has used so far: the run stops at its share of the limits. */
-  usage?: () => { d1Queries: number; kvOperations: number };
+  usage?: () => { serviceCalls: number };
 }
 
 /**

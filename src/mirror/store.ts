@@ -89,6 +89,8 @@ export interface ChildRead {
 
 export interface MirrorStateStore {
   load(url: string): Promise<MirrorState | null>;
+  /** The states of these mirrors in one read (a mirror never run is absent). */
+  loadMany(urls: readonly string[]): Promise<Map<string, MirrorState>>;
   /** Saves the state; with `read`, in the same write, how its n-th sitemap was read whole (as setChildRead). */
   save(state: MirrorState, read?: ChildRead): Promise<void>;
   /** Replaces the index's sitemap list of the pass under way (none with validators or digest yet). */

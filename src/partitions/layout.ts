@@ -7,7 +7,7 @@
  * new partition (≥ n): old partitions only lose records, new ones only gain them.
  */
 import type { PlanProgress } from "../manifest/build.ts";
-import type { ChangeCursor, ChangeFeed } from "../store/port.ts";
+import type { ChangeFeed } from "../store/port.ts";
 import { partitionOf } from "./home.ts";
 
 /**
@@ -51,10 +51,10 @@ export interface PartitionLayout {
   /** When that removal last finished; from then until the next flip no partition hides a row. */
   purgedAt: number | null;
   /**
-   * Where the move's catch-up stands in each old partition's change feed (catch-up.ts): from the
-   * move's start until the flip, then once more after it; null when none is due.
+   * Where the move's catch-up stands in each old partition's commit-ordered feed (a change number,
+   * catch-up.ts): from the move's start until the flip, then once more after it; null when none is due.
    */
-  catchUp: ChangeCursor[] | null;
+  catchUp: number[] | null;
 }
 
 export interface LayoutStore {

@@ -18,16 +18,17 @@
  *     plan. A partition's finished plan is saved as its manifest, under its regeneration lease.
  *     (One walk in one step would read ~11 M rows of a 100 M site going from 8 to 9 databases:
  *     over 1,100 queries.) Rows forwarded after it are rendered by the site pass after the flip.
- *  4. catch-up: once no sync of the site is committing, the old partitions' feeds are read from the
- *     move's start and what reached an old home only (a commit's deletions, a write killed between
- *     its two databases) goes over, newer over older (catch-up.ts).
+ *  4. catch-up: once no sync of the site is committing, the old partitions' commit-ordered feeds
+ *     are read from their heads at the move's start and what reached an old home only (a commit's
+ *     deletions, a write killed between its two databases) goes over, a later commit over an
+ *     earlier one (catch-up.ts).
  *  5. flip, in the same step: the old partitions' manifests lose their snapshots and their
  *     validators (so no cache keeps bytes with rows that leave), under their regeneration leases;
  *     then one write of the layout row (`settled` = `target`) is the switch:
  *     from it on, the index lists the new partitions and the old ones leave the moved rows out of
  *     everything they serve (served.ts). Each loc is served by exactly one partition before the
  *     switch and after it. A site pass of every partition then renders snapshots again, and a
- *     minute later the feeds are read once more for deletions that raced the switch.
+ *     minute later the feeds are read on from the flip's cursors for deletions that raced the switch.
  *
  * The job (src/jobs/rebalance.ts) runs the steps on the JOBS queue, then a site pass of every partition.
  *
@@ -44,7 +45,7 @@ import type { Lease } from "../regen/store.ts";
 import type { Services } from "../services-type.ts";
 import { manifestBuildOptions } from "../sitemaps.ts";
 import type { CopiedRow } from "../store/port.ts";
-import { AFTER_FLIP_MS, catchUp, catchUpFrom, settleFrom } from "./catch-up.ts";
+import { AFTER_FLIP_MS, catchUp, catchUpFrom } from "./catch-up.ts";
 import { copyOf } from "./forward.ts";
 import { partitionOf } from "./home.ts";
 import { LayoutChangedError, type PartitionLayout, homeOf, movingTo } from "./layout.ts";
@@ -55,7 +56,7 @@ const PAGE_ROWS = 5_000;
 /** Rows read per step at most (the job's invocation): the copy's and the manifest build's together. */
 const STEP_ROWS = 50_000;
 /**
- * A step takes no new page once its invocation has used this many D1 queries (of 1,000): a page of
+ * A step takes no new page once its invocation has used this many service calls (of the shared 1,000): a page of
  * the copy or the catch-up costs a few (rows go as JSON, 500 a statement: src/adapters/d1/row-copy.ts).
  */
 const INVOCATION_SHARE = 500;
@@ -214,7 +215,7 @@ async function flip(site: Services, parts: readonly Services[], origin: string, 
 export async function rebalanceStep(
   site: Services,
   origin: string,
-  options: { maxRows?: number; now?: number; deadline?: number; usage?: () => { d1Queries: number; kvOperations: number } } = {},
+  options: { maxRows?: number; now?: number; deadline?: number; usage?: () => { serviceCalls: number } } = {},
 ): Promise<RebalanceStep> {
   const parts = site.partitions!;
   const now = options.now ?? Date.now();
@@ -222,7 +223,7 @@ export async function rebalanceStep(
   const inTime = (): boolean => {
     if (options.deadline !== undefined && Date.now() >= options.deadline) return false;
     const used = options.usage?.();
-    return used === undefined || (used.d1Queries < INVOCATION_SHARE && used.kvOperations < INVOCATION_SHARE);
+    return used === undefined || used.serviceCalls < INVOCATION_SHARE;
   };
   const layout = await site.layouts!.read();
   const result = (state: RebalanceStep["state"], rowsRead = 0, copied = 0, removed = 0, waitingFor: string | null = null): RebalanceStep => ({
@@ -282,7 +283,7 @@ export async function rebalanceStep(
     }
     layout.target = parts.length;
     layout.cursor = { partition: 0, section: "", key: -1 };
-    layout.catchUp = catchUpFrom(layout.settled, now);
+    layout.catchUp = await catchUpFrom(stores.slice(0, layout.settled));
     await site.layouts!.save(layout, now);
     return result("started");
   }
@@ -310,40 +311,23 @@ export async function rebalanceStep(
   // A sync's commit deletes in old partitions only: the flip waits for it to end, so the catch-up sees all it deleted.
   const commit = await syncCommitting(parts.slice(0, layout.settled), origin);
   if (commit) return result("waiting", rowsRead, copied, 0, commit);
-  // Layouts whose move began before the catch-up existed read the old partitions' feeds whole.
-  layout.catchUp ??= catchUpFrom(layout.settled, 0);
-  const before = {
+  // Layouts whose move began before the catch-up existed read every numbered change of the old partitions.
+  layout.catchUp ??= Array.from({ length: layout.settled }, () => 0);
+  const caught = await catchUp(stores, origin, layout.catchUp, {
     goesTo: (loc: string, p: number) => (homeOf(loc, layout) === p ? movingTo(loc, layout) : null),
     deletionsOnly: false,
     inTime,
     now,
-  };
-  const caught = await catchUp(stores, origin, layout.catchUp, {
-    ...before,
     maxRows: Math.max(0, maxRows - rowsRead),
     save: () => site.layouts!.save(layout, now),
   });
   rowsRead += caught.read;
   if (!caught.done) return result("catching-up", rowsRead, copied);
-  // Then the last minute again, right before the switch: a write's stamp is taken before it commits,
-  // so one stamped before the cursor may have committed after its read. Bounded by the step's time
-  // and queries, not its rows (a minute of writes, however many: a row bound could never be met).
-  // Not saved: redone whole if the step ends first; from there the catch-up after the flip reads on.
-  const recent = settleFrom(layout.catchUp, now);
-  const settled = await catchUp(
-    stores,
-    origin,
-    recent.map((c) => ({ ...c })),
-    { ...before, maxRows: Number.POSITIVE_INFINITY, save: async () => {} },
-  );
-  rowsRead += settled.read;
-  if (!settled.done) return result("catching-up", rowsRead, copied);
   // Once more, right before the switch: a commit that began during the catch-up (it checked the
   // layout before this step did) waits for the next step; one that begins after it is read by the
-  // catch-up after the flip, which reads on while any commit is under way.
+  // catch-up after the flip, which reads on from the cursors saved here while any commit is under way.
   const lastCommit = await syncCommitting(parts.slice(0, layout.settled), origin);
   if (lastCommit) return result("waiting", rowsRead, copied, 0, lastCommit);
-  layout.catchUp = recent;
   if (!(await flip(site, parts, origin, layout, now)))
     return result("waiting", rowsRead, copied, 0, "an old partition's regeneration lease (the flip takes them all)");
   // The caller runs a site pass of every partition next (src/jobs/rebalance.ts): snapshots again.

@@ -37,8 +37,8 @@ interface SectionRun {
 }
 
 /**
- * A run stops taking on work once its invocation has used this many D1 queries or KV operations (of
- * the 1,000 each it may use, src/jobs/meter.ts): the shard in flight (a 50,000-URL shard is ~21
+ * A run stops taking on work once its invocation has used this many service calls (D1, KV and the
+ * rest, of the one budget of 1,000 they share, src/jobs/meter.ts): the shard in flight (a 50,000-URL shard is ~21
  * queries and a few puts) and the publish after it (index snapshot, manifest, state, at most 100
  * snapshot deletions) need far less than the rest.
  */
@@ -49,7 +49,7 @@ export interface RunBounds {
   /** Wall-clock time (ms) after which no shard is started. */
   deadline?: number;
   /** What the invocation has used so far (counted at the bindings). */
-  usage?: () => { d1Queries: number; kvOperations: number } | undefined;
+  usage?: () => { serviceCalls: number } | undefined;
 }
 
 export class Run {
@@ -94,7 +94,7 @@ export class Run {
     const { deadline, usage } = this.#bounds;
     if (deadline !== undefined && Date.now() >= deadline) return true;
     const used = usage?.();
-    return used !== undefined && (used.d1Queries >= INVOCATION_SHARE || used.kvOperations >= INVOCATION_SHARE);
+    return used !== undefined && used.serviceCalls >= INVOCATION_SHARE;
   }
 
   /** Commits a shard's snapshot; a failure leaves it without one (live render) and is recorded. */

@@ -38,7 +38,7 @@ export interface RunSummary {
   /** Documents published without a snapshot because rendering or storing it failed in this run. */
   failed: { document: string; error: string }[];
   /** What the invocation had used of its budget when the run ended (counted at the bindings by the job, src/jobs/meter.ts). */
-  usage?: { d1Queries: number; kvOperations: number; queueSends: number; durationMs: number };
+  usage?: { d1Queries: number; kvOperations: number; queueSends: number; serviceCalls: number; durationMs: number };
   error?: string;
 }
 

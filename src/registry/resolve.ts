@@ -1,61 +1,57 @@
 /**
  * A request's Host to a registered site, with no D1 query on the hot path (docs/tenants.md
- * "Resolving a host"). Each isolate keeps the registry's live origins with their update times, read
- * in one query at most once per `ttlMs` (MANIFEST_CACHE_TTL): a known origin then costs a map
- * lookup, and an unknown one — a flood of random hosts included — costs nothing more than that,
- * since the list says it is not there. A site's record is read once per isolate and kept until the
- * list shows it updated. Once the list is older than `ttlMs`, a request for a listed origin is
- * answered from it while it is read again in the background; one for an origin not on it waits for
- * that read (shared by every request meanwhile), so a new site serves within `ttlMs` of its creation.
- * A deleted site is dropped from this isolate's list at once (`forget`) and from the others' within
- * `ttlMs`.
+ * "Resolving a host"). Each isolate keeps the registry's live sites — each record whole: settings,
+ * token hash, update time, what a request needs — read in one query at most once per `ttlMs`
+ * (MANIFEST_CACHE_TTL). A known origin then costs a map lookup, and an unknown one — a flood of
+ * random hosts included — nothing more than that, since the list says it is not there; at 20,000
+ * sites neither reads D1 (bench/registry-resolve.bench.ts). Once the list is older than `ttlMs`, a
+ * read for a listed origin is answered from it while it is read again in the background, and one
+ * for an origin not on it waits for that read (shared by every request meanwhile), so a new site
+ * serves within `ttlMs` of its creation. A write or a job (`fresh`) never acts on a stale list: it
+ * waits for the list read again, so a deleted site stops taking writes and running jobs in every
+ * isolate within `ttlMs` of its DELETE. The isolate that ran the DELETE drops it at once (`forget`).
  */
 import type { RegisteredSite, SiteRegistry } from "./store.ts";
-
-/** Sites' records kept per isolate at most (the list itself has every live origin). */
-const SITES_KEPT = 5_000;
 
 export class RegistryResolver {
   readonly #registry: SiteRegistry;
   readonly #ttlMs: number;
-  #list: Map<string, number> | null = null;
+  #list: Map<string, RegisteredSite> | null = null;
   #loadedAt = 0;
-  #loading: Promise<Map<string, number>> | null = null;
-  readonly #sites = new Map<string, RegisteredSite>();
+  #loading: Promise<Map<string, RegisteredSite>> | null = null;
 
   constructor(registry: SiteRegistry, ttlMs: number) {
     this.#registry = registry;
     this.#ttlMs = ttlMs;
   }
 
-  /** The live registered site at `origin`, or null. `waitUntil` carries a background refresh. */
-  async resolve(origin: string, now: number, waitUntil: (p: Promise<unknown>) => void): Promise<RegisteredSite | null> {
+  /**
+   * The live registered site at `origin`, or null. `waitUntil` carries a background refresh.
+   * `fresh`: the caller writes or runs a job, so a stale list is read again first, whatever it says.
+   */
+  async resolve(origin: string, now: number, waitUntil: (p: Promise<unknown>) => void, fresh = false): Promise<RegisteredSite | null> {
     let list = this.#list;
     const stale = list === null || now - this.#loadedAt >= this.#ttlMs;
-    if (list === null || (stale && !list.has(origin))) list = await this.#load(now);
+    if (list === null || (stale && (fresh || !list.has(origin)))) list = await this.#load(now);
     else if (stale) waitUntil(this.#load(now).catch((error: unknown) => console.error("site registry: the list could not be read again", error)));
-    const updatedAt = list.get(origin);
-    if (updatedAt === undefined) return null;
-    const kept = this.#sites.get(origin);
-    if (kept && kept.updatedAt === updatedAt) return kept;
-    const site = await this.#registry.get(origin);
-    if (!site || site.deletedAt !== null) return null;
-    if (this.#sites.size >= SITES_KEPT) this.#sites.delete(this.#sites.keys().next().value!);
-    this.#sites.set(origin, site);
-    return site;
+    return list.get(origin) ?? null;
+  }
+
+  /** This isolate serves `site` as it now is at once (its PATCH ran here); the others within `ttlMs`. */
+  remember(site: RegisteredSite): void {
+    this.#list?.set(site.origin, site);
   }
 
   /** This isolate stops serving `origin` at once (its DELETE ran here). */
   forget(origin: string): void {
     this.#list?.delete(origin);
-    this.#sites.delete(origin);
   }
 
-  #load(now: number): Promise<Map<string, number>> {
+  #load(now: number): Promise<Map<string, RegisteredSite>> {
     this.#loading ??= this.#registry
-      .live()
-      .then((rows) => {
-        this.#list = new Map(rows.map((r) => [r.origin, r.updatedAt]));
+      .liveSites()
+      .then((sites) => {
+        this.#list = new Map(sites.map((s) => [s.origin, s]));
         this.#loadedAt = now;
         return this.#list;
       })

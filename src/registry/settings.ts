@@ -6,6 +6,9 @@
  * caching, the crawler ranges) and bindings stay the deployment's.
  */
 import { checkConfig } from "../config/parse.ts";
+import { readVariable } from "../config/variable.ts";
+import { SITE_SETTINGS_ANY_HOST } from "../config/variables/index.ts";
+import { hostProblems } from "./hosts.ts";
 
 /** The variables a registered site may set, each read as the variable of that name (README). */
 const SITE_VARIABLES = [
@@ -49,6 +52,15 @@ export function registeredSiteEnv(env: object, origin: string, settings: Readonl
   return out;
 }
 
+/** SITE_SETTINGS_ANY_HOST of the deployment; a value that does not read is its default (off: the safe side). */
+function anyHost(env: object): boolean {
+  try {
+    return readVariable(env, SITE_SETTINGS_ANY_HOST);
+  } catch {
+    return false;
+  }
+}
+
 /** What is wrong with `settings` for a site at `origin`: unknown names, an unbound database, any variable its declaration refuses. */
 export function settingsProblems(env: object, origin: string, settings: Readonly<Record<string, string>>): SettingProblem[] {
   const problems: SettingProblem[] = [];
@@ -63,6 +75,8 @@ export function settingsProblems(env: object, origin: string, settings: Readonly
     }
   }
   if (problems.length > 0) return problems;
+  const hosts = hostProblems(origin, settings, anyHost(env));
+  if (hosts.length > 0) return hosts;
   // Every problem the same variables would have, a feature's included: a site is registered only whole.
   // The deployment's own problems are not the site's: only its origin's and its settings' count.
   return checkConfig(registeredSiteEnv(env, origin, settings))

@@ -25,4 +25,6 @@ export interface RobotsLastGoodStore {
   stamp(origin: string): Promise<LastGoodStamp | null>;
   /** Replaces `origin`'s copy. */
   put(origin: string, copy: LastGoodRobots): Promise<void>;
+  /** Forgets `origin`'s copy (its registered site is purged: a new tenant there must not be served these rules). */
+  remove(origin: string): Promise<void>;
 }

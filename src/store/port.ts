@@ -367,6 +367,15 @@ export interface CopiedRow {
   deleted: boolean;
   /** Who brought it (RecordSync): a mirror's records stay its own in their new store. */
   source: string | null;
+  /** Its place in its database's commit order (migration 0023): "newer" between copies compares these. */
+  seq: number;
+}
+
+/** One change of a database's commit-ordered feed (RowCopy.changesAfter). */
+export interface SequencedChange {
+  seq: number;
+  loc: string;
+  deleted: boolean;
 }
 
 /**
@@ -381,12 +390,17 @@ export interface RowCopy {
   page(origin: string, after: ScanPosition, limit: number): Promise<CopiedRow[]>;
   /** The rows of these locs, as stored (locs with none are left out). */
   rows(locs: readonly string[]): Promise<CopiedRow[]>;
-  /** Writes rows with their own stamps where the loc is absent (`missing`), or also over an older row (`newer`); returns rows written. */
+  /**
+   * Writes rows as stored where the loc is absent (`missing`), or also over a copy of an earlier
+   * commit of the same old home (`newer`: never over a row written in this database); returns rows written.
+   */
   put(rows: readonly CopiedRow[], mode: "missing" | "newer"): Promise<number>;
-  /** Tombstones, stamped `now`, each loc whose row is live and older than the stamp beside it; returns how many. */
-  deleteOlder(entries: readonly { loc: string; stamp: number }[], now: number): Promise<number>;
-  /** Every change of a site after a cursor, rows a partition hides included (the served feed leaves them out). */
-  changes(origin: string, after: ChangeCursor, limit: number): Promise<ChangePage>;
+  /** Tombstones, stamped `now`, each loc whose row is live and a copy of a commit before the `seq` beside it; returns how many. */
+  deleteOlder(entries: readonly { loc: string; seq: number }[], now: number): Promise<number>;
+  /** The database's last committed change number: a feed read from it sees every later commit. */
+  head(): Promise<number>;
+  /** Up to `limit` changes of a site after `after` in commit order, rows a partition hides included. */
+  changesAfter(origin: string, after: number, limit: number): Promise<SequencedChange[]>;
 }
 
 /** The port. */

@@ -252,7 +252,7 @@ describe("the recorder's bounds", () => {
     source: "cache",
   });
 
-  it("counts go to D1 at once for a new counter, then at most once a minute; a slot past its period starts again", async () => {
+  it("counts go to D1 at once for a database new to the isolate, then a minute after the oldest pending; a slot past its period starts again", async () => {
     const { env: e } = await twoShards();
     const log = new D1CrawlerLog(e.DB);
     const origin = freshOrigin("recorder");
@@ -264,11 +264,13 @@ describe("the recorder's bounds", () => {
     expect(await stored()).toBe(1);
     await recorder.observe(log, fetchOf(origin, at0 + COUNT_FLUSH_MS + 1000, false), null);
     expect(await stored()).toBe(32);
-    // A day later the hour's slot starts again from the new count, never growing.
-    await recorder.observe(log, fetchOf(origin, at0 + 86400_000 + 2 * COUNT_FLUSH_MS, false), null);
+    // A day later the hour's slot starts again from the new counts (flushed a minute after the first), never growing.
+    const later = at0 + 86400_000 + 2 * COUNT_FLUSH_MS;
+    await recorder.observe(log, fetchOf(origin, later, false), null);
+    await recorder.observe(log, fetchOf(origin, later + COUNT_FLUSH_MS, false), null);
     const slots = await log.counts(origin);
-    expect(slots.filter((s) => s.slot === `h${Math.floor((at0 + 86400_000) / 3600_000) % 24}`)).toEqual([
-      expect.objectContaining({ requests: 1, period: Math.floor((at0 + 86400_000 + 2 * COUNT_FLUSH_MS) / 3600_000) }),
+    expect(slots.filter((s) => s.slot === `h${Math.floor((later + COUNT_FLUSH_MS) / 3600_000) % 24}`)).toEqual([
+      expect.objectContaining({ requests: 2, period: Math.floor((later + COUNT_FLUSH_MS) / 3600_000) }),
     ]);
     expect(slots.length).toBeLessThanOrEqual(4);
   });

@@ -14,7 +14,7 @@ import { claimedCrawler, verification } from "../../src/crawlers/identify.ts";
 import { rangeMatcher } from "../../src/crawlers/range-cache.ts";
 import { rangesStatus } from "../../src/crawlers/range-status.ts";
 import type { CrawlerRangeStore, StoredRanges } from "../../src/crawlers/range-store.ts";
-import { RangeFileError, compileRanges, parseRangeFile } from "../../src/crawlers/ranges.ts";
+import { RangeFileError, SHORTEST_PREFIX, compileRanges, parseRangeFile, parseRangeList } from "../../src/crawlers/ranges.ts";
 import { REFRESH_EVERY_MS, describeRefresh, refreshCrawlerRanges } from "../../src/crawlers/refresh.ts";
 import { services } from "../../src/services.ts";
 import { runCron } from "./support/jobs.ts";
@@ -160,6 +160,31 @@ describe("claimedCrawler", () => {
   });
 });
 
+describe("implausibly wide prefixes (issue 50: a range file with 0.0.0.0/0 verified every address)", () => {
+  // Every prefix length of both kinds, each in a list beside one plausible network.
+  const cases = [
+    ...Array.from({ length: 33 }, (_, n) => ({ prefix: `64.0.0.0/${n}`, wide: n < SHORTEST_PREFIX.ipv4, probe: "64.0.0.0" })),
+    ...Array.from({ length: 129 }, (_, n) => ({ prefix: `2001::/${n}`, wide: n < SHORTEST_PREFIX.ipv6, probe: "2001::" })),
+  ];
+  it.each(cases)("$prefix: refused when shorter than /8 (IPv4) or /32 (IPv6), and then verifies nothing", ({ prefix, wide, probe }) => {
+    const body = JSON.stringify({ prefixes: [{ [prefix.includes(":") ? "ipv6Prefix" : "ipv4Prefix"]: prefix }, { ipv4Prefix: "192.0.2.0/24" }] });
+    const { prefixes, refused } = parseRangeList(body);
+    const canonical = prefix.includes(":")
+      ? prefixes.concat(refused).find((p) => p.includes(":"))!
+      : prefixes.concat(refused).find((p) => !p.startsWith("192."))!;
+    expect(refused.includes(canonical)).toBe(wide);
+    expect(prefixes.includes(canonical)).toBe(!wide);
+    // Even a stored list that holds one (written before this rule) verifies nothing by it.
+    const matcher = compileRanges([{ name: "googlebot", prefixes: [...prefixes, ...refused] }]);
+    expect(matcher.has("googlebot", probe)).toBe(!wide);
+    expect(matcher.has("googlebot", "192.0.2.9")).toBe(true);
+  });
+
+  it("a list of nothing but 0.0.0.0/0 and ::/0 is refused whole, saying why", () => {
+    expect(() => parseRangeList(JSON.stringify({ prefixes: [{ ipv4Prefix: "0.0.0.0/0" }, { ipv6Prefix: "::/0" }] }))).toThrow(/implausibly wide/);
+  });
+});
+
 describe("verification", () => {
   const matcher = compileRanges([
     { name: "googlebot", prefixes: parseRangeFile(GOOGLE) },
@@ -178,18 +203,22 @@ describe("verification", () => {
     expect(verification(request("::ffff:66.249.66.1"), "googlebot", matcher)).toBe("ip");
   });
 
-  it('is "cloudflare" when Cloudflare flags a verified bot: verifiedBotCategory, or Bot Management\'s verifiedBot', () => {
-    expect(verification(request("203.0.113.9", { verifiedBotCategory: "Search Engine Crawler" }), "googlebot", matcher)).toBe("cloudflare");
-    expect(verification(request("203.0.113.9", { botManagement: { verifiedBot: true, score: 99 } }), "googlebot", matcher)).toBe("cloudflare");
+  it('is "cloudflare" for the "Search Engine Crawler" category, and only for a crawler whose list is not loaded', () => {
+    const bingOnly = compileRanges([{ name: "bingbot", prefixes: parseRangeFile(BING) }]);
+    expect(verification(request("203.0.113.9", { verifiedBotCategory: "Search Engine Crawler" }), "googlebot", bingOnly)).toBe("cloudflare");
     // No ranges stored yet: the flag alone.
     expect(verification(request(null, { verifiedBotCategory: "Search Engine Crawler" }), "googlebot", null)).toBe("cloudflare");
+    // Google's list is loaded: its addresses alone decide, whatever the flag says.
+    expect(verification(request("203.0.113.9", { verifiedBotCategory: "Search Engine Crawler" }), "googlebot", matcher)).toBeNull();
   });
 
-  it("is null without either: nothing in cf, an empty category, verifiedBot false, no address", () => {
+  it("is null for any other category, Bot Management's flag alone, or nothing", () => {
+    for (const category of ["", "Monitoring & Analytics", "AI Crawler", "Page Preview", "search engine crawler", "Search Engine Optimization"]) {
+      expect(verification(request("203.0.113.9", { verifiedBotCategory: category }), "googlebot", null), category).toBeNull();
+    }
+    expect(verification(request("203.0.113.9", { botManagement: { verifiedBot: true, score: 99 } }), "googlebot", null)).toBeNull();
     expect(verification(request("203.0.113.9"), "googlebot", matcher)).toBeNull();
     expect(verification(request("203.0.113.9", {}), "googlebot", matcher)).toBeNull();
-    expect(verification(request("203.0.113.9", { verifiedBotCategory: "" }), "googlebot", matcher)).toBeNull();
-    expect(verification(request("203.0.113.9", { botManagement: { verifiedBot: false } }), "googlebot", matcher)).toBeNull();
     expect(verification(request("203.0.113.9", { botManagement: null }), "googlebot", matcher)).toBeNull();
     expect(verification(request(null), "googlebot", matcher)).toBeNull();
     expect(verification(request("66.249.64.5"), "googlebot", null)).toBeNull();
@@ -347,8 +376,8 @@ describe("the crawler-ranges job", () => {
 
     const status = await rangesStatus(services(d.env).crawlerRanges, services(d.env).config);
     expect(status).toEqual([
-      { name: d.google, url: d.urls.google, prefixes: 4, fetchedAt: expect.any(String), checkedAt: expect.any(String), error: null },
-      { name: d.bing, url: d.urls.bing, prefixes: 2, fetchedAt: expect.any(String), checkedAt: expect.any(String), error: null },
+      { name: d.google, url: d.urls.google, prefixes: 4, refused: [], fetchedAt: expect.any(String), checkedAt: expect.any(String), error: null },
+      { name: d.bing, url: d.urls.bing, prefixes: 2, refused: [], fetchedAt: expect.any(String), checkedAt: expect.any(String), error: null },
     ]);
     const matcher = await rangeMatcher(services(d.env).crawlerRanges);
     // Other tests' lists (the same ranges under other names) are in this namespace too: asked by name.
@@ -387,7 +416,21 @@ describe("the crawler-ranges job", () => {
     expect(google).toMatchObject({ prefixes: 4, error: "HTTP 500" });
     expect(Date.parse(google!.checkedAt!) - Date.parse(google!.fetchedAt!)).toBeGreaterThan(REFRESH_EVERY_MS);
     expect(bing).toMatchObject({ prefixes: 2, error: null });
-    expect((await rangeMatcher(store))?.has(d.google, "66.249.64.9")).toBe(true);
+    // The isolate's one matcher per namespace may hold another test's load: read again (as 5 minutes later).
+    expect((await rangeMatcher(store, Date.now() + 10 * 60_000))?.has(d.google, "66.249.64.9")).toBe(true);
+  });
+
+  it("a list holding 0.0.0.0/0 keeps its plausible prefixes; status shows the refused one, and it verifies no other address", async () => {
+    const d = deployment();
+    const store = services(d.env).crawlerRanges!;
+    const wide = JSON.stringify({ prefixes: [{ ipv4Prefix: "0.0.0.0/0" }, { ipv6Prefix: "2001::/16" }, { ipv4Prefix: "66.249.64.0/27" }] });
+    fakeEngines({ [d.urls.google]: json(wide), [d.urls.bing]: json(BING) });
+    await refreshCrawlerRanges(store, d.ranges, { now: Date.now() });
+    const [google] = await rangesStatus(store, services(d.env).config);
+    expect(google).toMatchObject({ prefixes: 1, refused: ["0.0.0.0/0", "2001::/16"], error: null });
+    const matcher = await rangeMatcher(store, Date.now() + 30 * 60_000);
+    expect(matcher?.has(d.google, "66.249.64.9")).toBe(true);
+    expect(matcher?.has(d.google, "203.0.113.9")).toBe(false);
   });
 
   it("keeps the previous prefixes on a bad body, a body over 1 MiB and a timeout, each saying why", async () => {
@@ -470,8 +513,8 @@ describe("the crawler-ranges job", () => {
     expect(await rangesStatus(services(none).crawlerRanges, services(none).config)).toEqual([]);
     const d = deployment();
     expect(await rangesStatus(services(d.env).crawlerRanges, services(d.env).config)).toEqual([
-      { name: d.google, url: d.urls.google, prefixes: 0, fetchedAt: null, checkedAt: null, error: null },
-      { name: d.bing, url: d.urls.bing, prefixes: 0, fetchedAt: null, checkedAt: null, error: null },
+      { name: d.google, url: d.urls.google, prefixes: 0, refused: [], fetchedAt: null, checkedAt: null, error: null },
+      { name: d.bing, url: d.urls.bing, prefixes: 0, refused: [], fetchedAt: null, checkedAt: null, error: null },
     ]);
     expect(await rangesStatus(null, services(d.env).config)).toHaveLength(2);
   });

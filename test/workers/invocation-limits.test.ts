@@ -1,7 +1,8 @@
 /**
  * Cloudflare's per-invocation limits, enforced where the local runtime enforces none
- * (src/jobs/meter.ts): the 1,001st D1 query of an invocation fails as in production, so does the
- * 1,001st KV operation and the 10,001st subrequest; every invocation of the Worker's entry —
+ * (src/jobs/meter.ts): the 1,001st call of an invocation to D1, KV and the other Cloudflare services
+ * together fails as in production (one shared budget, the stricter reading of the pages), so does
+ * the 10,001st subrequest; every invocation of the Worker's entry —
  * requests (including what a streamed body reads after the handler returned), the cron, queue
  * batches — counts against its own meter.
  */
@@ -10,7 +11,8 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import worker from "../../src/index.ts";
-import { InvocationLimitError, Meter, PAID_LIMITS, currentMeter, metered, meteredEnv } from "../../src/jobs/meter.ts";
+import { InvocationLimitError, Meter, PAID_LIMITS, currentMeter, metered } from "../../src/jobs/meter.ts";
+import { meteredEnv } from "../../src/jobs/metered-env.ts";
 import { listed, manifestOf, newSite, write } from "./regen-support.ts";
 import { runCron } from "./support/jobs.ts";
 import { index, url, urlset } from "./support/mirror-remote.ts";
@@ -26,7 +28,7 @@ afterEach(() => {
 
 describe("the limits of one invocation", () => {
   it("are those of Workers Paid", () => {
-    expect(PAID_LIMITS).toEqual({ d1Queries: 1_000, kvOperations: 1_000, subrequests: 10_000 });
+    expect(PAID_LIMITS).toEqual({ serviceCalls: 1_000, subrequests: 10_000 });
   });
 
   it("the 1,001st D1 query fails as production fails it, and nothing is sent for it", async () => {
@@ -37,14 +39,16 @@ describe("the limits of one invocation", () => {
       expect(meter.d1Queries).toBe(1_000);
       const over = db.prepare("SELECT 1001 AS n").first("n");
       await expect(over).rejects.toBeInstanceOf(InvocationLimitError);
-      await expect(over).rejects.toThrow("Too many API requests by single worker invocation: 1,001 D1 queries (the limit is 1,000)");
+      await expect(over).rejects.toThrow(
+        "Too many API requests by single worker invocation: 1,001 calls to D1, KV and other Cloudflare services (1,001 D1 queries, 0 KV operations",
+      );
     });
     expect(meter.d1Queries).toBe(1_000);
   });
 
   it("counts each statement of a batch, refusing a batch that would pass the limit as a whole", async () => {
     const db = meteredEnv(env as Env).DB;
-    const meter = new Meter({ ...PAID_LIMITS, d1Queries: 10 });
+    const meter = new Meter({ ...PAID_LIMITS, serviceCalls: 10 });
     await metered(meter, async () => {
       await db.batch([db.prepare("SELECT 1"), db.prepare("SELECT 2"), db.prepare("SELECT 3")]);
       expect(meter.d1Queries).toBe(3);
@@ -54,16 +58,20 @@ describe("the limits of one invocation", () => {
     });
   });
 
-  it("the 1,001st KV operation fails; every binding call and fetch is a subrequest", async () => {
+  it("D1 and KV share one budget of 1,000: 500 queries and 500 KV operations spend it; every binding call and fetch is a subrequest", async () => {
     const kv = meteredEnv(env as Env).SNAPSHOTS;
+    const d1 = meteredEnv(env as Env).DB;
     const meter = new Meter();
     await metered(meter, async () => {
-      for (let i = 0; i < 1_000; i++) await kv.get(`limits-test-${i % 3}`);
+      for (let i = 0; i < 500; i++) await kv.get(`limits-test-${i % 3}`);
+      for (let i = 0; i < 500; i++) await d1.prepare("SELECT 1").first();
       await expect(kv.put("limits-test-over", "x")).rejects.toBeInstanceOf(InvocationLimitError);
+      await expect(d1.prepare("SELECT 1").first()).rejects.toBeInstanceOf(InvocationLimitError);
     });
+    expect([meter.kvOperations, meter.d1Queries, meter.serviceCalls]).toEqual([500, 500, 1_000]);
     expect(await env.SNAPSHOTS.get("limits-test-over")).toBeNull();
 
-    const small = new Meter({ d1Queries: 1_000, kvOperations: 1_000, subrequests: 3 });
+    const small = new Meter({ serviceCalls: 1_000, subrequests: 3 });
     const db = meteredEnv(env as Env).DB;
     await metered(small, async () => {
       await db.prepare("SELECT 1").first();
@@ -73,6 +81,27 @@ describe("the limits of one invocation", () => {
       await expect(fetch("http://127.0.0.1:9/never")).rejects.toBeInstanceOf(InvocationLimitError);
     });
     expect(small.subrequests).toBe(3);
+  });
+
+  it("with INVOCATION_LIMITS=count (a deployment) nothing is refused: the first limit passed is logged and kept", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    const db = meteredEnv(env as Env).DB;
+    const meter = new Meter({ ...PAID_LIMITS, serviceCalls: 2 }, Date.now(), false);
+    const key = `limits-count-${crypto.randomUUID()}`;
+    await metered(meter, async () => {
+      for (let i = 0; i < 4; i++) await db.prepare("SELECT 1").first();
+      // A per-call limit too (one write a second per key): the platform answers it, not the meter.
+      const kv = meteredEnv(env as Env).SNAPSHOTS;
+      await kv.put(key, "first");
+      await kv.put(key, "second");
+    });
+    expect(await env.SNAPSHOTS.get(key)).toBe("second");
+    expect([meter.d1Queries, meter.kvOperations]).toEqual([4, 2]);
+    expect(meter.passed).toMatch(/^Too many API requests by single worker invocation: 3 calls/);
+    expect(warn.mock.calls.map(([line]) => JSON.parse(String(line)).message as string)).toEqual([
+      meter.passed,
+      expect.stringMatching(/429 Too Many Requests/),
+    ]);
   });
 
   it("concurrent invocations in one isolate each count their own", async () => {

@@ -197,8 +197,12 @@ export class D1JobStateStore implements JobStateStore {
     return row !== null;
   }
 
-  async list(origin: string): Promise<JobRecord[]> {
-    const { results } = await this.#db.prepare("SELECT * FROM jobs WHERE origin = ?1 ORDER BY kind").bind(origin).all<JobRow>();
+  async list(targets: readonly string[]): Promise<JobRecord[]> {
+    // One query for a site and any number of mirrors: the targets as one JSON parameter.
+    const { results } = await this.#db
+      .prepare("SELECT * FROM jobs WHERE origin IN (SELECT value FROM json_each(?1)) ORDER BY kind, origin")
+      .bind(JSON.stringify(targets))
+      .all<JobRow>();
     return results.map((r) => ({
       kind: r.kind,
       origin: r.origin,

@@ -15,12 +15,28 @@ interface ShardRow {
   page_starts: string | null;
 }
 
-const SHARD_COLUMNS = 12;
+/** The columns of a shard's row after its origin, in the order each row's JSON array holds them. */
+const SHARD_FIELDS = [
+  "section",
+  "n",
+  "first_key",
+  "last_key",
+  "url_count",
+  "byte_count",
+  "last_change",
+  "version",
+  "ext_kinds",
+  "snapshot",
+  "page_starts",
+] as const;
 
 /** `page_starts` is the keys joined by commas: ~7 bytes a page, ~350 bytes for a full shard. */
 const pageStartsOf = (text: string): number[] => (text === "" ? [] : text.split(",").map(Number));
-/** D1 allows 100 bound parameters per statement. */
-const ROWS_PER_INSERT = Math.floor(100 / SHARD_COLUMNS);
+/**
+ * Shards per INSERT: their JSON is one bound value, at most ~600 bytes a shard (its page starts the
+ * most of it), so ~600 KB, within D1's 2,000,000 bytes a value.
+ */
+const ROWS_PER_INSERT = 1_000;
 
 export class D1ManifestStore implements ManifestStore {
   readonly #db: D1Database;
@@ -64,35 +80,35 @@ export class D1ManifestStore implements ManifestStore {
     };
   }
 
-  /** Replaces the site's manifest in one transaction (D1 batch): readers see the old or the new. */
+  /**
+   * Replaces the site's manifest in one transaction (D1 batch): readers see the old or the new. The
+   * shards go as JSON, ROWS_PER_INSERT a statement, so a manifest of 5,000 shards is a handful of
+   * statements (a publish step's cost must not grow with the site: docs/capacity.md).
+   */
   async save(manifest: ShardManifest): Promise<void> {
     const statements: D1PreparedStatement[] = [this.#db.prepare("DELETE FROM shards WHERE origin = ?1").bind(manifest.origin)];
+    const columns = SHARD_FIELDS.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
+    const insert = this.#db.prepare(
+      `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts)
+       SELECT ?1, ${columns} FROM json_each(?2)`,
+    );
     for (let i = 0; i < manifest.shards.length; i += ROWS_PER_INSERT) {
-      const rows = manifest.shards.slice(i, i + ROWS_PER_INSERT);
-      const placeholders = rows.map(() => `(${Array(SHARD_COLUMNS).fill("?").join(",")})`).join(",");
-      statements.push(
-        this.#db
-          .prepare(
-            `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts)
-             VALUES ${placeholders}`,
-          )
-          .bind(
-            ...rows.flatMap((s: ShardEntry) => [
-              manifest.origin,
-              s.section,
-              s.n,
-              s.firstKey,
-              s.lastKey,
-              s.urlCount,
-              s.byteCount,
-              s.lastChange,
-              s.version,
-              s.extKinds ?? 0,
-              s.snapshot ?? null,
-              s.pageStarts ? s.pageStarts.join(",") : null,
-            ]),
-          ),
-      );
+      const rows = manifest.shards
+        .slice(i, i + ROWS_PER_INSERT)
+        .map((s: ShardEntry) => [
+          s.section,
+          s.n,
+          s.firstKey,
+          s.lastKey,
+          s.urlCount,
+          s.byteCount,
+          s.lastChange,
+          s.version,
+          s.extKinds ?? 0,
+          s.snapshot ?? null,
+          s.pageStarts ? s.pageStarts.join(",") : null,
+        ]);
+      statements.push(insert.bind(manifest.origin, JSON.stringify(rows)));
     }
     statements.push(
       this.#db

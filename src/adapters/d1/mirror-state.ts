@@ -50,6 +50,32 @@ const childOf = (row: ChildRow): MirrorChild => ({
 /** Index sitemaps per INSERT statement (3 parameters each, ≤ 100). */
 const CHILDREN_PER_STATEMENT = 33;
 
+/** A `mirrors` row as the state it stores. */
+function stateOf(row: MirrorRow): MirrorState {
+  return {
+    url: row.url,
+    etag: row.etag,
+    lastModified: row.last_modified,
+    site: row.site,
+    syncId: row.sync_id,
+    passEtag: row.pass_etag,
+    passLastModified: row.pass_last_modified,
+    child: row.child,
+    recordsDone: row.records_done,
+    prefix: row.prefix === null ? null : (JSON.parse(row.prefix) as ReadPrefix),
+    checkChild: row.check_child,
+    verifying: row.verifying === 1,
+    topReadAt: row.top_read_at,
+    childrenDigest: row.children_digest,
+    // Counts saved before a count existed read as 0.
+    counts: { ...noCounts(), ...(JSON.parse(row.counts) as Partial<MirrorCounts>) },
+    checkedAt: row.checked_at,
+    okAt: row.ok_at,
+    error: row.error,
+    errorAt: row.error_at,
+  };
+}
+
 export class D1MirrorStateStore implements MirrorStateStore {
   readonly #db: D1Database;
 
@@ -59,29 +85,16 @@ export class D1MirrorStateStore implements MirrorStateStore {
 
   async load(url: string): Promise<MirrorState | null> {
     const row = await this.#db.prepare("SELECT * FROM mirrors WHERE url = ?1").bind(url).first<MirrorRow>();
-    if (row === null) return null;
-    return {
-      url: row.url,
-      etag: row.etag,
-      lastModified: row.last_modified,
-      site: row.site,
-      syncId: row.sync_id,
-      passEtag: row.pass_etag,
-      passLastModified: row.pass_last_modified,
-      child: row.child,
-      recordsDone: row.records_done,
-      prefix: row.prefix === null ? null : (JSON.parse(row.prefix) as ReadPrefix),
-      checkChild: row.check_child,
-      verifying: row.verifying === 1,
-      topReadAt: row.top_read_at,
-      childrenDigest: row.children_digest,
-      // Counts saved before a count existed read as 0.
-      counts: { ...noCounts(), ...(JSON.parse(row.counts) as Partial<MirrorCounts>) },
-      checkedAt: row.checked_at,
-      okAt: row.ok_at,
-      error: row.error,
-      errorAt: row.error_at,
-    };
+    return row === null ? null : stateOf(row);
+  }
+
+  async loadMany(urls: readonly string[]): Promise<Map<string, MirrorState>> {
+    // One query for any number of mirrors: the URLs as one JSON parameter.
+    const { results } = await this.#db
+      .prepare("SELECT * FROM mirrors WHERE url IN (SELECT value FROM json_each(?1))")
+      .bind(JSON.stringify(urls))
+      .all<MirrorRow>();
+    return new Map(results.map((row) => [row.url, stateOf(row)]));
   }
 
   async save(s: MirrorState, read?: ChildRead): Promise<void> {

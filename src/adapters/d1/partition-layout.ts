@@ -1,7 +1,6 @@
 /** The layout of each partitioned site (src/partitions/layout.ts), in the site's first database. */
 
 import { LayoutChangedError, type LayoutStore, type ManifestBuild, type MoveCursor, type PartitionLayout } from "../../partitions/layout.ts";
-import type { ChangeCursor } from "../../store/port.ts";
 
 interface LayoutRow {
   version: number;
@@ -17,6 +16,8 @@ interface LayoutRow {
 
 const cursorOf = (text: string | null): MoveCursor | null => (text === null ? null : (JSON.parse(text) as MoveCursor));
 const textOf = (cursor: MoveCursor | null): string | null => (cursor === null ? null : JSON.stringify(cursor));
+/** Change numbers (migration 0023); a cursor saved as a stamp before them reads every change numbered since (0). */
+const catchUpCursors = (text: string): number[] => (JSON.parse(text) as unknown[]).map((c) => (typeof c === "number" ? c : 0));
 
 /** A compare-and-set save: moves the caller's copy on, or refuses a layout another save overtook. */
 function changed(result: D1Result, origin: string, layout: PartitionLayout): void {
@@ -50,7 +51,7 @@ export class D1LayoutStore implements LayoutStore {
         cursor: cursorOf(row.cursor),
         purgeCursor: cursorOf(row.purge_cursor),
         purgedAt: row.purged_at,
-        catchUp: row.catch_up === null ? null : (JSON.parse(row.catch_up) as ChangeCursor[]),
+        catchUp: row.catch_up === null ? null : catchUpCursors(row.catch_up),
       }
     );
   }

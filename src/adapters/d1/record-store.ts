@@ -38,6 +38,6 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
     projection: null,
     sync: new D1RecordSync(db, writer),
     purge: new D1RowPurge(db, scan),
-    copy: new D1RowCopy(db, changes),
+    copy: new D1RowCopy(db),
   };
 }

@@ -1,14 +1,14 @@
 /**
  * A move's copy between two D1 databases of one site (RowCopy, src/partitions/rebalance.ts): rows
  * read and written as stored, stamp and source included, so a row in the new database says when
- * it was written and who brought it exactly as in the old one, and "newer wins" compares like
- * with like.
+ * it was written and who brought it exactly as in the old one. "Newer" is the old home's commit
+ * order: a copied row keeps the `seq` of the row it copies (`copied_seq`, migration 0023), and a
+ * copy goes over another copy of an earlier commit only, never over a row written here.
  */
-
 import { utf8Length } from "../../core/escape.ts";
-import type { ChangeCursor, ChangePage, CopiedRow, RowCopy, ScanPosition } from "../../store/port.ts";
-import type { D1ChangeFeed } from "./change-feed.ts";
+import type { CopiedRow, RowCopy, ScanPosition, SequencedChange } from "../../store/port.ts";
 import { sitePages } from "./site-pages.ts";
+import { RETURNING_ROWS } from "./writer.ts";
 
 interface Row {
   id: number;
@@ -23,9 +23,10 @@ interface Row {
   updated_at: number;
   deleted: number;
   source: string | null;
+  seq: number;
 }
 
-const COLUMNS = "id, origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted, source";
+const COLUMNS = "id, origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted, source, seq";
 /**
  * Rows and locs go to D1 as one JSON parameter a statement (json_each), not ~10 bound values a row:
  * a move's writes cost a statement per chunk, not per ten rows, against the 1,000 queries an
@@ -68,28 +69,26 @@ const copiedRow = (r: Row): CopiedRow => ({
   updatedAt: r.updated_at,
   deleted: r.deleted === 1,
   source: r.source,
+  seq: r.seq,
 });
 
-const PUT_HEAD = `INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted, source)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10
+const PUT_HEAD = `INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted, source, copied_seq)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11
   FROM json_each(?1) WHERE true`;
 const PUT_TAIL = {
   missing: " ON CONFLICT(loc) DO NOTHING",
   // The row keeps its key (the database's own); everything else becomes the newer row's.
   newer: ` ON CONFLICT(loc) DO UPDATE SET origin = excluded.origin, section = excluded.section, lastmod = excluded.lastmod,
     changefreq = excluded.changefreq, priority = excluded.priority, ext = excluded.ext, size = excluded.size,
-    updated_at = excluded.updated_at, deleted = excluded.deleted, source = excluded.source
-    WHERE urls.updated_at < excluded.updated_at`,
+    updated_at = excluded.updated_at, deleted = excluded.deleted, source = excluded.source, copied_seq = excluded.copied_seq
+    WHERE urls.copied_seq < excluded.copied_seq`,
 } as const;
 
 export class D1RowCopy implements RowCopy {
   readonly #db: D1Database;
-  readonly #feed: D1ChangeFeed;
 
-  /** `feed`: the database's own change feed, unfiltered (a partition's served feed hides rows a move gave away). */
-  constructor(db: D1Database, feed: D1ChangeFeed) {
+  constructor(db: D1Database) {
     this.#db = db;
-    this.#feed = feed;
   }
 
   async page(origin: string, after: ScanPosition, limit: number): Promise<CopiedRow[]> {
@@ -108,7 +107,7 @@ export class D1RowCopy implements RowCopy {
   }
 
   async put(rows: readonly CopiedRow[], mode: "missing" | "newer"): Promise<number> {
-    const statement = this.#db.prepare(PUT_HEAD + PUT_TAIL[mode]);
+    const statement = this.#db.prepare(`${PUT_HEAD}${PUT_TAIL[mode]} ${RETURNING_ROWS}`);
     const tuples = rows.map((r) => [
       r.origin,
       r.section,
@@ -121,27 +120,38 @@ export class D1RowCopy implements RowCopy {
       r.updatedAt,
       r.deleted ? 1 : 0,
       r.source,
+      r.seq,
     ]);
     return this.#changed(chunks(tuples).map((json) => statement.bind(json)));
   }
 
-  async deleteOlder(entries: readonly { loc: string; stamp: number }[], now: number): Promise<number> {
+  async deleteOlder(entries: readonly { loc: string; seq: number }[], now: number): Promise<number> {
     const statement = this.#db.prepare(
-      `UPDATE urls SET deleted = 1, updated_at = ?1
-       FROM (SELECT value ->> 0 AS loc, value ->> 1 AS stamp FROM json_each(?2)) AS v
-       WHERE urls.loc = v.loc AND urls.deleted = 0 AND urls.updated_at < v.stamp`,
+      `UPDATE urls SET deleted = 1, updated_at = ?1, copied_seq = v.seq
+       FROM (SELECT value ->> 0 AS loc, value ->> 1 AS seq FROM json_each(?2)) AS v
+       WHERE urls.loc = v.loc AND urls.deleted = 0 AND urls.copied_seq < v.seq ${RETURNING_ROWS}`,
     );
-    return this.#changed(chunks(entries.map((e) => [e.loc, e.stamp])).map((json) => statement.bind(now, json)));
+    return this.#changed(chunks(entries.map((e) => [e.loc, e.seq])).map((json) => statement.bind(now, json)));
   }
 
   /** Runs the statements in one batch (one transaction); the rows they changed. */
   async #changed(statements: D1PreparedStatement[]): Promise<number> {
     if (statements.length === 0) return 0;
     const results = await this.#db.batch(statements);
-    return results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+    return results.reduce((n, r) => n + r.results.length, 0);
   }
 
-  changes(origin: string, after: ChangeCursor, limit: number): Promise<ChangePage> {
-    return this.#feed.changes(origin, after, limit);
+  async head(): Promise<number> {
+    const row = await this.#db.prepare("SELECT head FROM url_sequence WHERE id = 1").first<{ head: number }>();
+    return row?.head ?? 0;
+  }
+
+  /** A range of urls_site_seq: rows read = rows returned. */
+  async changesAfter(origin: string, after: number, limit: number): Promise<SequencedChange[]> {
+    const { results } = await this.#db
+      .prepare("SELECT seq, loc, deleted FROM urls WHERE origin = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")
+      .bind(origin, after, limit)
+      .all<{ seq: number; loc: string; deleted: number }>();
+    return results.map((r) => ({ seq: r.seq, loc: r.loc, deleted: r.deleted === 1 }));
   }
 }

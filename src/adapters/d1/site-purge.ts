@@ -48,6 +48,10 @@ export class D1SitePurge implements SitePurgeStore {
     this.#db = db;
   }
 
+  async holdsRecords(origin: string): Promise<boolean> {
+    return (await this.#db.prepare("SELECT 1 AS one FROM urls WHERE origin = ?1 LIMIT 1").bind(origin).first()) !== null;
+  }
+
   /** SEARCH urls USING INTEGER PRIMARY KEY, from a covering index on (origin, …): reads what it deletes. */
   async purgeRecords(origin: string, limit: number): Promise<number> {
     const { meta } = await this.#db.prepare("DELETE FROM urls WHERE id IN (SELECT id FROM urls WHERE origin = ?1 LIMIT ?2)").bind(origin, limit).run();

@@ -63,10 +63,10 @@ function infoOf(row: SyncRow): SyncInfo {
 
 /** The scope's live-record filter on `urls` (alias u), its parameters numbered from `first`. */
 function scopeFilter(scope: SyncScope, first: number): { sql: string; params: unknown[] } {
-  const params: unknown[] = [...scope.sites];
+  // The sites as one JSON parameter: a scope of any size stays within D1's 100 bound parameters.
+  const params: unknown[] = [JSON.stringify(scope.sites)];
   let n = first;
-  const sites = scope.sites.map(() => `?${n++}`).join(",");
-  let sql = `u.origin IN (${sites}) AND u.deleted = 0`;
+  let sql = `u.origin IN (SELECT value FROM json_each(?${n++})) AND u.deleted = 0`;
   if (scope.section !== null) {
     sql += ` AND u.section = ?${n++}`;
     params.push(scope.section);

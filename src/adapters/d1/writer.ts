@@ -17,6 +17,11 @@ const LOCS_PER_STATEMENT = 100;
  * when a record is created or brought back, never taken over by a later writer: a mirror's scope
  * is what it brought in (src/store/port.ts, RecordSync).
  */
+/**
+ * Statements that change `urls` return a row per row they change: D1's `meta.changes` counts the
+ * change feed's trigger writes too (migration 0023).
+ */
+export const RETURNING_ROWS = "RETURNING 1";
 const UPSERT_HEAD = `INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, source) VALUES `;
 const CONTENT_CHANGED = `urls.deleted = 1 OR urls.lastmod IS NOT excluded.lastmod
      OR urls.changefreq IS NOT excluded.changefreq OR urls.priority IS NOT excluded.priority
@@ -53,7 +58,7 @@ function upsertStatements(db: D1Database, records: readonly ValidRecord[], now: 
     const rows = records.slice(i, i + ROWS_PER_UPSERT);
     const values = rows.map(() => "(?,?,?,?,?,?,?,?,?,?)").join(",");
     const params = rows.flatMap((r) => [r.origin, ...recordColumns(r), now, source]);
-    statements.push(db.prepare(UPSERT_HEAD + values + tail).bind(...params));
+    statements.push(db.prepare(`${UPSERT_HEAD}${values}${tail} ${RETURNING_ROWS}`).bind(...params));
   }
   return statements;
 }
@@ -105,7 +110,9 @@ function deleteStatements(db: D1Database, locs: readonly string[], now: number):
     const chunk = locs.slice(i, i + LOCS_PER_STATEMENT - 1);
     statements.push(
       db
-        .prepare(`UPDATE urls SET deleted = 1, updated_at = ?1 WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")})`)
+        .prepare(
+          `UPDATE urls SET deleted = 1, updated_at = ?1 WHERE deleted = 0 AND loc IN (${chunk.map((_, j) => `?${j + 2}`).join(",")}) ${RETURNING_ROWS}`,
+        )
         .bind(now, ...chunk),
     );
   }
@@ -190,12 +197,12 @@ function existing(results: D1Result[]): { present: number; dead: number } {
   return { present, dead };
 }
 
-/** Rows inserted or changed (D1 `meta.changes`), and rows written. */
+/** Rows inserted or changed (one returned each: RETURNING_ROWS), and rows written (the change feed's included). */
 function summarise(results: D1Result[]): { changed: number; rowsWritten: number } {
   let changed = 0;
   let rowsWritten = 0;
   for (const r of results) {
-    changed += r.meta.changes ?? 0;
+    changed += r.results.length;
     rowsWritten += r.meta.rows_written ?? 0;
   }
   return { changed, rowsWritten };

@@ -21,6 +21,7 @@ function isValue(value: unknown): value is Value {
     v["prefixes"].every((p) => typeof p === "string") &&
     (v["fetchedAt"] === null || typeof v["fetchedAt"] === "number") &&
     typeof v["checkedAt"] === "number" &&
+    (v["refused"] === undefined || (Array.isArray(v["refused"]) && v["refused"].every((p) => typeof p === "string"))) &&
     (v["error"] === null || typeof v["error"] === "string")
   );
 }

@@ -41,4 +41,8 @@ export class KvRobotsLastGoodStore implements RobotsLastGoodStore {
     const metadata: LastGoodStamp = { digest: copy.digest, fetchedAt: copy.fetchedAt };
     await this.#kv.put(keyOf(origin), copy.body, { metadata, expirationTtl: EXPIRY_SECONDS });
   }
+
+  async remove(origin: string): Promise<void> {
+    await this.#kv.delete(keyOf(origin));
+  }
 }

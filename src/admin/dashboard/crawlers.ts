@@ -23,7 +23,7 @@ export function crawlersCard(crawlers: CrawlersStatus | null | undefined): Html 
   if (crawlers.crawlers.length === 0) return html`<p>No crawler is configured (CRAWLER_IP_RANGES).</p>`;
   const ranges = crawlers.ranges.map(
     (r) =>
-      html`${r.name} ${number(r.prefixes)} prefixes (${r.fetchedAt ? `fetched ${when(r.fetchedAt)}` : "never fetched"})${r.error ? html` <span class="bad">refresh failed</span>` : ""}`,
+      html`${r.name} ${number(r.prefixes)} prefixes (${r.fetchedAt ? `fetched ${when(r.fetchedAt)}` : "never fetched"})${r.error ? html` <span class="bad">refresh failed</span>` : ""}${r.refused.length > 0 ? html` <span class="bad">${number(r.refused.length)} too wide, refused</span>` : ""}`,
   );
   return html`<div class="scroll"><table class="crawlers"><thead><tr><th>crawler</th><th>verified 24 h / 7 d</th><th>claimed only 24 h / 7 d</th><th>index</th><th>robots.txt</th><th>shards fetched in 7 days</th></tr></thead><tbody>
 ${crawlers.crawlers.map(

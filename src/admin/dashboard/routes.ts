@@ -12,7 +12,7 @@ import { DASHBOARD_PATHS } from "../auth/paths.ts";
 import { adminAuth, adminEnabled, signIn, signOut } from "../auth.ts";
 import { AdminError } from "../errors.ts";
 import { HEALTH_PAGE } from "../schemas.ts";
-import { siteBody, siteHealth } from "../sites.ts";
+import { healthPage } from "../sites.ts";
 import { siteStatus } from "../status.ts";
 import { actionOutcome } from "./admin-panel.ts";
 import { dashboardPage } from "./page.ts";
@@ -37,9 +37,7 @@ const platform = async (c: Context<AppEnv>): Promise<Response> => {
   const raw = new URL(c.req.url).searchParams.get("after");
   const after = raw && raw.length <= 300 ? raw : null;
   const rows = await registry.page(after, HEALTH_PAGE + 1, null);
-  const sites = [];
-  for (const site of rows.slice(0, HEALTH_PAGE)) sites.push({ ...siteBody(site), health: await siteHealth(c, site) });
-  return platformPage({ sites, next: rows.length > HEALTH_PAGE ? rows[HEALTH_PAGE - 1]!.origin : null, after });
+  return platformPage({ ...(await healthPage(c, rows, HEALTH_PAGE)), after });
 };
 
 export const adminPages = factory.createApp();

@@ -67,6 +67,8 @@ export const INDEX_LINK_FORM = oneOf({
   allowed: ["xml", "xml.gz"],
   default: "xml",
 });
+/** Registered sites' settings that name hosts may name any host (docs/tenants.md "Settings that name hosts"). */
+export const SITE_SETTINGS_ANY_HOST = flag({ name: "SITE_SETTINGS_ANY_HOST", default: false });
 export const LASTMOD_DATE_ONLY = flag({
   name: "LASTMOD_DATE_ONLY",
   default: false,
@@ -123,4 +125,15 @@ export const MANIFEST_STORE = oneOf({
   name: "MANIFEST_STORE",
   allowed: ["d1", "kv"],
   default: "d1",
+});
+/**
+ * What the per-invocation meter (src/jobs/meter.ts) does past a limit: "count" (the default, what a
+ * deployment runs) logs it and refuses nothing, as the platform enforces its own limits there and the
+ * meter reads them more strictly than the platform may; "enforce" (the tests) refuses the call as
+ * production would, because the local runtime enforces none of them (docs/capacity.md "Limits").
+ */
+export const INVOCATION_LIMITS = oneOf({
+  name: "INVOCATION_LIMITS",
+  allowed: ["count", "enforce"],
+  default: "count",
 });

@@ -19,6 +19,7 @@
  */
 import type { Config } from "../../config.ts";
 import { gzip } from "../../core/render.ts";
+import { invocationStream } from "../../jobs/meter.ts";
 import type { SnapshotStore } from "../../snapshots/store.ts";
 import { type DocumentHeaderFields, documentEtag, documentHeaders, notModifiedHeaders, unversionedHeaders } from "../document-headers.ts";
 import { chooseRepresentation } from "../encoding.ts";
@@ -101,21 +102,24 @@ function startBody(stream: ReadableStream<Uint8Array>): StartedBody {
   const ready = readFirst().then(
     (chunk) => {
       let first: Uint8Array | undefined = chunk;
-      return new ReadableStream<Uint8Array>(
-        {
-          async pull(controller) {
-            if (first) {
-              controller.enqueue(first);
-              first = undefined;
-              return;
-            }
-            const read = await reader.read();
-            if (read.done) controller.close();
-            else controller.enqueue(read.value);
+      // Pulled by the runtime after the handler returned: in this request's invocation, so its reads count against its own meter.
+      return invocationStream(
+        new ReadableStream<Uint8Array>(
+          {
+            async pull(controller) {
+              if (first) {
+                controller.enqueue(first);
+                first = undefined;
+                return;
+              }
+              const read = await reader.read();
+              if (read.done) controller.close();
+              else controller.enqueue(read.value);
+            },
+            cancel: (reason) => reader.cancel(reason),
           },
-          cancel: (reason) => reader.cancel(reason),
-        },
-        { highWaterMark: 0 },
+          { highWaterMark: 0 },
+        ),
       );
     },
     async (err: unknown) => {

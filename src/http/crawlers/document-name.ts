@@ -8,7 +8,8 @@ import { parseDocumentPath } from "../document-path.ts";
 /** Paths are kept up to this many characters: a crawler's typo is stored, not a megabyte of it. */
 export const PATH_KEPT = 200;
 
-export function documentName(pathname: string, indexNowKey: string | null): string {
+/** The document a path names; null for a path that names none (a made-up `/sitemap-x.xml`): counted, never written as a row. */
+export function documentName(pathname: string, indexNowKey: string | null): string | null {
   if (pathname === "/robots.txt") return "robots.txt";
   const path = parseDocumentPath(pathname, indexNowKey);
   switch (path?.kind) {
@@ -27,6 +28,6 @@ export function documentName(pathname: string, indexNowKey: string | null): stri
     case "indexnow-key":
       return "indexnow-key";
     case undefined:
-      return pathname.slice(0, PATH_KEPT);
+      return null;
   }
 }

@@ -74,7 +74,7 @@ async function record(s: Services, request: Request, observed: Omit<ObservedFetc
   s.crawlerAnalytics?.writeDataPoint({
     // An index is at most 96 bytes (Analytics Engine's limit); an origin is ASCII (punycode).
     indexes: [fetch.origin.slice(0, 96)],
-    blobs: [fetch.origin, fetch.crawler, fetch.verification ?? "unverified", fetch.document, fetch.source ?? "", fetch.path],
+    blobs: [fetch.origin, fetch.crawler, fetch.verification ?? "unverified", fetch.document ?? "", fetch.source ?? "", fetch.path],
     doubles: [fetch.status, fetch.bytes ?? -1],
   });
   if (log) await recorder.observe(log, fetch, locationClaim);

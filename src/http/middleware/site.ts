@@ -12,7 +12,9 @@ import { notFound } from "../respond.ts";
 export const resolveSite = factory.createMiddleware(async (c, next) => {
   const origin = new URL(c.req.url).origin;
   // A site of SITES (its own D1 database: SITE_DATABASES), else a registered one (docs/tenants.md).
-  const s = await siteServices(c.env, origin, waitUntilOf(c));
+  // A write never acts on a stale list of registered sites: a site deleted elsewhere takes none (docs/tenants.md).
+  const writes = c.req.method !== "GET" && c.req.method !== "HEAD";
+  const s = await siteServices(c.env, origin, waitUntilOf(c), writes);
   if (!s?.config.sites.has(origin)) return notFound("unknown site");
   c.set("services", s);
   c.set("origin", origin);

@@ -6,6 +6,7 @@
  * expiry away while the origin is healthy.
  */
 import type { LastGoodRobots, RobotsLastGoodStore } from "../../robots/last-good-store.ts";
+import { afterKeyWriteInterval } from "./key-rate.ts";
 
 export const REFRESH_MS = 60 * 60 * 1000;
 
@@ -20,6 +21,8 @@ export async function rememberGood(store: RobotsLastGoodStore, origin: string, b
   const stamp = await store.stamp(origin);
   if (stamp !== null && stamp.digest === digest && now - stamp.fetchedAt < REFRESH_MS) return "unchanged";
   const copy: LastGoodRobots = { body, digest, fetchedAt: now };
+  // A file that changed within a second of the last write: stored once that second is over.
+  if (stamp !== null) await afterKeyWriteInterval(stamp.fetchedAt, now);
   await store.put(origin, copy);
   return "stored";
 }

@@ -5,10 +5,11 @@
  *   minutes at most (KV takes one write per second per key), and `lastSeenAt` stays that fresh;
  * - any other outcome means the origin answered (or is no longer fetched at all), so a record that
  *   is there is deleted: one KV read per uncached answer, a delete only when there is something to
- *   delete. KV is eventually consistent: a record written in another location may be seen, and so
+ *   delete (a second after the record was written at the earliest: KV's rate per key). KV is eventually consistent: a record written in another location may be seen, and so
  *   cleared, a minute or more later.
  */
 import type { RobotsLoopStore } from "../../robots/loop-store.ts";
+import { afterKeyWriteInterval } from "./key-rate.ts";
 
 export const RECORD_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -19,8 +20,10 @@ export async function recordLoop(store: RobotsLoopStore, origin: string, now: nu
   return "recorded";
 }
 
-export async function clearLoop(store: RobotsLoopStore, origin: string): Promise<"cleared" | "none"> {
-  if ((await store.lastSeen(origin)) === null) return "none";
+export async function clearLoop(store: RobotsLoopStore, origin: string, now = Date.now()): Promise<"cleared" | "none"> {
+  const last = await store.lastSeen(origin);
+  if (last === null) return "none";
+  await afterKeyWriteInterval(last, now);
   await store.clear(origin);
   return "cleared";
 }

@@ -36,7 +36,8 @@ export function gatedCopy(site: Services, partition: number): { site: Services; 
         return inner.put(rows, mode);
       },
       deleteOlder: (entries, now) => inner.deleteOlder(entries, now),
-      changes: (origin, after, limit) => inner.changes(origin, after, limit),
+      head: () => inner.head(),
+      changesAfter: (origin, after, limit) => inner.changesAfter(origin, after, limit),
     };
     return { ...p, store: { ...p.store, copy } };
   });

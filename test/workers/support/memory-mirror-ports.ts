@@ -18,6 +18,9 @@ export class MemoryMirrorState implements MirrorStateStore {
     const s = this.#states.get(url);
     return s === undefined ? null : structuredClone(s);
   }
+  async loadMany(urls: readonly string[]) {
+    return new Map(urls.flatMap((url) => (this.#states.has(url) ? [[url, structuredClone(this.#states.get(url)!)] as const] : [])));
+  }
   async save(state: MirrorState, read?: ChildRead) {
     this.#states.set(state.url, structuredClone(state));
     if (read !== undefined) await this.setChildRead(state.url, read.n, read.validators, read.digest, read.readAt);
