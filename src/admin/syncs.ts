@@ -92,9 +92,24 @@ export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
   return jsonResponse(syncBody(info), 201);
 };
 
+/**
+ * The sync named by id, if it belongs to the sites this request's host serves (every site of its
+ * scope is one of them), else null: a sync id found in a shared database is no way into another
+ * tenant's sync. Answered as if it did not exist (404), so an id reveals nothing.
+ */
+async function ownSync(c: Ctx, sync: RecordSync, id: string): Promise<SyncInfo | null> {
+  const info = await sync.get(id);
+  if (info === null) return null;
+  const { sites } = c.var.services.config;
+  return info.scope.sites.every((origin) => sites.has(origin)) ? info : null;
+}
+
+const notFound = (id: string) => new AdminError(404, { error: "not_found", message: `no sync ${id} (never started, or expired and swept)` });
+
 export const readSync: RouteHandler<typeof getSync, AppEnv> = async (c) => {
-  const info = await syncOf(c).get(c.req.valid("param").id);
-  if (info === null) throw new AdminError(404, { error: "not_found", message: "no such sync (never started, or expired and swept)" });
+  const { id } = c.req.valid("param");
+  const info = await ownSync(c, syncOf(c), id);
+  if (info === null) throw notFound(id);
   return jsonResponse(syncBody(info), 200);
 };
 
@@ -102,8 +117,8 @@ export const upsertSyncUrls: RouteHandler<typeof putSyncUrls, AppEnv> = async (c
   const sync = syncOf(c);
   const { id } = c.req.valid("param");
   // Before reading the body: a batch for a sync that cannot take it costs no parsing.
-  const info = await sync.get(id);
-  if (info === null) throw new AdminError(404, { error: "not_found", message: `no sync ${id} (never started, or expired and swept)` });
+  const info = await ownSync(c, sync, id);
+  if (info === null) throw notFound(id);
   if (info.state !== "open") throw new AdminError(409, { error: "sync_not_open", message: `sync ${id} is ${info.state}, not open` });
   const records = await readValidBatch(c, "nothing was written");
   const s = await written(answered(sync.upsert(id, records), records));
@@ -119,13 +134,17 @@ export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c)
   const { id } = c.req.valid("param");
   // The body is optional: without a JSON Content-Type it is not read, and the sync's own guard applies.
   const { maxDelete } = c.req.valid("json") ?? {};
+  if ((await ownSync(c, sync, id)) === null) throw notFound(id);
   const result = await answered(sync.commit(id, { ...(maxDelete === undefined ? {} : { maxDelete }), maxChunks: COMMIT_CHUNKS_PER_REQUEST }));
   await publishWrites(c.var.services, result.sync.scope.sites);
   return jsonResponse({ ...syncBody(result.sync), done: result.done }, result.done ? 200 : 202);
 };
 
 export const abortSync: RouteHandler<typeof deleteSync, AppEnv> = async (c) => {
-  const info = await answered(syncOf(c).abort(c.req.valid("param").id));
+  const sync = syncOf(c);
+  const { id } = c.req.valid("param");
+  if ((await ownSync(c, sync, id)) === null) throw notFound(id);
+  const info = await answered(sync.abort(id));
   return jsonResponse(syncBody(info), 200);
 };
 

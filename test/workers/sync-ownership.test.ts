@@ -1,0 +1,69 @@
+/**
+ * Issue 50, defect 1: a sync found by id belongs to the sites of the host it is called on. Site A's
+ * token on A's own host, naming B's sync (both in the shared `DB`), reads, feeds, commits and aborts
+ * nothing of it: each call is 404 as if the id did not exist, and B's sync stays open with its
+ * records as they were. Controls: B's own token on B's host does each of these.
+ */
+import { env as baseEnv } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
+import type { RegisteredSite } from "../../src/registry/store.ts";
+import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
+import { call } from "./support.ts";
+
+let n = 0;
+async function registered(e: Env): Promise<{ origin: string; token: string }> {
+  const token = newSiteToken();
+  const now = Date.now();
+  const site: RegisteredSite = {
+    origin: `https://own${++n}-${Math.random().toString(36).slice(2, 8)}.test`,
+    settings: {},
+    tokenHash: await tokenHash(token),
+    createdAt: now,
+    updatedAt: now,
+    deletedAt: null,
+  };
+  expect(await new D1SiteRegistry(e.DB).create(site)).toBe(true);
+  return { origin: site.origin, token };
+}
+
+const json = (token: string, method: string, body?: unknown): RequestInit => ({
+  method,
+  headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+});
+
+/** Every call that names a sync by id, as a site's script would make it. */
+const OPERATIONS = [
+  { name: "read", path: (id: string) => `/sitemap-admin/syncs/${id}`, init: (t: string) => json(t, "GET") },
+  { name: "feed", path: (id: string) => `/sitemap-admin/syncs/${id}/urls`, init: (t: string, o: string) => json(t, "PUT", [{ loc: `${o}/fed` }]) },
+  { name: "commit", path: (id: string) => `/sitemap-admin/syncs/${id}/commit`, init: (t: string) => json(t, "POST", { maxDelete: 1 }) },
+  { name: "abort", path: (id: string) => `/sitemap-admin/syncs/${id}`, init: (t: string) => json(t, "DELETE") },
+] as const;
+
+describe("a sync named by id", () => {
+  it.each(OPERATIONS)("$name: A's token on A's host naming B's sync is 404, and B's sync and records are untouched", async (op) => {
+    const e = { ...baseEnv } as Env;
+    const a = await registered(e);
+    const b = await registered(e);
+    const locs = [`${b.origin}/one`, `${b.origin}/two`, `${b.origin}/three`];
+    expect((await call(e, `${b.origin}/sitemap-admin/urls`, json(b.token, "PUT", locs.map((loc) => ({ loc }))))).status).toBe(200);
+    const started = await call(e, `${b.origin}/sitemap-admin/syncs`, json(b.token, "POST", { sites: [b.origin], maxDelete: 1 }));
+    expect(started.status).toBe(201);
+    const { id } = (await started.json()) as { id: string };
+    expect((await call(e, `${b.origin}/sitemap-admin/syncs/${id}/urls`, json(b.token, "PUT", [{ loc: locs[0] }]))).status).toBe(200);
+
+    const crossed = await call(e, `${a.origin}${op.path(id)}`, op.init(a.token, a.origin));
+    expect(crossed.status).toBe(404);
+    expect(await crossed.text()).not.toContain(b.origin);
+
+    const state = (await (await call(e, `${b.origin}/sitemap-admin/syncs/${id}`, json(b.token, "GET"))).json()) as { state: string; received: number };
+    expect(state).toMatchObject({ state: "open", received: 1 });
+    for (const loc of locs) {
+      expect((await call(e, `${b.origin}/sitemap-admin/urls?loc=${encodeURIComponent(loc)}`, json(b.token, "GET"))).status).toBe(200);
+    }
+    // Control: the owner's own call on its own host does what the crossed one could not.
+    const own = await call(e, `${b.origin}${op.path(id)}`, op.init(b.token, b.origin));
+    expect(own.status).toBe(200); // commit: maxDelete 1 lets it delete the two records it did not see, as the crossed one would have
+  });
+});
