@@ -6,8 +6,8 @@
  * since the list says it is not there. A site's record is read once per isolate and kept until the
  * list shows it updated. Once the list is older than `ttlMs`, a request for a listed origin is
  * answered from it while it is read again in the background; one for an origin not on it waits for
- * that read (shared by every request meanwhile), so a new site serves within `ttlMs` of its creation.
- * A deleted site is dropped from this isolate's list at once (`forget`) and from the others' within
+ * that read (shared by every request meanwhile), so a new site serves within `ttlMs` of its creation
+ * in every isolate, and at once in the one that registered it (`remember`). A deleted site is dropped from this isolate's list at once (`forget`) and from the others' within
  * `ttlMs`.
  */
 import type { RegisteredSite, SiteRegistry } from "./store.ts";
@@ -43,6 +43,13 @@ export class RegistryResolver {
     if (this.#sites.size >= SITES_KEPT) this.#sites.delete(this.#sites.keys().next().value!);
     this.#sites.set(origin, site);
     return site;
+  }
+
+  /** This isolate serves a site at once (its registration ran here); a list read later has it too. */
+  remember(site: RegisteredSite): void {
+    this.#list?.set(site.origin, site.updatedAt);
+    if (this.#sites.size >= SITES_KEPT) this.#sites.delete(this.#sites.keys().next().value!);
+    this.#sites.set(site.origin, site);
   }
 
   /** This isolate stops serving `origin` at once (its DELETE ran here). */
