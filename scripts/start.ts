@@ -16,6 +16,7 @@ import { createInterface } from "node:readline";
 import { parseEnv } from "node:util";
 import { ROBOTS_ORIGIN_URL_DEFAULT } from "../src/config/notify.ts";
 import { configProblems, deploymentVars } from "./local-config.ts";
+import { recordLocalServer } from "./local-server.ts";
 import { type AdminAccess, DevOutputGate, demoSitesLine, migrationsLine, seedLine, stepLine, whereToLook } from "./start-output.ts";
 import { StartArgsError, type StartPlan, startPlan } from "./start-plan.ts";
 import type { PrepareMessage, PrepareRequest } from "./start-prepare.ts";
@@ -105,6 +106,8 @@ async function prepare(plan: StartPlan): Promise<void> {
 /** `wrangler dev`: its start-up held back until it is ready, then where to look, then its request log. */
 function serve(plan: StartPlan, admin: AdminAccess, robotsNote: string): void {
   const started = Date.now();
+  // `npm run import` with no --url finds this server by it (scripts/local-server.ts).
+  recordLocalServer(process.cwd(), plan.origin);
   if (plan.verbose) {
     for (const line of whereToLook(plan.origin, admin, true, robotsNote)) console.log(line);
     const child = spawn("npx", ["wrangler", ...plan.wranglerArgs], { stdio: "inherit" });
