@@ -26,7 +26,7 @@ const percent = (part: number, whole: number): string => `${((100 * part) / whol
 function fill(value: number | null, limit: number | null, unit: string): string {
   if (value === null) return `<td class="n muted">–</td>`;
   if (limit === null) return `<td class="n">${fmt(value)} ${unit}</td>`;
-  return `<td class="n">${fmt(value)} ${unit} <meter min="0" max="${limit}" value="${value}" title="${percent(value, limit)} of ${fmt(limit)}">${percent(value, limit)}</meter><br><span class="muted">${percent(value, limit)} of ${fmt(limit)}</span></td>`;
+  return `<td class="n">${fmt(value)} ${unit} <meter min="0" max="${limit}" optimum="${limit}" value="${value}" title="${percent(value, limit)} of ${fmt(limit)}">${percent(value, limit)}</meter><br><span class="muted">${percent(value, limit)} of ${fmt(limit)}</span></td>`;
 }
 
 export function renderIndexView(host: string, rows: readonly IndexViewRow[]): string {
