@@ -265,7 +265,7 @@ describe.each(MODES)("browser view in headless Chromium, $name", ({ name, args }
     expect(encoded?.text).not.toContain("%C3");
     const tricky = page.locator("table#urls tbody tr", { has: page.locator(`a[href="${site}${TRICKY_NORMALISED.replaceAll('"', '\\"')}"]`) });
     expect(await tricky.locator("td.date").textContent()).toBe("2026-01-02T03:04:05Z");
-    expect(await tricky.locator(".tag.images").textContent()).toBe("1 images");
+    expect(await tricky.locator(".tag.images").textContent()).toBe("1 image");
     expect(await page.locator("table#urls tbody tr").first().locator("a.hreflang").allTextContents()).toEqual(["en", "de", "fr", "x-default"]);
     await shot(page, "shard.png");
     await page.close();
