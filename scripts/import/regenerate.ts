@@ -36,7 +36,7 @@ const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLoca
  * A run's summary (GET /sitemap-admin/status `runs`, src/regen/summary.ts) as one line a person
  * reads: what was rendered, whether it was published, what is left.
  */
-export function regenerationLine(run: unknown): string {
+function regenerationLine(run: unknown): string {
   if (typeof run !== "object" || run === null) return "done (no run summary)";
   const r = run as Record<string, unknown>;
   const num = (key: string): number => (typeof r[key] === "number" ? (r[key] as number) : 0);

@@ -20,7 +20,8 @@ describe("the docs' maps of the project", () => {
   it("the README is a front page: ≤ 250 lines, with the crawler log, the platform API, the cost and the plan", () => {
     const readme = read("README.md");
     expect(readme.split("\n").length).toBeLessThanOrEqual(250);
-    for (const part of ["Crawler log", "/sitemap-admin/sites", "What it costs", "Workers Paid", "```mermaid", "npm run deploy"]) expect(readme).toContain(part);
+    for (const part of ["Crawler log", "/sitemap-admin/sites", "What it costs", "Workers Paid", "```mermaid", "npm run deploy"])
+      expect(readme).toContain(part);
     // Every docs link in it resolves.
     for (const [, path] of readme.matchAll(/\]\(((?:docs\/)?[\w.-]+\.md)\)/g)) expect(() => read(path!), path).not.toThrow();
   });
