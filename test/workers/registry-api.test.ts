@@ -182,6 +182,20 @@ describe("POST /sitemap-admin/sites", () => {
     await refused({ MAX_URLS_PER_SHARD: "0" }, "MAX_URLS_PER_SHARD");
     await refused({ DATABASE: "NOPE_NOT_BOUND" }, "DATABASE");
     await refused({ INDEXNOW_KEY: "not a key, secret!" }, "INDEXNOW_KEY");
+    // Every bad setting at once is named, not only the first (core and feature variables alike).
+    const all = {
+      NOT_A_SETTING_XYZ: "on",
+      MAX_URLS_PER_SHARD: "0",
+      MAX_BYTES_PER_SHARD: "tiny",
+      FEED_SIZE: "-3",
+      INDEXNOW_KEY: "not a key, secret!",
+      DATABASE: "NOPE_NOT_BOUND",
+    };
+    const res = await create(e, platformOrigin, { origin, settings: all });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as ApiError;
+    expect(new Set(body.problems?.map((p) => p.setting))).toEqual(new Set(Object.keys(all)));
+    for (const name of Object.keys(all)) expect(body.message).toContain(name);
     expect(await row(origin)).toBeNull();
     // A database bound to this Worker is taken.
     expect((await created(e, platformOrigin, { origin, settings: { DATABASE: "SITE_B_DB" } })).site.settings).toEqual({ DATABASE: "SITE_B_DB" });
