@@ -46,11 +46,11 @@ const host = (url: string): string => new URL(url).host;
 class RangeListError extends Error {}
 
 /** A failed fetch's cause: its code (ECONNREFUSED, ENOTFOUND) or message, else the error's own message. */
-function causeOf(err: Error): string {
+function causeOf(err: unknown): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
   if (typeof cause?.code === "string") return cause.code;
   if (typeof cause?.message === "string") return cause.message;
-  return err.message;
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** One list's prefixes, or throws an Error whose message says what went wrong (no body, no secret). */

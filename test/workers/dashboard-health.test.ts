@@ -80,6 +80,9 @@ describe("the dashboard of a site of 1,260 shards, Googlebot given a 404", () =>
     );
 
     const page = await (await call(env, `${origin}/sitemap-admin/`, { headers: bearer })).text();
+    // The dashboard links the site's sitemap and, for the platform credential, the registered sites' page.
+    expect(page).toContain('<a href="/sitemap.xml">the sitemap index</a>');
+    expect(page).toContain('<a href="/sitemap-admin/platform">registered sites</a>');
     // Health right after the header, before every other part of the page.
     const main = page.slice(page.indexOf("<main>"));
     expect(main.indexOf('<section class="health"')).toBeGreaterThan(0);

@@ -9,7 +9,7 @@
 
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP } from "../../core/limits.ts";
 import { plural } from "../../core/plural.ts";
-import { SIGN_OUT_PATH } from "../auth/paths.ts";
+import { ADMIN_PATH, SIGN_OUT_PATH } from "../auth/paths.ts";
 import { type ActionOutcome, actions, auditTrail, outcome } from "./admin-panel.ts";
 import { columns, fillBar } from "./charts.ts";
 import { crawlersCard, sectionCrawls } from "./crawlers.ts";
@@ -235,12 +235,15 @@ ${g.lastError ? html`<span class="bad">${g.lastError}</span>` : ""} ${g.nextAtte
 export interface DashboardSession {
   csrf: string | null;
   done: ActionOutcome | null;
+  /** Whether to link the platform's page of registered sites (the platform credential, a registry bound). */
+  platformLink?: boolean;
 }
 
 export function dashboardPage(status: Status, session: DashboardSession = { csrf: null, done: null }, view: DashboardView = DEFAULT_VIEW): Response {
   const m = status.manifest;
   const body = html`<header>
 <h1>Sitemaps of <span data-figure="site">${status.site}</span></h1>
+<nav class="links"><a href="/sitemap.xml">the sitemap index</a>${session.platformLink ? html` · <a href="${ADMIN_PATH}/platform">registered sites</a>` : ""}</nav>
 ${actions(session.csrf)}
 <form method="post" action="${SIGN_OUT_PATH}"><button type="submit">Sign out</button></form>
 </header>
