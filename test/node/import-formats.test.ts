@@ -378,6 +378,18 @@ describe("command line", () => {
     }
   });
 
+  it('an input URL nobody answers says which host and why, not only "fetch failed"', async () => {
+    // A port that was just free: nothing listens there.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    const url = `http://127.0.0.1:${port}/sitemap.xml`;
+    const run = await runCli([url, "--dry-run"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${url}: 127.0.0.1:${port} could not be reached (ECONNREFUSED)`);
+  });
+
   it("with no --url, reaches the server npm start recorded (any port); --url still wins", () => {
     const dir = mkdtempSync(join(tmpdir(), "import-local-server-"));
     try {
