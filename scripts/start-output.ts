@@ -4,6 +4,7 @@
  */
 import { stripVTControlCharacters } from "node:util";
 import type { DemoSitesResult, MigrationsApplied, SeedResult } from "./local-db.ts";
+import { DEFAULT_LOCAL_ORIGIN } from "./local-server.ts";
 
 const DONE = "✓";
 
@@ -54,7 +55,7 @@ export function whereToLook(origin: string, admin: AdminAccess, verbose: boolean
     ["robots.txt", `${origin}/robots.txt`, robotsNote],
     ["run the cron", `${origin}/__scheduled?cron=17+*+*+*+*`, "the heartbeat: queues each site's jobs"],
     ["status JSON", `${origin}/sitemap-admin/status`, "Authorization: Bearer <ADMIN_TOKEN>"],
-    ["import", "npm run import -- my-sitemap.xml.gz", ""],
+    ["import", `npm run import -- my-sitemap.xml.gz${origin === DEFAULT_LOCAL_ORIGIN ? "" : ` --url ${origin}`}`, ""],
   ];
   const labelWidth = Math.max(...rows.map(([label]) => label.length)) + 1;
   const urlWidth = Math.max(...rows.map(([, url]) => url.length));

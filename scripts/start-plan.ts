@@ -38,6 +38,8 @@ export interface StartPlan {
   verbose: boolean;
   /** `--demo-sites N`: registered demo sites to seed (0: none). */
   demoSites: number;
+  /** `--crawler-ranges-local`: serve loopback IP ranges for googlebot and bingbot (scripts/local-crawler-ranges.ts). */
+  crawlerRangesLocal: boolean;
 }
 
 /** Registered demo sites at most (each is a registry row and 50 records). */
@@ -62,6 +64,7 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
   let persistTo: string | undefined;
   let verbose = false;
   let demoSites = 0;
+  let crawlerRangesLocal = false;
   const rest: string[] = [];
 
   /** The values of an array option: the inline one, then the words up to the next flag. */
@@ -130,6 +133,11 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
         i = next;
         continue;
       }
+      case "crawler-ranges-local":
+        if (opt.inline !== undefined) throw new StartArgsError("--crawler-ranges-local takes no value");
+        crawlerRangesLocal = true;
+        i += 1;
+        continue;
       case "verbose":
         if (opt.inline !== undefined) throw new StartArgsError("--verbose takes no value");
         verbose = true;
@@ -173,5 +181,6 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
     wranglerArgs,
     verbose,
     demoSites,
+    crawlerRangesLocal,
   };
 }

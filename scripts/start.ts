@@ -1,5 +1,5 @@
 /**
- * `npm start [-- --port N] [-- --verbose] [-- --demo-sites N] [-- wrangler dev args]`: migrations, demo seed (when
+ * `npm start [-- --port N] [-- --verbose] [-- --demo-sites N] [-- --crawler-ranges-local] [-- wrangler dev args]`: migrations, demo seed (when
  * empty) into the store the Worker will read, then `wrangler dev` with the cron test route. The
  * site served is http://localhost:PORT. `URL_SOURCE=kv npm start` and `npm start -- --var
  * URL_SOURCE:kv` alike seed and serve KV (scripts/start-plan.ts reads the passed-through arguments).
@@ -16,6 +16,8 @@ import { createInterface } from "node:readline";
 import { parseEnv } from "node:util";
 import { ROBOTS_ORIGIN_URL_DEFAULT } from "../src/config/notify.ts";
 import { configProblems, deploymentVars } from "./local-config.ts";
+import { serveLocalCrawlerRanges } from "./local-crawler-ranges.ts";
+import { recordLocalServer } from "./local-server.ts";
 import { type AdminAccess, DevOutputGate, demoSitesLine, migrationsLine, seedLine, stepLine, whereToLook } from "./start-output.ts";
 import { StartArgsError, type StartPlan, startPlan } from "./start-plan.ts";
 import type { PrepareMessage, PrepareRequest } from "./start-prepare.ts";
@@ -105,6 +107,8 @@ async function prepare(plan: StartPlan): Promise<void> {
 /** `wrangler dev`: its start-up held back until it is ready, then where to look, then its request log. */
 function serve(plan: StartPlan, admin: AdminAccess, robotsNote: string): void {
   const started = Date.now();
+  // `npm run import` with no --url finds this server by it (scripts/local-server.ts).
+  recordLocalServer(process.cwd(), plan.origin);
   if (plan.verbose) {
     for (const line of whereToLook(plan.origin, admin, true, robotsNote)) console.log(line);
     const child = spawn("npx", ["wrangler", ...plan.wranglerArgs], { stdio: "inherit" });
@@ -155,6 +159,13 @@ try {
 }
 if (plan.verbose) live = false;
 
+if (plan.crawlerRangesLocal) {
+  // Before the configuration check: it checks this value too.
+  const ranges = await serveLocalCrawlerRanges();
+  plan.vars["CRAWLER_IP_RANGES"] = ranges;
+  plan.wranglerArgs.splice(1, 0, "--var", `CRAWLER_IP_RANGES:${ranges}`);
+  console.log(stepLine(`crawler IP ranges served locally (127.0.0.0/8, ::1): ${ranges}`));
+}
 const admin = adminAccess(plan);
 // Loud locally: production would turn a feature off (or answer 503) over any of these.
 const sources = { overrides: plan.vars, processEnv: {}, ...(plan.state.envFiles?.length ? { envFiles: plan.state.envFiles } : {}) };

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SECTION_PATTERN } from "../../src/core/limits.ts";
 import { normalizeOrigin } from "../../src/core/url.ts";
+import { DEFAULT_LOCAL_ORIGIN, LOCAL_SERVER_FILE, recordedLocalServer } from "../local-server.ts";
 import { DEFAULT_MAX_DECOMPRESSED_MIB } from "./input.ts";
 import type { ImportOptions } from "./options.ts";
 import { FORMATS, type Format } from "./readers.ts";
@@ -17,7 +18,8 @@ RSS 2.0 / Atom feed (.xml, .rss, .atom, or any of them .gz; any size, streamed; 
 sitemaps are followed).
 
 Target:
-  --url <url>          Worker URL (default http://localhost:8787, the one \`npm start\` runs)
+  --url <url>          Worker URL (default: the one \`npm start\` runs, recorded in ${LOCAL_SERVER_FILE},
+                       else ${DEFAULT_LOCAL_ORIGIN})
   --remote             target a deployed Worker: requires --url; without it only loopback URLs
                        are accepted, so a production import is always explicit
   --token <token>      admin token (default: env ADMIN_TOKEN; locally also ADMIN_TOKEN in .dev.vars
@@ -165,7 +167,7 @@ export function parseCli(argv: string[], io: Io): ImportOptions | "help" {
   const dryRun = v["dry-run"] === true;
   const remote = v.remote === true;
   if (remote && v.url === undefined) throw new UsageError("--remote needs --url <your Worker's URL>");
-  const rawUrl = v.url ?? "http://localhost:8787";
+  const rawUrl = v.url ?? recordedLocalServer(io.cwd) ?? DEFAULT_LOCAL_ORIGIN;
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -246,7 +248,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     options = parseCli(argv, io);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`error: ${err.message}\n\n${USAGE}\n`);
+    io.stderr.write(`error: ${err.message} (npm run import -- --help for the options)\n`);
     return 2;
   }
   if (options === "help") {

@@ -86,15 +86,29 @@ async function peek(source: AsyncIterable<Uint8Array>): Promise<{ head: Uint8Arr
   return { head, all: all() };
 }
 
+/**
+ * Node's fetch says only "fetch failed" when no answer came: an InputError naming the host and the
+ * cause (ECONNREFUSED, ENOTFOUND, …) instead.
+ */
+async function fetchOrSay(spec: string, url: string | URL, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+    const why = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : (err as Error).message;
+    throw new InputError(`${spec}: ${new URL(url).host} could not be reached (${why})`);
+  }
+}
+
 /** GET with redirects followed by hand, each one only to an allowed host (when `hosts` is set). */
 async function get(spec: string, hosts: ReadonlySet<string> | undefined): Promise<Response> {
   const headers = { "Accept-Encoding": "identity", "User-Agent": "edge-sitemaps-import" };
-  if (hosts === undefined) return fetch(spec, { headers });
+  if (hosts === undefined) return fetchOrSay(spec, spec, { headers });
   let url = new URL(spec);
   for (let hop = 0; ; hop++) {
     if (!hosts.has(url.host))
       throw new InputError(`${spec}: ${url.host} is not an allowed host (${[...hosts].join(", ")}); pass --allow-host ${url.host} to follow it`);
-    const response = await fetch(url, { headers, redirect: "manual" });
+    const response = await fetchOrSay(spec, url, { headers, redirect: "manual" });
     const location = response.headers.get("location");
     if (response.status < 300 || response.status > 399 || location === null) return response;
     await response.body?.cancel();

@@ -2,6 +2,7 @@
  * Progress on stderr: records, records per second, and the percentage when the input size is
  * known. On a terminal one line is rewritten in place; otherwise a line is written per interval.
  */
+import { plural } from "../../src/core/plural.ts";
 
 export interface ProgressStream {
   write(text: string): unknown;
@@ -74,7 +75,7 @@ export class Progress {
     const seconds = Math.max((performance.now() - this.#start) / 1000, 0.001);
     const rate = Math.round(this.#records / seconds);
     const percent = this.#fraction === undefined ? "" : `, ${(Math.min(this.#fraction, 1) * 100).toFixed(1)}%`;
-    return `${this.#label}: ${number.format(this.#records)} records, ${number.format(rate)} records/s${percent}, ${seconds.toFixed(1)} s`;
+    return `${this.#label}: ${plural(this.#records, "record")}, ${number.format(rate)} records/s${percent}, ${seconds.toFixed(1)} s`;
   }
 
   #print(final: boolean): void {

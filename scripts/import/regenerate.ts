@@ -24,10 +24,33 @@ export async function regenerate(client: AdminClient, url: string, changedOrigin
     return false;
   }
   if (answer.status === 202) return waitForJob(client, progress);
-  if (answer.status === 200) progress.message(`regenerated the sitemaps: ${answer.text.slice(0, 300)}`);
+  if (answer.status === 200) progress.message(`regenerated the sitemaps: ${regenerationLine(answer.json)}`);
   else if (answer.status === 404) progress.message("this Worker has no POST /sitemap-admin/regenerate: its cron will update the sitemaps");
   else progress.message(`warning: POST /sitemap-admin/regenerate answered ${answer.status}; the records are stored, the cron will pick them up`);
   return answer.status === 200;
+}
+
+const plural = (n: number, one: string, many = `${one}s`): string => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+
+/**
+ * A run's summary (GET /sitemap-admin/status `runs`, src/regen/summary.ts) as one line a person
+ * reads: what was rendered, whether it was published, what is left.
+ */
+function regenerationLine(run: unknown): string {
+  if (typeof run !== "object" || run === null) return "done (no run summary)";
+  const r = run as Record<string, unknown>;
+  const num = (key: string): number => (typeof r[key] === "number" ? (r[key] as number) : 0);
+  const parts = [
+    `${plural(num("shardsRendered"), "shard")} rendered of ${num("shardsChecked").toLocaleString("en-US")} checked`,
+    r["published"] === true
+      ? `published ${typeof r["manifestVersion"] === "string" ? r["manifestVersion"].slice(0, 12) : ""}`.trimEnd()
+      : "nothing new to publish",
+  ];
+  if (typeof r["durationMs"] === "number") parts.push(`${(num("durationMs") / 1000).toFixed(1)} s`);
+  if (num("pendingShards") > 0 || r["passPending"] === true) parts.push(`${plural(num("pendingShards"), "shard")} left for the next run`);
+  const failed = Array.isArray(r["failed"]) ? r["failed"].length : 0;
+  if (failed > 0) parts.push(`${plural(failed, "document")} failed (GET /sitemap-admin/status)`);
+  return parts.join(", ");
 }
 
 /** How long the CLI waits for the queued regeneration (it goes on in the background after that). */
@@ -52,7 +75,7 @@ async function waitForJob(client: AdminClient, progress: Progress): Promise<bool
     if (job && job.state !== "scheduled") {
       const last = status?.runs?.[0];
       if (job.state === "idle") {
-        progress.message(`regenerated the sitemaps: ${JSON.stringify(last ?? {}).slice(0, 300)}`);
+        progress.message(`regenerated the sitemaps: ${regenerationLine(last)}`);
         return true;
       }
       progress.message(`warning: the regeneration job is ${job.state}; the records are stored, the next cron run retries it`);

@@ -1,4 +1,5 @@
 /** The counts an import ends with: printed as one line, or as JSON with --json. */
+import { plural } from "../../src/core/plural.ts";
 import type { ImportOptions } from "./options.ts";
 
 export interface ImportSummary {
@@ -58,10 +59,10 @@ export function newSummary(options: ImportOptions): ImportSummary {
 export function summaryLine(s: ImportSummary): string {
   const n = (x: number) => x.toLocaleString("en-US");
   if (s.mode === "dry-run") {
-    return `dry run of ${s.input}: ${n(s.records)} valid records, ${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`;
+    return `dry run of ${s.input}: ${plural(s.records, "valid record")}, ${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; nothing sent (${(s.elapsedMs / 1000).toFixed(1)} s)\n`;
   }
   return (
-    `${s.input}: sent ${n(s.sent)} records in ${n(s.batches)} batches: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged${s.deleted === null ? "" : `, ${n(s.deleted)} deleted`}; ` +
-    `${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; ${n(s.retries)} retries (${(s.elapsedMs / 1000).toFixed(1)} s)\n`
+    `${s.input}: sent ${plural(s.sent, "record")} in ${plural(s.batches, "batch", "batches")}: ${n(s.inserted)} inserted, ${n(s.updated)} updated, ${n(s.unchanged)} unchanged${s.deleted === null ? "" : `, ${n(s.deleted)} deleted`}; ` +
+    `${n(s.invalid)} invalid, ${n(s.duplicates)} repeated; ${plural(s.retries, "retry", "retries")} (${(s.elapsedMs / 1000).toFixed(1)} s)\n`
   );
 }

@@ -26,7 +26,16 @@ import { browserRefusal, sameOrigin } from "./auth/browser-guard.ts";
 import { clientKey } from "./auth/client-address.ts";
 import { DASHBOARD_PATHS } from "./auth/paths.ts";
 import type { Principal } from "./auth/principal.ts";
-import { SESSION_COOKIE, SESSION_SECONDS, clearedSessionCookie, csrfToken, isSessionId, newSessionId, sessionCookie, sessionKey } from "./auth/session.ts";
+import {
+  SESSION_SECONDS,
+  clearedSessionCookie,
+  csrfToken,
+  isSessionId,
+  newSessionId,
+  sessionCookie,
+  sessionCookieName,
+  sessionKey,
+} from "./auth/session.ts";
 import { blockedFor, countFailure, tooManyFailures } from "./auth/sign-in-limiter.ts";
 import { signInPage } from "./dashboard/sign-in.ts";
 import { AdminError } from "./errors.ts";
@@ -110,7 +119,7 @@ async function siteToken(c: Context<AppEnv>, given: string): Promise<Principal |
 
 /** The cookie's live session on this site, or null. */
 async function session(c: Context<AppEnv>, token: string): Promise<Principal | null> {
-  const id = getCookie(c, SESSION_COOKIE);
+  const id = getCookie(c, sessionCookieName(c.req.url));
   const store = c.var.services.admin;
   if (!id || !isSessionId(id) || !store) return null;
   // Keyed under the token: a session made under an earlier token is not found.
@@ -182,7 +191,7 @@ export const signIn = async (c: Context<AppEnv>): Promise<Response> => {
   });
   return new Response(null, {
     status: 303,
-    headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": sessionCookie(id), "Cache-Control": "no-store" },
+    headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": sessionCookie(id, c.req.url), "Cache-Control": "no-store" },
   });
 };
 
@@ -190,13 +199,13 @@ export const signIn = async (c: Context<AppEnv>): Promise<Response> => {
 export const signOut = async (c: Context<AppEnv>): Promise<Response> => {
   if (!adminEnabled(c.env)) return c.notFound();
   if (!sameOrigin(c)) return new AdminError(403, { error: "forbidden", message: "cross-site request refused" }).getResponse();
-  const id = getCookie(c, SESSION_COOKIE);
+  const id = getCookie(c, sessionCookieName(c.req.url));
   const store = c.var.services.admin;
   const token = adminToken(c.env);
   // Without the token there is no session to end (none is found under another token either).
   if (id && isSessionId(id) && store && token !== null) await store.revokeSession(c.var.origin, await sessionKey(token, id), Date.now());
   return new Response(null, {
     status: 303,
-    headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": clearedSessionCookie(), "Cache-Control": "no-store" },
+    headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": clearedSessionCookie(c.req.url), "Cache-Control": "no-store" },
   });
 };

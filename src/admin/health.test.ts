@@ -81,23 +81,33 @@ describe("healthOf", () => {
     expect(healthOf(healthy({ crawlers: log({ enabled: false, stale: { count: 5, documents: ["index"] } }) }), NOW)).toEqual([]);
   });
 
-  it("a verified crawler given a 404 is red and first, naming crawler, document, status and time, with what to do", () => {
+  it("a verified crawler given a 404 for the index is red and first; for a document the site no longer lists it is amber (its own text says nothing breaks)", () => {
+    const index = fetched("index", "/sitemap.xml", 30_000, 404, null);
     const gone = fetched("pages-3", "/sitemap-pages-3.xml", 60_000, 404, null);
     const items = healthOf(
       healthy({
         jobs: [{ kind: "notify", target: "x", state: "failing", error: "boom", attempts: 3, lastRun: null, deadAt: null }],
-        crawlers: log({ crawlers: [crawler({ errors: [gone], documents: [gone] })] }),
+        crawlers: log({ crawlers: [crawler({ errors: [index, gone], documents: [index, gone] })] }),
       }),
       NOW,
     );
-    expect(items[0]).toEqual({
+    expect(items[0]).toMatchObject({
       level: "red",
       topic: "crawler",
+      document: "/sitemap.xml",
+      action: expect.stringContaining("The index is not served"),
+    });
+    const shard = items.find((i) => i.document === "/sitemap-pages-3.xml");
+    expect(shard).toEqual({
+      level: "amber",
+      topic: "crawler",
       message: "googlebot (verified) was given 404 for /sitemap-pages-3.xml at 2026-03-01 11:59:00Z.",
-      action: expect.stringContaining("no longer lists this document"),
+      action: expect.stringContaining("Nothing breaks"),
       document: "/sitemap-pages-3.xml",
     });
-    expect(items.map((i) => i.level)).toEqual(["red", "amber"]);
+    // No red item says "Nothing breaks".
+    for (const item of items) if (item.level === "red") expect(item.action).not.toContain("Nothing breaks");
+    expect(items.map((i) => i.level)).toEqual(["red", "amber", "amber"]);
   });
 
   it("a 503 for robots.txt says what it does to crawling; a later good answer for the same document settles an error", () => {

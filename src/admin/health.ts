@@ -84,6 +84,9 @@ function crawlerAction(document: string, status: number): string {
   return 'Check what answers this path for crawlers (docs/dashboard.md "Health").';
 }
 
+/** A 404/410 for a document the site no longer lists (not the index): nothing breaks, crawlers drop it (crawlerAction), so amber, not red. */
+const isDroppedDocument = (fetch: DocumentFetchStatus): boolean => fetch.document !== INDEX && (fetch.status === 404 || fetch.status === 410);
+
 function crawlerErrors(crawlers: CrawlersStatus): HealthItem[] {
   const errors: { crawler: string; fetch: DocumentFetchStatus }[] = [];
   for (const crawler of crawlers.crawlers) {
@@ -97,7 +100,7 @@ function crawlerErrors(crawlers: CrawlersStatus): HealthItem[] {
   }
   errors.sort((a, b) => Date.parse(b.fetch.at) - Date.parse(a.fetch.at));
   const items: HealthItem[] = errors.slice(0, CRAWLER_ERRORS_LISTED).map(({ crawler, fetch }) => ({
-    level: "red",
+    level: isDroppedDocument(fetch) ? "amber" : "red",
     topic: "crawler",
     message: `${crawler} (verified) was given ${fetch.status} for ${fetch.path} at ${when(fetch.at)}.`,
     action: crawlerAction(fetch.document, fetch.status),
@@ -106,7 +109,7 @@ function crawlerErrors(crawlers: CrawlersStatus): HealthItem[] {
   const more = errors.length - CRAWLER_ERRORS_LISTED;
   if (more > 0) {
     items.push({
-      level: "red",
+      level: errors.slice(CRAWLER_ERRORS_LISTED).every((e) => isDroppedDocument(e.fetch)) ? "amber" : "red",
       topic: "crawler",
       message: `and ${plural(more, "more answer")} to verified crawlers that ${more === 1 ? "was" : "were"} neither 2xx nor 304 in the last 7 days.`,
       action: "GET /sitemap-admin/status lists them (crawlers[].errors); each is one of the cases above.",

@@ -268,7 +268,15 @@ export const SiteSchema = z
 export type SiteBody = z.infer<typeof SiteSchema>;
 
 export const SiteCreatedSchema = z
-  .strictObject({ site: SiteSchema, token: z.string().describe("the site's admin token (`esk_…`): shown this once, only its hash is kept") })
+  .strictObject({
+    site: SiteSchema,
+    token: z.string().describe("the site's admin token (`esk_…`): shown this once, only its hash is kept"),
+    servesEverywhereBy: z
+      .string()
+      .describe(
+        "when every isolate serves the site (ISO 8601): it serves at once where it was registered, elsewhere once each isolate reads the registry again (MANIFEST_CACHE_TTL, docs/tenants.md)",
+      ),
+  })
   .openapi("SiteCreated");
 
 export const SiteTokenSchema = z

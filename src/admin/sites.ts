@@ -172,7 +172,10 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
           : `${origin} is registered already (its token can be rotated: POST /sitemap-admin/sites/{host}/token)`,
     });
   }
-  return jsonResponse({ site: siteBody(site), token }, 201);
+  // This isolate serves it at once; every other one once its list of sites is older than the TTL (src/registry/resolve.ts).
+  registryResolver(c.env)?.remember(site);
+  const servesEverywhereBy = iso(now + config.cache.manifestTtl * 1000);
+  return jsonResponse({ site: siteBody(site), token, servesEverywhereBy }, 201);
 };
 
 /** A registered site's health (src/admin/health.ts), from its status as its own dashboard reads it; a site whose settings no longer read is one red problem. */

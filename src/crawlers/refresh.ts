@@ -2,15 +2,15 @@
  * The refresh of the crawlers' published IP ranges (the `crawler-ranges` job, src/jobs/crawler-ranges.ts):
  * each crawler of CRAWLER_IP_RANGES whose list is missing, was fetched from another URL, or was last
  * checked REFRESH_EVERY_MS ago or more is fetched again: one GET with the product's User-Agent, a
- * timeout, and its body read up to MAX_BODY_BYTES. A list that cannot be had (an HTTP error, a
- * timeout, a body too large or not a list) keeps the prefixes fetched before and stores what went
- * wrong; one crawler failing never stops the others. Cost: one KV list, a read per stored list,
+ * timeout, and its body read up to MAX_BODY_BYTES. A list that cannot be had (an HTTP error, no
+ * answer, a timeout, a body too large or not a list) keeps the prefixes fetched before from the same
+ * URL (never another URL's) and stores what went wrong, naming the host; one crawler failing never stops the others. Cost: one KV list, a read per stored list,
  * and per crawler due one subrequest and one KV write.
  */
 import { USER_AGENT } from "../core/user-agent.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 import type { CrawlerRangeStore, StoredRanges } from "./range-store.ts";
-import { parseRangeList } from "./ranges.ts";
+import { RangeFileError, parseRangeList } from "./ranges.ts";
 
 /** How often a list is fetched again (daily; the first heartbeat fetches those never stored). */
 export const REFRESH_EVERY_MS = 24 * 3600_000;
@@ -40,6 +40,19 @@ export interface RefreshReport {
 const isDue = (stored: StoredRanges | undefined, url: string, now: number): boolean =>
   stored === undefined || stored.url !== url || now - stored.checkedAt >= REFRESH_EVERY_MS || now < stored.checkedAt - REFRESH_EVERY_MS;
 
+const host = (url: string): string => new URL(url).host;
+
+/** Errors the list's own checks throw (HTTP status, size, format), said as they are. */
+class RangeListError extends Error {}
+
+/** A failed fetch's cause: its code (ECONNREFUSED, ENOTFOUND) or message, else the error's own message. */
+function causeOf(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+  if (typeof cause?.code === "string") return cause.code;
+  if (typeof cause?.message === "string") return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** One list's prefixes, or throws an Error whose message says what went wrong (no body, no secret). */
 async function fetchList(url: string, fetchFn: typeof fetch, timeoutMs: number): Promise<{ prefixes: string[]; refused: string[] }> {
   const controller = new AbortController();
@@ -55,14 +68,18 @@ async function fetchList(url: string, fetchFn: typeof fetch, timeoutMs: number):
     ]);
     if (!response.ok) {
       await response.body?.cancel();
-      throw new Error(`HTTP ${response.status}`);
+      throw new RangeListError(`${host(url)} answered HTTP ${response.status}`);
     }
     const { text, overCap } = await Promise.race([readCapped(response.body, MAX_BODY_BYTES), deadline]);
-    if (overCap) throw new Error(`the list is larger than ${MAX_BODY_BYTES} bytes`);
+    if (overCap) throw new RangeListError(`the list is larger than ${MAX_BODY_BYTES} bytes`);
     return parseRangeList(text);
   } catch (err) {
     // An abort surfaces as whatever the fetch or the body's read makes of it: said one way.
-    throw controller.signal.aborted ? timedOut : err;
+    if (controller.signal.aborted) throw timedOut;
+    // A fetch that got no answer says little ("fetch failed", workerd's "internal error; reference = …"): say which host, and the cause when there is one.
+    if (!(err instanceof RangeListError || err instanceof RangeFileError))
+      throw new Error(`${host(url)} could not be reached (network error: ${causeOf(err)})`);
+    throw err;
   } finally {
     clearTimeout(timer);
   }
@@ -92,15 +109,9 @@ export async function refreshCrawlerRanges(
         list = { name, url, prefixes, refused, fetchedAt: now, checkedAt: now, error: null };
       } catch (err) {
         const error = described(err);
-        list = {
-          name,
-          url,
-          prefixes: before?.prefixes ?? [],
-          refused: before?.refused ?? [],
-          fetchedAt: before?.fetchedAt ?? null,
-          checkedAt: now,
-          error,
-        };
+        // Only the same URL's earlier prefixes stay: a stand-in's (a local file, then the default URL again) are not this list.
+        const same = before?.url === url ? before : undefined;
+        list = { name, url, prefixes: same?.prefixes ?? [], refused: same?.refused ?? [], fetchedAt: same?.fetchedAt ?? null, checkedAt: now, error };
       }
       await store.save(list);
       return list.error === null ? { name, prefixes: list.prefixes.length } : { name, error: list.error };

@@ -16,6 +16,7 @@
  * Measured (test/workers/registry-sweep.test.ts): a page of 200 sites costs about 20 D1 queries and
  * 2–4 queue sends, so 10,000 sites take 10 steps of ~100 queries each.
  */
+import { plural } from "../core/plural.ts";
 import { trimRegistered } from "../housekeeping/housekeeping.ts";
 import { DATABASE_SETTING } from "../registry/settings.ts";
 import type { Services } from "../services-type.ts";
@@ -97,12 +98,12 @@ export const registrySweepJob: JobHandler = async (job, c) => {
     after = last.origin;
     const usage = c.usage();
     if (seen >= SITES_PER_STEP || usage.serviceCalls >= QUERY_SHARE || Date.now() >= c.deadline) {
-      if (job.step >= MAX_STEPS) return `scheduled ${seen} sites (${sent} jobs sent), stopped at ${MAX_STEPS} steps`;
+      if (job.step >= MAX_STEPS) return `scheduled ${plural(seen, "site")} (${plural(sent, "job")} sent), stopped at ${MAX_STEPS} steps`;
       c.continueWith({ delaySeconds: 0, after });
-      return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${tombstones} tombstones, ${moves} moves), more left`;
+      return `scheduled ${plural(seen, "site")} (${plural(sent, "job")} sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${plural(tombstones, "tombstone")}, ${plural(moves, "move")}), more left`;
     }
   }
-  return `scheduled ${seen} sites (${sent} jobs sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${tombstones} tombstones, ${moves} moves)`;
+  return `scheduled ${plural(seen, "site")} (${plural(sent, "job")} sent${broken ? `, ${broken} with broken settings` : ""}${purge}; trimmed ${plural(tombstones, "tombstone")}, ${plural(moves, "move")})`;
 };
 
 /**

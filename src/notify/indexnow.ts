@@ -4,7 +4,9 @@
  * request. The engine fetches the key file from `keyLocation` to verify the key; the file sits
  * in the root directory (under the Worker's `/sitemap*` route), so it covers the whole host.
  */
+
 import type { IndexNowConfig } from "../config/notify.ts";
+import { plural } from "../core/plural.ts";
 import type { RunContext, TargetReport } from "./context.ts";
 import { attempt, classify, nextAttemptAt } from "./http.ts";
 import { CURSOR_END_OF_STAMP, type TargetState, due, failed, newState, succeeded } from "./store.ts";
@@ -93,7 +95,7 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
     const failure = kind === "retired" ? "config" : kind;
     state = failed(state, ctx.now, answer.status, answer.body, nextAttemptAt(failure, state.failures + 1, ctx.now, answer.retryAfterMs));
     await ctx.store.save(state);
-    const what = `IndexNow ${origin}: HTTP ${answer.status || "error"} for ${changes.length} URLs (kept pending, next attempt ${new Date(state.nextAttemptAt).toISOString()})`;
+    const what = `IndexNow ${origin}: HTTP ${answer.status || "error"} for ${plural(changes.length, "URL")} (kept pending, next attempt ${new Date(state.nextAttemptAt).toISOString()})`;
     if (failure === "config") ctx.log.error(`configuration error: ${what}: ${answer.body}`);
     else ctx.log.warn(`${what}: ${answer.body}`);
     return { ...report, result: failure };

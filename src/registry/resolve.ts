@@ -9,7 +9,8 @@
  * for an origin not on it waits for that read (shared by every request meanwhile), so a new site
  * serves within `ttlMs` of its creation. A write or a job (`fresh`) never acts on a stale list: it
  * waits for the list read again, so a deleted site stops taking writes and running jobs in every
- * isolate within `ttlMs` of its DELETE. The isolate that ran the DELETE drops it at once (`forget`).
+ * isolate within `ttlMs` of its DELETE. The isolate that ran the DELETE drops it at once (`forget`);
+ * the one that registered a site serves it at once (`remember`).
  */
 import type { RegisteredSite, SiteRegistry } from "./store.ts";
 
@@ -37,7 +38,7 @@ export class RegistryResolver {
     return list.get(origin) ?? null;
   }
 
-  /** This isolate serves `site` as it now is at once (its PATCH ran here); the others within `ttlMs`. */
+  /** This isolate serves `site` as it now is at once (its registration or PATCH ran here); the others within `ttlMs`. */
   remember(site: RegisteredSite): void {
     this.#list?.set(site.origin, site);
   }

@@ -74,12 +74,25 @@ export function settingsProblems(env: object, origin: string, settings: Readonly
       problems.push({ setting: DATABASE_SETTING, rule: "must name a D1 database bound to this Worker" });
     }
   }
-  if (problems.length > 0) return problems;
-  const hosts = hostProblems(origin, settings, anyHost(env));
-  if (hosts.length > 0) return hosts;
-  // Every problem the same variables would have, a feature's included: a site is registered only whole.
+  // Settings that name hosts, held to the site's own domain (src/registry/hosts.ts), named with the rest.
+  problems.push(...hostProblems(origin, settings, anyHost(env)));
   // The deployment's own problems are not the site's: only its origin's and its settings' count.
-  return checkConfig(registeredSiteEnv(env, origin, settings))
-    .filter((e) => e.variable === "SITES" || Object.hasOwn(settings, e.variable))
-    .map((e) => ({ setting: e.variable === "SITES" ? "origin" : e.variable, rule: e.rule }));
+  const own = (checked: Readonly<Record<string, string>>): SettingProblem[] =>
+    checkConfig(registeredSiteEnv(env, origin, checked))
+      .filter((e) => e.variable === "SITES" || Object.hasOwn(checked, e.variable))
+      .map((e) => ({ setting: e.variable === "SITES" ? "origin" : e.variable, rule: e.rule }));
+  // Each setting on its own first: parsing stops at a feature's (or the core's) first bad variable,
+  // and every bad setting is to be named, not only the first (at most one parse per allowed name).
+  const seen = new Set(problems.map((p) => `${p.setting}\n${p.rule}`));
+  for (const [name, value] of Object.entries(settings)) {
+    if (name === DATABASE_SETTING || !ALLOWED.has(name)) continue;
+    for (const problem of own({ [name]: value })) {
+      const key = `${problem.setting}\n${problem.rule}`;
+      if (!seen.has(key)) problems.push(problem);
+      seen.add(key);
+    }
+  }
+  if (problems.length > 0) return problems;
+  // Then together, for the rules between variables: a site is registered only whole.
+  return own(settings);
 }

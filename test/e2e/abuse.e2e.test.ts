@@ -53,7 +53,7 @@ afterAll(async () => {
 interface Hostile {
   name: string;
   request: SendOptions;
-  /** The documented answer (README "What it serves", docs/ingest.md, docs/caching.md). */
+  /** The documented answer (docs/reference.md "What it serves", docs/ingest.md, docs/caching.md). */
   status: number;
   /** For answers from the HTTP layer in front of the Worker (URL and header size limits): any of these. */
   statusIn?: number[];
@@ -81,7 +81,7 @@ function corpus(origin: string, port: number): Hostile[] {
   });
   const ten = 10 * 1024 * 1024;
   return [
-    // Path traversal and odd paths: "anything else … 404" (README), never a file of the project.
+    // Path traversal and odd paths: "anything else … 404" (docs/reference.md), never a file of the project.
     ...[
       "/../../etc/passwd",
       "/sitemap-..%2f..%2fwrangler.jsonc",
@@ -245,7 +245,7 @@ function corpus(origin: string, port: number): Hostile[] {
       status: 422,
       error: "validation_failed",
     },
-    // Bad methods: no such route → "anything else … 404" (README); an unknown method is refused by
+    // Bad methods: no such route → "anything else … 404" (docs/reference.md); an unknown method is refused by
     // the HTTP layer (501).
     ...[
       ["POST", "/sitemap.xml"],

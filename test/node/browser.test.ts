@@ -265,7 +265,7 @@ describe.each(MODES)("browser view in headless Chromium, $name", ({ name, args }
     expect(encoded?.text).not.toContain("%C3");
     const tricky = page.locator("table#urls tbody tr", { has: page.locator(`a[href="${site}${TRICKY_NORMALISED.replaceAll('"', '\\"')}"]`) });
     expect(await tricky.locator("td.date").textContent()).toBe("2026-01-02T03:04:05Z");
-    expect(await tricky.locator(".tag.images").textContent()).toBe("1 images");
+    expect(await tricky.locator(".tag.images").textContent()).toBe("1 image");
     expect(await page.locator("table#urls tbody tr").first().locator("a.hreflang").allTextContents()).toEqual(["en", "de", "fr", "x-default"]);
     await shot(page, "shard.png");
     await page.close();
@@ -325,6 +325,68 @@ describe.each(MODES)("browser view in headless Chromium, $name", ({ name, args }
       await page.close();
     },
   );
+});
+
+describe("browser view on a phone (390 × 844) in headless Chromium", () => {
+  let context: BrowserContext;
+  let profile: string;
+  const PHONE = 390;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    profile = mkdtempSync(join(tmpdir(), "edge-sitemaps-chromium-"));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: PHONE, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  /** The page's width (what scrolls sideways when over the screen's) and the first link's cell width in the table. */
+  const measure = (page: Page, table: string, link: string) =>
+    page.evaluate(
+      ([t, l]) => {
+        const a = document.querySelector(`table#${t} tbody tr ${l}`) as HTMLElement;
+        return { scrollWidth: document.documentElement.scrollWidth, cell: a.parentElement!.getBoundingClientRect().width, text: a.textContent };
+      },
+      [table, link] as const,
+    );
+
+  for (const [path, table, link] of [
+    ["/sitemap.xml", "sitemaps", "th a"],
+    ["/sitemap-pages-1.xml", "urls", "td:nth-child(2) > a"],
+    ["/sitemap-catalog-1.xml", "urls", "td:nth-child(2) > a"],
+    ["/sitemap-news.xml", "urls", "td:nth-child(2) > a"],
+  ] as const) {
+    it(`${path}: no sideways scroll, the first URL's cell at least 200 px wide`, async () => {
+      const page = await context.newPage();
+      await page.goto(`${site}${path}`);
+      await page.waitForSelector(`table#${table}`);
+      const m = await measure(page, table, link);
+      expect(m.scrollWidth, JSON.stringify(m)).toBeLessThanOrEqual(PHONE);
+      expect(m.cell, JSON.stringify(m)).toBeGreaterThanOrEqual(200);
+      await screenshot(page, `phone-${path.slice(1).replace(/\.xml$/, "")}.png`, path === "/sitemap.xml");
+      await page.close();
+    });
+  }
 });
 
 describe("crawlers after the browsers", () => {

@@ -12,6 +12,8 @@ import { describe, expect, it } from "vitest";
 import { parseCli } from "../../scripts/import/cli.ts";
 import { readCsv } from "../../scripts/import/csv.ts";
 import type { Item } from "../../scripts/import/item.ts";
+import { LOCAL_SERVER_FILE, recordLocalServer } from "../../scripts/local-server.ts";
+import { whereToLook } from "../../scripts/start-output.ts";
 import { type SitemapItem, SitemapXmlReader } from "../../src/ingest/sitemap-xml.ts";
 import { XmlError, type XmlEvent, XmlEvents } from "../../src/ingest/xml.ts";
 import { referenceProblem } from "../../src/ingest/xml-references.ts";
@@ -371,8 +373,40 @@ describe("command line", () => {
     ]) {
       const run = await runCli(args);
       expect(run.code, args.join(" ")).toBe(2);
-      expect(run.stderr, args.join(" ")).toMatch(/^error: .*\n\nUsage:/);
+      // One line, pointing to --help (not the whole usage again).
+      expect(run.stderr, args.join(" ")).toMatch(/^error: [^\n]*\(npm run import -- --help for the options\)\n$/);
     }
+  });
+
+  it('an input URL nobody answers says which host and why, not only "fetch failed"', async () => {
+    // A port that was just free: nothing listens there.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as { port: number };
+    await new Promise((resolve) => closed.close(resolve));
+    const url = `http://127.0.0.1:${port}/sitemap.xml`;
+    const run = await runCli([url, "--dry-run"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${url}: 127.0.0.1:${port} could not be reached (ECONNREFUSED)`);
+  });
+
+  it("with no --url, reaches the server npm start recorded (any port); --url still wins", () => {
+    const dir = mkdtempSync(join(tmpdir(), "import-local-server-"));
+    try {
+      const opts = (args: string[]) => parseCli(["x.xml", "--token", "t", ...args], io({}, dir));
+      expect(opts([])).toMatchObject({ url: "http://localhost:8787/" });
+      recordLocalServer(dir, "http://localhost:8881");
+      expect(opts([])).toMatchObject({ url: "http://localhost:8881/" });
+      expect(opts(["--url", "http://127.0.0.1:9000"])).toMatchObject({ url: "http://127.0.0.1:9000/" });
+      writeFileSync(join(dir, LOCAL_SERVER_FILE), "not json");
+      expect(opts([])).toMatchObject({ url: "http://localhost:8787/" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // npm start's printed command carries --url too when the port is not the default.
+    const importLine = (origin: string) => whereToLook(origin, { token: "from", where: ".dev.vars" }, false).find((l) => l.includes("npm run import"));
+    expect(importLine("http://localhost:8881")).toContain("npm run import -- my-sitemap.xml.gz --url http://localhost:8881");
+    expect(importLine("http://localhost:8787")).not.toContain("--url");
   });
 
   it("takes the token from --token, then ADMIN_TOKEN, then (locally only) .dev.vars", () => {

@@ -5,8 +5,10 @@
  * of crawler and browser comes first. A page of a shard reads its own rows, a filter reads the shard
  * once per version, on D1 and on KV, and both show what a scan of the records shows.
  */
+
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { plural } from "../../src/core/plural.ts";
 import type { StoredRecord } from "../../src/core/types.ts";
 import { readableUrl } from "../../src/formats/view/readable-url.ts";
 import { VIEW_CACHE_NAME, viewEntryKey } from "../../src/formats/view/view-cache.ts";
@@ -64,8 +66,8 @@ describe("browser view", () => {
     expect(hrefs(html, "sitemaps").map((href) => origin + href)).toEqual(listed);
     expect(html).toContain('<strong id="count">5</strong>');
     expect(html).toContain("10 URLs");
-    expect(html).toMatch(/<meter min="0" max="50000" value="10"/);
-    expect(html).toMatch(/<meter min="0" max="52428800" value="\d+"/);
+    expect(html).toMatch(/<meter min="0" max="50000" optimum="50000" value="10"/);
+    expect(html).toMatch(/<meter min="0" max="52428800" optimum="52428800" value="\d+"/);
     const lastmods = [...text(xml).matchAll(/<lastmod>([^<]*)<\/lastmod>/g)].map((m) => m[1]);
     expect([...html.matchAll(/<td class="date">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(lastmods);
 
@@ -389,7 +391,7 @@ describe("browser view", () => {
           const shown = matches.slice((page - 1) * 1_000, page * 1_000);
           expect(hrefs(html, "urls"), q).toEqual(shown.map((r) => r.loc));
           expect(numbers(html)).toEqual(range(shown.length, (page - 1) * 1_000 + 1));
-          expect(html).toContain(`${matches.length.toLocaleString("en-US")} URLs contain`);
+          expect(html).toContain(`${plural(matches.length, "URL")} ${matches.length === 1 ? "contains" : "contain"}`);
           expect(html.includes('rel="next"')).toBe(matches.length > page * 1_000);
         };
 

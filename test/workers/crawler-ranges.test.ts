@@ -410,10 +410,10 @@ describe("the crawler-ranges job", () => {
     expect(deliveries.filter((x) => x.job.kind === "crawler-ranges").map((x) => x.result)).toEqual(["acked"]);
     expect(calls).toHaveLength(2);
     const row = await jobRow(d.env, d.origin);
-    expect(row?.outcome).toBe(`${d.bing} 2 prefixes; ${d.google} failed: HTTP 500`);
+    expect(row?.outcome).toBe(`${d.bing} 2 prefixes; ${d.google} failed: google.test answered HTTP 500`);
     expect(row?.error).toBeNull();
     const [google, bing] = await rangesStatus(store, services(d.env).config);
-    expect(google).toMatchObject({ prefixes: 4, error: "HTTP 500" });
+    expect(google).toMatchObject({ prefixes: 4, error: "google.test answered HTTP 500" });
     expect(Date.parse(google!.checkedAt!) - Date.parse(google!.fetchedAt!)).toBeGreaterThan(REFRESH_EVERY_MS);
     expect(bing).toMatchObject({ prefixes: 2, error: null });
     // The isolate's one matcher per namespace may hold another test's load: read again (as 5 minutes later).
@@ -448,7 +448,7 @@ describe("the crawler-ranges job", () => {
       [json(JSON.stringify({ prefixes: [{ ipv4Prefix: "nonsense" }] })), "no valid IP prefix in the list"],
       [json(JSON.stringify({ creationTime: "x" })), 'not a list of IP ranges (no "prefixes" array)'],
       [() => new Response(new Uint8Array(1024 * 1024 + 1).fill(32)), "the list is larger than 1048576 bytes"],
-      [() => new Response(null, { status: 404 }), "HTTP 404"],
+      [() => new Response(null, { status: 404 }), "google.test answered HTTP 404"],
       [() => new Promise<Response>(() => undefined), "timed out after 200 ms"],
       [
         () =>
@@ -465,7 +465,13 @@ describe("the crawler-ranges job", () => {
         () => {
           throw new TypeError("Network connection lost.");
         },
-        "Network connection lost.",
+        "google.test could not be reached (network error: Network connection lost.)",
+      ],
+      [
+        () => {
+          throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }) });
+        },
+        "google.test could not be reached (network error: ECONNREFUSED)",
       ],
     ];
     for (const [i, [answer, why]] of bad.entries()) {
@@ -485,8 +491,12 @@ describe("the crawler-ranges job", () => {
     const store = services(d.env).crawlerRanges!;
     const calls = fakeEngines({ [d.urls.bing]: json(BING) });
     const first = await refreshCrawlerRanges(store, d.ranges, { now: T0 });
-    expect(first.failed).toEqual([{ name: d.google, error: "HTTP 404" }]);
-    expect((await store.loadAll()).find((l) => l.name === d.google)).toMatchObject({ prefixes: [], fetchedAt: null, error: "HTTP 404" });
+    expect(first.failed).toEqual([{ name: d.google, error: "google.test answered HTTP 404" }]);
+    expect((await store.loadAll()).find((l) => l.name === d.google)).toMatchObject({
+      prefixes: [],
+      fetchedAt: null,
+      error: "google.test answered HTTP 404",
+    });
     expect((await refreshCrawlerRanges(store, d.ranges, { now: T0 + 23 * HOUR })).fresh).toEqual([d.google, d.bing]);
     expect(calls).toHaveLength(2);
     expect((await refreshCrawlerRanges(store, d.ranges, { now: T0 + 24 * HOUR })).failed).toHaveLength(1);
@@ -502,6 +512,28 @@ describe("the crawler-ranges job", () => {
     const report = await refreshCrawlerRanges(store, [{ name: d.google, url: moved }, d.ranges[1]!], { now: T0 + HOUR });
     expect(report).toEqual({ fetched: [{ name: d.google, prefixes: 2 }], failed: [], fresh: [d.bing] });
     expect(calls.map((c) => c.url)).toContain(moved);
+  });
+
+  it("after a local stand-in, back on the default URL: a failed fetch keeps none of the stand-in's prefixes", async () => {
+    const d = deployment();
+    const store = services(d.env).crawlerRanges!;
+    const standIn = "http://127.0.0.1:9/googlebot.json";
+    fakeEngines({ [standIn]: json(JSON.stringify({ prefixes: [{ ipv4Prefix: "127.0.0.1/32" }] })), [d.urls.bing]: json(BING) });
+    await refreshCrawlerRanges(store, [{ name: d.google, url: standIn }, d.ranges[1]!], { now: T0 });
+    expect((await store.loadAll()).find((l) => l.name === d.google)).toMatchObject({ url: standIn, prefixes: ["127.0.0.1/32"] });
+    vi.restoreAllMocks();
+    fakeEngines({ [d.urls.bing]: json(BING) }); // the default URL answers 404 (offline, say)
+    const report = await refreshCrawlerRanges(store, d.ranges, { now: T0 + HOUR });
+    expect(report.failed).toEqual([{ name: d.google, error: "google.test answered HTTP 404" }]);
+    expect((await store.loadAll()).find((l) => l.name === d.google)).toMatchObject({ url: d.urls.google, prefixes: [], fetchedAt: null });
+  });
+
+  it("an unreachable host (real fetch, nothing listening) says the host and that it could not be reached", async () => {
+    const d = deployment();
+    const store = services(d.env).crawlerRanges!;
+    const report = await refreshCrawlerRanges(store, [{ name: d.google, url: "http://127.0.0.1:9/googlebot.json" }], { now: T0, timeoutMs: 5_000 });
+    expect(report.failed).toHaveLength(1);
+    expect(report.failed[0]!.error).toMatch(/^127\.0\.0\.1:9 could not be reached \(network error: .+\)$/);
   });
 
   it("is not scheduled without ranges; status lists the configured crawlers even before any refresh", async () => {

@@ -1,7 +1,7 @@
 /**
  * The dashboard shows problems first (issue 43 item 4), through the Worker's entry with real D1:
  * a site of 1,260 shards in three sections, Googlebot (verified by Cloudflare's flag) fetching the
- * index, two shards and one past the end (404). The health list comes first with that 404 on top,
+ * index, two shards and one past the end (404, amber: nothing breaks). The health list comes first with that 404 on top,
  * status answers the same list under `health`, sections are summaries whose shards are paged by
  * links (`?section=…&page=…`, 50 a page, only the opened one drawn), and the page stays under 250
  * table rows whatever is opened. The layout in Chromium: test/node/dashboard-health.test.ts.
@@ -68,7 +68,8 @@ describe("the dashboard of a site of 1,260 shards, Googlebot given a 404", () =>
       manifest: { shards: number };
     };
     expect(status.manifest.shards).toBe(1_260);
-    expect(status.health[0]).toMatchObject({ level: "red", topic: "crawler", document: "/sitemap-pages-421.xml" });
+    // A shard past the end: the site does not list it, nothing breaks (its action says so): amber, not red.
+    expect(status.health[0]).toMatchObject({ level: "amber", topic: "crawler", document: "/sitemap-pages-421.xml" });
     expect(status.health[0]!.message).toMatch(/^googlebot \(verified\) was given 404 for \/sitemap-pages-421\.xml at 20\d\d-/);
     expect(status.health.map((i) => i.level)).toEqual(
       [...status.health].sort((a, b) => (a.level === b.level ? 0 : a.level === "red" ? -1 : 1)).map((i) => i.level),
@@ -79,12 +80,15 @@ describe("the dashboard of a site of 1,260 shards, Googlebot given a 404", () =>
     );
 
     const page = await (await call(env, `${origin}/sitemap-admin/`, { headers: bearer })).text();
+    // The dashboard links the site's sitemap and, for the platform credential, the registered sites' page.
+    expect(page).toContain('<a href="/sitemap.xml">the sitemap index</a>');
+    expect(page).toContain('<a href="/sitemap-admin/platform">registered sites</a>');
     // Health right after the header, before every other part of the page.
     const main = page.slice(page.indexOf("<main>"));
     expect(main.indexOf('<section class="health"')).toBeGreaterThan(0);
     expect(main.indexOf('<section class="health"')).toBeLessThan(main.indexOf("<h2>Site</h2>"));
     const items = healthItems(page);
-    expect(items[0]).toMatch(/^red Problem googlebot \(verified\) was given 404 for \/sitemap-pages-421\.xml at .*The site no longer lists this document/);
+    expect(items[0]).toMatch(/^amber Check googlebot \(verified\) was given 404 for \/sitemap-pages-421\.xml at .*The site no longer lists this document/);
     expect(items).toHaveLength(status.health.length);
 
     // The crawlers card: Googlebot, verified, its index fetch and two of 420 pages shards.

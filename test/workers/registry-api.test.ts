@@ -10,7 +10,7 @@ import { clearJwksCache } from "../../src/admin/auth/access.ts";
 import { tokenHash } from "../../src/registry/token.ts";
 import { siteEnv } from "./notify-support.ts";
 import { accessKey } from "./support/access-key.ts";
-import { auditOf, bearer, signIn } from "./support/admin.ts";
+import { TOKEN, auditOf, bearer, signIn, signInForm } from "./support/admin.ts";
 import { call, freshOrigin } from "./support.ts";
 
 interface Site {
@@ -77,6 +77,34 @@ describe("POST /sitemap-admin/sites", () => {
     expect(JSON.stringify(stored)).not.toContain(body.token);
     expect(JSON.stringify(stored)).not.toContain(body.token.slice(4));
     expect(stored!["deleted_at"]).toBeNull();
+  });
+
+  it("a new site serves and takes writes at once in the isolate that registered it; the 201 says when everywhere", async () => {
+    const { platformOrigin, env: e } = platform({ MANIFEST_CACHE_TTL: "60" });
+    // The isolate's list of sites is read (and fresh) before the site exists.
+    expect((await call(e, `http://${uniqueLabel("nobody")}.test:8787/sitemap.xml`)).status).toBe(404);
+    const origin = `http://${uniqueLabel("t")}.test:8787`;
+    const res = await create(e, platformOrigin, { origin });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { site: Site; token: string; servesEverywhereBy: string };
+    expect(Date.parse(body.servesEverywhereBy) - Date.parse(body.site.createdAt)).toBe(60_000);
+    const siteAuth = { Authorization: `Bearer ${body.token}` };
+    const put = await call(e, `${origin}/sitemap-admin/urls`, sendJson("PUT", [{ loc: `${origin}/a` }], siteAuth));
+    expect(put.status, await put.clone().text()).toBe(200);
+    expect((await call(e, `${origin}/sitemap-admin/status`, { headers: siteAuth })).status).toBe(200);
+  });
+
+  it("signs in on a plain-http .test host with a cookie a browser keeps there (no __Secure- prefix, no Secure)", async () => {
+    const local = `http://${uniqueLabel("p")}.test:8787`;
+    const e = siteEnv(local);
+    const signedIn = await call(e, `${local}/sitemap-admin/sign-in`, signInForm(TOKEN, "198.51.100.7", { Origin: local }));
+    expect(signedIn.status).toBe(303);
+    const setCookie = signedIn.headers.get("Set-Cookie")!;
+    expect(setCookie).toMatch(/^sitemap_admin_session=/);
+    expect(setCookie.split("; ")).not.toContain("Secure");
+    const dashboard = await call(e, `${local}/sitemap-admin/`, { headers: { Cookie: setCookie.split(";")[0]! } });
+    expect(dashboard.status).toBe(200);
+    expect(await dashboard.text()).not.toContain('name="token"');
   });
 
   it("normalises the origin as URL.origin does, and takes http for local hosts (the issue's http://t1.test:8787)", async () => {
@@ -154,6 +182,20 @@ describe("POST /sitemap-admin/sites", () => {
     await refused({ MAX_URLS_PER_SHARD: "0" }, "MAX_URLS_PER_SHARD");
     await refused({ DATABASE: "NOPE_NOT_BOUND" }, "DATABASE");
     await refused({ INDEXNOW_KEY: "not a key, secret!" }, "INDEXNOW_KEY");
+    // Every bad setting at once is named, not only the first (core and feature variables alike).
+    const all = {
+      NOT_A_SETTING_XYZ: "on",
+      MAX_URLS_PER_SHARD: "0",
+      MAX_BYTES_PER_SHARD: "tiny",
+      FEED_SIZE: "-3",
+      INDEXNOW_KEY: "not a key, secret!",
+      DATABASE: "NOPE_NOT_BOUND",
+    };
+    const res = await create(e, platformOrigin, { origin, settings: all });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as ApiError;
+    expect(new Set(body.problems?.map((p) => p.setting))).toEqual(new Set(Object.keys(all)));
+    for (const name of Object.keys(all)) expect(body.message).toContain(name);
     expect(await row(origin)).toBeNull();
     // A database bound to this Worker is taken.
     expect((await created(e, platformOrigin, { origin, settings: { DATABASE: "SITE_B_DB" } })).site.settings).toEqual({ DATABASE: "SITE_B_DB" });

@@ -77,6 +77,10 @@ describe("a registered site", () => {
     };
     expect(status.site).toBe(a.site.origin);
     expect((await call(e, `${a.site.origin}/sitemap-admin/status`, { headers: bearer })).status).toBe(200);
+    // A site's own dashboard links its sitemap, not the platform's page.
+    const own = await (await call(e, `${a.site.origin}/sitemap-admin/`, { headers: { Authorization: `Bearer ${a.token}` } })).text();
+    expect(own).toContain('<a href="/sitemap.xml">the sitemap index</a>');
+    expect(own).not.toContain("/sitemap-admin/platform");
     // A made-up token is 401, as ever.
     expect((await call(e, `${a.site.origin}/sitemap-admin/status`, { headers: { Authorization: `Bearer ${newSiteToken()}` } })).status).toBe(401);
   });

@@ -12,12 +12,33 @@
  * - `__Secure-` prefix, `Secure; HttpOnly; SameSite=Strict; Path=/sitemap-admin/`: never read by
  *   scripts, never sent cross-site or to the rest of the site (so never to the origin server
  *   behind the route, which is why it is not a `__Host-` cookie: that prefix needs `Path=/`);
+ * - on a local plain-http host (loopback, or a `.test` name: RFC 6761 keeps it off the internet) and only
+ *   there, the cookie is `sitemap_admin_session` without `Secure`: a browser drops a `__Secure-` or
+ *   `Secure` cookie set over plain http on such a host, and a local sign-in would come back unsigned;
  * - the CSRF token of its dashboard actions is derived from the id (`csrfToken`): it names the
  *   session without giving it away, and needs nothing stored.
  */
 import { ADMIN_PATH } from "./paths.ts";
 
 export const SESSION_COOKIE = "__Secure-sitemap_admin_session";
+/** The cookie's name on a local plain-http host (`isLocalPlainHttp`). */
+export const LOCAL_SESSION_COOKIE = "sitemap_admin_session";
+
+/** Whether a request's URL is plain http on a loopback or `.test` host: the only place the cookie goes without `Secure`. */
+export function isLocalPlainHttp(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  if (protocol !== "http:") return false;
+  return (
+    hostname === "localhost" ||
+    hostname.endsWith(".localhost") ||
+    hostname === "[::1]" ||
+    /^127(\.\d{1,3}){3}$/.test(hostname) ||
+    hostname.endsWith(".test")
+  );
+}
+
+/** The session cookie's name for a request's URL. */
+export const sessionCookieName = (url: string): string => (isLocalPlainHttp(url) ? LOCAL_SESSION_COOKIE : SESSION_COOKIE);
 /** A session lasts this long (s), then the sign-in form comes back. */
 export const SESSION_SECONDS = 12 * 3600;
 
@@ -54,7 +75,7 @@ export async function sessionKey(adminToken: string, id: string): Promise<string
 export const csrfToken = async (credential: string): Promise<string> =>
   base64url(await crypto.subtle.digest("SHA-256", encoder.encode(`edge-sitemaps csrf v1\n${credential}`)));
 
-const attributes = `Path=${ADMIN_PATH}/; HttpOnly; Secure; SameSite=Strict`;
+const attributes = (url: string): string => `Path=${ADMIN_PATH}/; HttpOnly; ${isLocalPlainHttp(url) ? "" : "Secure; "}SameSite=Strict`;
 
-export const sessionCookie = (id: string): string => `${SESSION_COOKIE}=${id}; Max-Age=${SESSION_SECONDS}; ${attributes}`;
-export const clearedSessionCookie = (): string => `${SESSION_COOKIE}=; Max-Age=0; ${attributes}`;
+export const sessionCookie = (id: string, url: string): string => `${sessionCookieName(url)}=${id}; Max-Age=${SESSION_SECONDS}; ${attributes(url)}`;
+export const clearedSessionCookie = (url: string): string => `${sessionCookieName(url)}=; Max-Age=0; ${attributes(url)}`;

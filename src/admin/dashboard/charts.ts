@@ -7,11 +7,14 @@ import { type Html, html } from "./html.ts";
 
 const clamp01 = (x: number): number => (Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0);
 
-/** A horizontal bar: the share `value / max` filled, marked "full" from 90 %. */
+/**
+ * A horizontal bar: the share `value / max` filled, in one colour whatever the share: a full shard
+ * is how sharding works (the next URLs go to a new one), not an alarm.
+ */
 export function fillBar(value: number, max: number, label: string): Html {
   const share = clamp01(value / max);
   const width = Math.round(share * 1000) / 10;
-  return html`<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="${label}: ${(share * 100).toFixed(1)}%"><rect class="bar-bg" width="100" height="8"></rect><rect class="${share >= 0.9 ? "bar-fill full" : "bar-fill"}" width="${width}" height="8"></rect></svg>`;
+  return html`<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="${label}: ${(share * 100).toFixed(1)}%"><rect class="bar-bg" width="100" height="8"></rect><rect class="bar-fill" width="${width}" height="8"></rect></svg>`;
 }
 
 export interface Column {

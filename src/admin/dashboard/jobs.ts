@@ -1,4 +1,5 @@
 /** The dashboard's jobs table (docs/jobs.md): each background job's state, last run, usage and error. */
+import { plural } from "../../core/plural.ts";
 import type { JobStatus } from "../../jobs/status.ts";
 import { type Html, html } from "./html.ts";
 import { type DashboardView, pagedTable } from "./paging.ts";
@@ -10,7 +11,7 @@ export function jobsTable(jobs: readonly JobStatus[], view: DashboardView): Html
   const bad = jobs.filter((j) => j.state === "dead" || j.state === "failing").length;
   return pagedTable(view, {
     list: "jobs",
-    summary: html`${jobs.length} jobs${bad > 0 ? html`, <span class="bad">${bad} failing or dead</span>` : ""}`,
+    summary: html`${plural(jobs.length, "job")}${bad > 0 ? html`, <span class="bad">${bad} failing or dead</span>` : ""}`,
     head: html`<tr><th>job</th><th>state</th><th>last run</th><th>outcome</th><th>D1 queries</th><th>KV ops</th><th>error</th></tr>`,
     rows: jobs.map(
       (j) =>

@@ -6,8 +6,10 @@
  * every long table are collapsed and paged by links (src/admin/dashboard/paging.ts), so the page's
  * size does not grow with the site (docs/dashboard.md "Paging").
  */
+
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP } from "../../core/limits.ts";
-import { SIGN_OUT_PATH } from "../auth/paths.ts";
+import { plural } from "../../core/plural.ts";
+import { ADMIN_PATH, SIGN_OUT_PATH } from "../auth/paths.ts";
 import { type ActionOutcome, actions, auditTrail, outcome } from "./admin-panel.ts";
 import { columns, fillBar } from "./charts.ts";
 import { crawlersCard, sectionCrawls } from "./crawlers.ts";
@@ -64,14 +66,14 @@ ${shown.map(
         : html`<p class="note">Its shards, ${SHARDS_PER_PAGE} a page:</p>`;
     const range =
       shown.length === 0
-        ? `${number(shards.length)} shards on ${number(paging.pages)} pages`
+        ? `${plural(shards.length, "shard")} on ${plural(paging.pages, "page")}`
         : paging.pages > 1
           ? `shards ${number(paging.from + 1)}–${number(paging.from + shown.length)} of ${number(shards.length)} (page ${paging.page} of ${paging.pages})`
           : `${number(shards.length)} ${shards.length === 1 ? "shard" : "shards"}`;
     return html`<section class="${paging.opened ? "card section opened" : "card section"}" id="${sectionAnchor(name)}">
 <h3>${name}</h3>
 <div class="figures">${figure(`section-${name}-shards`, number(s.shards), "shards")} ${figure(`section-${name}-urls`, number(s.urls), "URLs")} ${figure(`section-${name}-bytes`, bytes(sectionBytes), "XML")}</div>
-${fullest ? html`<p class="note">Fullest ${fullest.document}: ${fillBar(share(fullest), 1, `${fullest.document} fill`)} ${percent(share(fullest))}${full > 0 ? html`; <span class="warn">${number(full)} at 90 % or more</span>` : ""}</p>` : ""}
+${fullest ? html`<p class="note">Fullest ${fullest.document}: ${fillBar(share(fullest), 1, `${fullest.document} fill`)} ${percent(share(fullest))}${full > 0 ? html`; ${number(full)} at 90 % or more (fine: new URLs go to the next shard)` : ""}</p>` : ""}
 ${sectionCrawls(status.crawlers, name)}
 <details${paging.opened ? html` open` : ""}><summary>${range}</summary>
 ${table}
@@ -91,23 +93,37 @@ interface RunRow {
   shardsRendered?: number;
 }
 
+/** A chart's values as text with their unit: the last run's and the highest. */
+const chartValues = (values: readonly number[], unit: string): string =>
+  `last ${number(values.at(-1) ?? 0)} ${unit}, highest ${number(Math.max(0, ...values))} ${unit}`;
+
 function runs(status: Status): Html {
   const list = (status.runs as RunRow[]).slice().reverse(); // oldest first, as time runs
   if (list.length === 0) return html`<p>No regeneration has run yet.</p>`;
-  const label = (r: RunRow) => `${when(r.startedAt)}: ${number(r.durationMs)} ms, ${number(r.rowsRead)} rows, ${number(r.shardsRendered)} shards`;
+  const label = (r: RunRow) =>
+    `${when(r.startedAt)}: ${number(r.durationMs)} ms, ${plural(r.rowsRead ?? 0, "row")}, ${plural(r.shardsRendered ?? 0, "shard")}`;
   return html`<div class="charts">
 <figure>${columns(
     list.map((r) => ({ value: r.durationMs ?? 0, label: label(r), bad: !r.ok })),
     "duration per run",
-  )}<figcaption>duration (ms)</figcaption></figure>
+  )}<figcaption>duration per run: ${chartValues(
+    list.map((r) => r.durationMs ?? 0),
+    "ms",
+  )}</figcaption></figure>
 <figure>${columns(
     list.map((r) => ({ value: r.rowsRead ?? 0, label: label(r), bad: !r.ok })),
     "rows read per run",
-  )}<figcaption>rows read</figcaption></figure>
+  )}<figcaption>rows read per run: ${chartValues(
+    list.map((r) => r.rowsRead ?? 0),
+    "rows",
+  )}</figcaption></figure>
 <figure>${columns(
     list.map((r) => ({ value: r.shardsRendered ?? 0, label: label(r), bad: !r.ok })),
     "shards rendered per run",
-  )}<figcaption>shards rendered</figcaption></figure>
+  )}<figcaption>shards rendered per run: ${chartValues(
+    list.map((r) => r.shardsRendered ?? 0),
+    "shards",
+  )}</figcaption></figure>
 </div>
 <details class="list"><summary>The last ${list.length === 1 ? "run" : `${list.length} runs`}${list.some((r) => !r.ok) ? html`, <span class="bad">${list.filter((r) => !r.ok).length} failed</span>` : ""}</summary>
 <div class="scroll"><table><thead><tr><th>started</th><th>trigger</th><th>duration</th><th>rows read</th><th>shards rendered</th><th></th></tr></thead><tbody>
@@ -130,7 +146,7 @@ ${
   r.failed.length > 0
     ? pagedTable(view, {
         list: "failed",
-        summary: `${number(r.failed.length)} documents failing to store`,
+        summary: `${plural(r.failed.length, "document")} failing to store`,
         head: html`<tr><th>document</th><th>error</th><th>attempts</th><th>retry</th></tr>`,
         rows: r.failed.map(
           (f) => html`<tr><td>${f.document}</td><td class="bad">${f.error}</td><td class="num">${f.attempts}</td><td>${when(f.retryAt)}</td></tr>`,
@@ -219,12 +235,15 @@ ${g.lastError ? html`<span class="bad">${g.lastError}</span>` : ""} ${g.nextAtte
 export interface DashboardSession {
   csrf: string | null;
   done: ActionOutcome | null;
+  /** Whether to link the platform's page of registered sites (the platform credential, a registry bound). */
+  platformLink?: boolean;
 }
 
 export function dashboardPage(status: Status, session: DashboardSession = { csrf: null, done: null }, view: DashboardView = DEFAULT_VIEW): Response {
   const m = status.manifest;
   const body = html`<header>
 <h1>Sitemaps of <span data-figure="site">${status.site}</span></h1>
+<nav class="links"><a href="/sitemap.xml">the sitemap index</a>${session.platformLink ? html` · <a href="${ADMIN_PATH}/platform">registered sites</a>` : ""}</nav>
 ${actions(session.csrf)}
 <form method="post" action="${SIGN_OUT_PATH}"><button type="submit">Sign out</button></form>
 </header>

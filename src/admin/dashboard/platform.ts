@@ -3,6 +3,7 @@
  * registered sites, a page of them at a time, each with its health counted and its first problem,
  * worst first within the page, and a link to its own dashboard. No script, like the dashboard.
  */
+import { plural } from "../../core/plural.ts";
 import type { SiteBody } from "../schemas.ts";
 import { type Html, html } from "./html.ts";
 import { page } from "./layout.ts";
@@ -28,7 +29,7 @@ export function platformPage(p: PlatformPage): Response {
   });
   const body: Html = html`<header class="top"><h1>Registered sites</h1></header>
 <main>
-<section class="card"><p class="note">Each site's health is read from its status as its own dashboard shows it; this page holds ${sites.length} sites, the worst first.</p>
+<section class="card"><p class="note">Each site's health is read from its status as its own dashboard shows it; this page holds ${plural(sites.length, "site")}, the worst first.</p>
 <div class="scroll"><table class="sites"><thead><tr><th>site</th><th>red</th><th>amber</th><th>first problem</th></tr></thead><tbody>
 ${rows}
 </tbody></table></div>

@@ -24,7 +24,9 @@ const dashboard = async (c: Context<AppEnv>): Promise<Response> => {
   const principal = c.get("principal");
   const csrf = principal && "csrf" in principal ? principal.csrf : null;
   const query = new URL(c.req.url).searchParams;
-  return dashboardPage(await siteStatus(c.var.services, c.var.origin), { csrf, done: actionOutcome(query) }, viewOf(query));
+  // The platform's page is linked for the platform credential only, where there is a registry.
+  const platformLink = principal?.via !== "site-token" && siteRegistry(c.env) !== null;
+  return dashboardPage(await siteStatus(c.var.services, c.var.origin), { csrf, done: actionOutcome(query), platformLink }, viewOf(query));
 };
 
 /** The platform's page: a page of registered sites with their health, each its status read (HEALTH_PAGE a page). */

@@ -6,8 +6,8 @@
  * of its value over its label, set apart from the next.
  */
 const CSS = `
-:root { color-scheme: light dark; --fg: #1b1f24; --muted: #5b6570; --line: #d5dae0; --bar: #2f6fde; --full: #c2410c; --bad: #b91c1c; --warn: #a16207; --ok: #15803d; --bg: #fff; --card: #f6f8fa; --shade: rgb(0 0 0 / 0.18); --surface: var(--bg); }
-@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #9aa4ae; --line: #39414a; --bar: #5b9bff; --full: #fb923c; --bad: #f87171; --warn: #facc15; --ok: #4ade80; --bg: #111418; --card: #1a1f25; --shade: rgb(0 0 0 / 0.6); } }
+:root { color-scheme: light dark; --fg: #1b1f24; --muted: #5b6570; --line: #d5dae0; --bar: #2f6fde; --bad: #b91c1c; --warn: #a16207; --ok: #15803d; --bg: #fff; --card: #f6f8fa; --shade: rgb(0 0 0 / 0.18); --surface: var(--bg); }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #9aa4ae; --line: #39414a; --bar: #5b9bff; --bad: #f87171; --warn: #facc15; --ok: #4ade80; --bg: #111418; --card: #1a1f25; --shade: rgb(0 0 0 / 0.6); } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
 header, main { max-width: 70rem; margin: 0 auto; padding: 0.75rem 1rem; }
@@ -40,7 +40,6 @@ td.url { white-space: normal; overflow-wrap: anywhere; min-width: 12rem; }
 svg.bar { width: 8rem; max-width: 30vw; height: 0.6rem; vertical-align: middle; }
 .bar-bg { fill: var(--line); }
 .bar-fill { fill: var(--bar); }
-.bar-fill.full { fill: var(--full); }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); gap: 1rem; }
 figure { margin: 0; }
 svg.columns { width: 100%; height: 6rem; border-bottom: 1px solid var(--line); }

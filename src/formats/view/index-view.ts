@@ -3,7 +3,9 @@
  * feed) with a real link to it, its fill against the protocol limits (URLs of 50,000, bytes of
  * 52,428,800) and its lastmod. The numbers come from the manifest: the page reads no record.
  */
+
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP } from "../../core/limits.ts";
+import { plural } from "../../core/plural.ts";
 import { PAGE_END, fmt, h, pageStart } from "./page.ts";
 
 export interface IndexViewRow {
@@ -26,7 +28,7 @@ const percent = (part: number, whole: number): string => `${((100 * part) / whol
 function fill(value: number | null, limit: number | null, unit: string): string {
   if (value === null) return `<td class="n muted">–</td>`;
   if (limit === null) return `<td class="n">${fmt(value)} ${unit}</td>`;
-  return `<td class="n">${fmt(value)} ${unit} <meter min="0" max="${limit}" value="${value}" title="${percent(value, limit)} of ${fmt(limit)}">${percent(value, limit)}</meter><br><span class="muted">${percent(value, limit)} of ${fmt(limit)}</span></td>`;
+  return `<td class="n">${fmt(value)} ${unit} <meter min="0" max="${limit}" optimum="${limit}" value="${value}" title="${percent(value, limit)} of ${fmt(limit)}">${percent(value, limit)}</meter><br><span class="muted">${percent(value, limit)} of ${fmt(limit)}</span></td>`;
 }
 
 export function renderIndexView(host: string, rows: readonly IndexViewRow[]): string {
@@ -36,7 +38,7 @@ export function renderIndexView(host: string, rows: readonly IndexViewRow[]): st
     pageStart(`Sitemap index of ${host}`),
     `<header>
 <h1>Sitemap index of ${h(host)}</h1>
-<p id="summary">This index lists <strong id="count">${rows.length}</strong> sitemaps; the ${shards.length} URL sitemaps hold ${fmt(urls)} URLs.
+<p id="summary">This index lists <strong id="count">${rows.length}</strong> ${rows.length === 1 ? "sitemap" : "sitemaps"}; ${shards.length === 1 ? "the URL sitemap holds" : `the ${shards.length} URL sitemaps hold`} ${plural(urls, "URL")}.
 Search engines read the same address as XML; this page is for people.</p>
 </header>
 <main>

@@ -30,7 +30,22 @@ tbody th { font-weight: normal; }
 nav.pages { display: flex; gap: 1rem; align-items: baseline; flex-wrap: wrap; }
 form { margin: .75rem 0; display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; }
 input[type=search] { min-width: min(30rem, 100%); font: inherit; padding: .2rem .4rem; }
-meter { width: 6rem; vertical-align: middle; }
+meter { width: 6rem; max-width: 100%; vertical-align: middle; }
+/* A phone (390 px): each row stacked, its URL the full width, the other cells on a line below it,
+   numbers free to wrap; nothing wider than the screen. The markup is the desktop's, so the rows the
+   view caches (view-cache.ts) are the same on both. */
+@media (max-width: 40rem) {
+  body { padding: 1rem; overflow-wrap: anywhere; }
+  table, tbody, tr, caption { display: block; width: 100%; }
+  thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+  tr { display: flex; flex-wrap: wrap; gap: .15rem .75rem; padding: .5rem 0; border-bottom: 1px solid var(--line); }
+  th, td { display: block; padding: 0; border: 0; min-width: 0; }
+  tbody th, tbody td:nth-child(2) { flex: 1 1 calc(100% - 3.5rem); order: 0; }
+  tbody td:first-child { flex: 0 0 2.75rem; }
+  tbody td:empty { display: none; }
+  .n, .date { white-space: normal; text-align: left; }
+  input[type=search] { min-width: 0; width: 100%; }
+}
 `;
 
 /** Everything before the page's own content. */

@@ -7,6 +7,7 @@
  */
 
 import { VIEW_PAGE_ROWS } from "../../core/limits.ts";
+import { plural } from "../../core/plural.ts";
 import { INDEX_PATH } from "../../documents/paths.ts";
 import { PAGE_END, fmt, h, htmlStream, pageStart } from "./page.ts";
 import type { DateColumn } from "./view-row.ts";
@@ -76,7 +77,7 @@ ${topNav(view, query)}<table id="urls">
   if (shown === 0) {
     yield `<p id="empty">${needle ? `No URL contains “${h(q)}”${page > 1 ? " on this page" : ""}.` : "No URL on this page."}</p>\n`;
   }
-  const status = needle ? `${fmt(matched)} URLs contain “${h(q)}”. ` : "";
+  const status = needle ? `${plural(matched, "URL")} ${matched === 1 ? "contains" : "contain"} “${h(q)}”. ` : "";
   const range = shown > 0 ? `Rows ${fmt(skip + 1)}–${fmt(skip + shown)}` : "No rows";
   yield `<nav class="pages" aria-label="Pages">
 ${page > 1 ? `<a rel="prev" href="${pageHref(view.path, Math.min(page - 1, pages ?? page - 1), q)}">← Previous page</a>` : ""}

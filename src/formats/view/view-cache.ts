@@ -23,7 +23,7 @@ import { VIEW_PAGE_ROWS } from "../../core/limits.ts";
 /** The named cache the view's entries live in (apart from `caches.default`). */
 export const VIEW_CACHE_NAME = "sitemap-view";
 /** Bump when the digest, the row markup or the match lines change: entries of an older deploy are never read. */
-const FORMAT = 2;
+const FORMAT = 3;
 /** Rows per locs entry: 10 entries for a full shard, ~0.4 MB each for ordinary URLs. */
 const LOCS_ROWS = 5_000;
 

@@ -6,7 +6,9 @@
  * keeps the rows of each page as shown unfiltered, and apart from them the lowercased locs the
  * filter matches against; a filter numbers the cells of the rows it shows again.
  */
+
 import { w3cSeconds } from "../../core/datetime-format.ts";
+import { plural } from "../../core/plural.ts";
 import type { UrlRecord } from "../../core/types.ts";
 import { h } from "./page.ts";
 import { readableUrl } from "./readable-url.ts";
@@ -23,8 +25,8 @@ export function rowCells(r: ViewRecord, dateColumn: DateColumn): string {
   const news = r.ext?.news;
   if (news) url += `<div class="news">${h(news.title)} (${h(news.publication.name)}, ${h(news.publication_date)})</div>`;
   let ext = "";
-  if (r.ext?.images?.length) ext += `<span class="tag images">${r.ext.images.length} images</span>`;
-  if (r.ext?.videos?.length) ext += `<span class="tag videos">${r.ext.videos.length} videos</span>`;
+  if (r.ext?.images?.length) ext += `<span class="tag images">${plural(r.ext.images.length, "image")}</span>`;
+  if (r.ext?.videos?.length) ext += `<span class="tag videos">${plural(r.ext.videos.length, "video")}</span>`;
   for (const alt of r.ext?.alternates ?? []) ext += `<a class="tag hreflang" href="${h(alt.href)}" hreflang="${h(alt.hreflang)}">${h(alt.hreflang)}</a>`;
   const date = dateColumn === "updated" && r.updatedAt !== undefined ? w3cSeconds(r.updatedAt) : (r.lastmod ?? "");
   return `<td>${url}</td><td class="date">${h(date)}</td><td>${h(r.changefreq ?? "")}</td><td class="n">${r.priority ?? ""}</td><td class="ext">${ext}</td></tr>`;
