@@ -47,7 +47,19 @@ describe("a sync named by id", () => {
     const a = await registered(e);
     const b = await registered(e);
     const locs = [`${b.origin}/one`, `${b.origin}/two`, `${b.origin}/three`];
-    expect((await call(e, `${b.origin}/sitemap-admin/urls`, json(b.token, "PUT", locs.map((loc) => ({ loc }))))).status).toBe(200);
+    expect(
+      (
+        await call(
+          e,
+          `${b.origin}/sitemap-admin/urls`,
+          json(
+            b.token,
+            "PUT",
+            locs.map((loc) => ({ loc })),
+          ),
+        )
+      ).status,
+    ).toBe(200);
     const started = await call(e, `${b.origin}/sitemap-admin/syncs`, json(b.token, "POST", { sites: [b.origin], maxDelete: 1 }));
     expect(started.status).toBe(201);
     const { id } = (await started.json()) as { id: string };
