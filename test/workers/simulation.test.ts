@@ -13,8 +13,8 @@ import { describe as show, type Kind, KINDS, type Program, programs } from "./si
 import { runProgram } from "./sim/runner.ts";
 
 /** The fixed seeds CI runs, and the programs each (sized for about three minutes on a loaded 2-core machine). */
-const SEEDS = [49, 4901, 4902];
-const RUNS_PER_SEED = 4;
+const SEEDS = [49, 4901, 4902, 4903];
+const RUNS_PER_SEED = 30;
 const MAX_COMMANDS = 40;
 
 interface Options {

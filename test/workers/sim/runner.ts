@@ -259,12 +259,19 @@ export class Simulation {
   async settle(where: string): Promise<number> {
     this.queue.failNext = false;
     let invocations = 0;
+    const delivered = new Map<string, number>();
     for (;;) {
       this.queue.pending.sort((a, b) => a.dueAt - b.dueAt);
       const next = this.queue.pending.shift();
       if (!next) return invocations;
-      if (++invocations > SETTLE_INVOCATIONS)
-        throw new Violation(`${where}: more than ${SETTLE_INVOCATIONS} invocations to bring the jobs to rest (a chain does not converge)`);
+      const key = `${next.body.kind}${next.body.partition === undefined ? "" : ` partition ${next.body.partition}`} (${next.body.trigger})`;
+      delivered.set(key, (delivered.get(key) ?? 0) + 1);
+      if (++invocations > SETTLE_INVOCATIONS) {
+        const most = [...delivered].sort((a, b) => b[1] - a[1]).slice(0, 4);
+        throw new Violation(
+          `${where}: more than ${SETTLE_INVOCATIONS} invocations to bring the jobs to rest (a chain does not converge): ${most.map(([k, n]) => `${n}× ${k}`).join(", ")}`,
+        );
+      }
       if (next.dueAt > this.#clock) this.#advance(next.dueAt - this.#clock);
       next.attempts++;
       await this.#deliver(next, this.env());
