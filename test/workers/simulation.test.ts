@@ -9,7 +9,7 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, it, vi } from "vitest";
-import { describe as show, type Kind, KINDS, type Program, programs } from "./sim/commands.ts";
+import { KINDS, type Kind, type Program, printProgram, programs } from "./sim/commands.ts";
 import { runProgram } from "./sim/runner.ts";
 
 /** The fixed seeds CI runs, and the programs each (sized for about three minutes on a loaded 2-core machine). */
@@ -25,7 +25,7 @@ interface Options {
 }
 
 function options(): Options | null {
-  const raw = (baseEnv as unknown as { SIM_CONFIG?: string }).SIM_CONFIG;
+  const raw = baseEnv.SIM_CONFIG;
   if (!raw) return null;
   const parsed = JSON.parse(raw) as Partial<Options>;
   const without = (parsed.without ?? []).filter((k): k is Kind => KINDS.includes(k as Kind));
@@ -47,7 +47,9 @@ async function check(seed: number, runs: number, length: number, without: Kind[]
   const program = report.counterexample?.[0] as Program | undefined;
   const error = report.errorInstance instanceof Error ? report.errorInstance.message : String(report.errorInstance);
   throw new Error(
-    [`seed ${seed}, path ${report.counterexamplePath}, after ${report.numRuns} program(s):`, error, program ? show(program) : "(no program)"].join("\n"),
+    [`seed ${seed}, path ${report.counterexamplePath}, after ${report.numRuns} program(s):`, error, program ? printProgram(program) : "(no program)"].join(
+      "\n",
+    ),
   );
 }
 

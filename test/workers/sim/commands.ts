@@ -5,7 +5,7 @@
 import fc from "fast-check";
 
 /** How a picked queue message is delivered. */
-export const DELIVERIES = ["once", "duplicated", "delayed", "killed"] as const;
+const DELIVERIES = ["once", "duplicated", "delayed", "killed"] as const;
 
 export type Command =
   | { kind: "put"; locs: number[]; day: number; skewSeconds: number }
@@ -32,7 +32,7 @@ const day = fc.integer({ min: 1, max: 28 });
 const skew = fc.constantFrom(-90, -5, 5);
 
 /** Every kind with its generator and its weight in a program. */
-export const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
+const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
   put: { weight: 5, arbitrary: fc.record({ kind: fc.constant("put"), locs, day, skewSeconds: fc.constant(0) }) },
   delete: { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete"), locs, skewSeconds: fc.constant(0) }) },
   "skewed-write": {
@@ -43,7 +43,15 @@ export const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Co
     ),
   },
   "sync-open": { weight: 2, arbitrary: fc.constant({ kind: "sync-open" }) },
-  "sync-batch": { weight: 3, arbitrary: fc.record({ kind: fc.constant("sync-batch"), sync: fc.nat(3), locs: fc.uniqueArray(fc.nat(LOCS - 1), { minLength: 1, maxLength: 24 }), day }) },
+  "sync-batch": {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("sync-batch"),
+      sync: fc.nat(3),
+      locs: fc.uniqueArray(fc.nat(LOCS - 1), { minLength: 1, maxLength: 24 }),
+      day,
+    }),
+  },
   "sync-commit": { weight: 2, arbitrary: fc.record({ kind: fc.constant("sync-commit"), sync: fc.nat(3), maxDelete: fc.constantFrom(0, 0.1, 0.5, 1) }) },
   "sync-abort": { weight: 1, arbitrary: fc.record({ kind: fc.constant("sync-abort"), sync: fc.nat(3) }) },
   heartbeat: { weight: 2, arbitrary: fc.constant({ kind: "heartbeat" }) },
@@ -70,7 +78,7 @@ export function programs(maxLength: number, without: readonly Kind[] = []): fc.A
 }
 
 /** One line a command, for a shrunk program printed readably. */
-export function describe(program: Program): string {
+export function printProgram(program: Program): string {
   const lines = program.commands.map((c, i) => {
     const { kind, ...args } = c;
     const shown = Object.entries(args).map(([k, v]) => `${k}=${Array.isArray(v) ? `[${v.join(",")}]` : String(v)}`);

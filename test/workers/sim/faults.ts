@@ -35,8 +35,7 @@ export function killedAfter(env: Env, calls: number): Env {
     new Proxy(db, {
       get(t, name) {
         const value = Reflect.get(t, name, t) as unknown;
-        if (name === "prepare")
-          return (sql: string) => statement(t.prepare(sql));
+        if (name === "prepare") return (sql: string) => statement(t.prepare(sql));
         if (name === "batch")
           return async (list: D1PreparedStatement[]) => {
             spend();
@@ -46,7 +45,7 @@ export function killedAfter(env: Env, calls: number): Env {
       },
     });
   const out: Record<string, unknown> = { ...env };
-  for (const name of DATABASES) out[name] = database(env[name]);
+  for (const name of DATABASES) out[name] = database((env as unknown as Record<string, D1Database>)[name]!);
   return out as unknown as Env;
 }
 

@@ -10,9 +10,9 @@ import { env as baseEnv } from "cloudflare:workers";
 import { vi } from "vitest";
 import worker from "../../../src/index.ts";
 import { PIN_GRACE_MS } from "../../../src/partitions/pinned.ts";
-import { deliver, type Sent } from "../support/jobs.ts";
+import { type Sent, deliver } from "../support/jobs.ts";
 import { call, freshOrigin } from "../support.ts";
-import { AUTH, checkAdmin, checkCrawl, Violation } from "./checks.ts";
+import { AUTH, Violation, checkAdmin, checkCrawl } from "./checks.ts";
 import { type Command, LOCS, type Program } from "./commands.ts";
 import { FlakyQueue, killedAfter } from "./faults.ts";
 import { Model, type OpenSync } from "./model.ts";
@@ -30,7 +30,7 @@ interface Layout {
   flippedAt: number | null;
 }
 
-export class Simulation {
+class Simulation {
   readonly origin = freshOrigin("sim");
   readonly pool = Array.from({ length: LOCS }, (_, i) => `${this.origin}/p/${i}`);
   readonly model = new Model();
@@ -89,7 +89,11 @@ export class Simulation {
   async start(): Promise<void> {
     vi.setSystemTime(this.#clock);
     const locs = this.pool.slice(0, FIRST_LOCS);
-    const res = await this.#admin("PUT", "/urls", locs.map((loc) => ({ loc, lastmod: "2026-01-01" })));
+    const res = await this.#admin(
+      "PUT",
+      "/urls",
+      locs.map((loc) => ({ loc, lastmod: "2026-01-01" })),
+    );
     if (res.status !== 200) throw new Error(`the seed was refused: ${res.status} ${JSON.stringify(res.json)}`);
     for (const loc of locs) this.model.put(loc, "2026-01-01");
     await this.settle("the seed");
@@ -104,7 +108,11 @@ export class Simulation {
         const locs = command.locs.map((i) => this.pool[i]!);
         const lastmod = `2026-02-${String(command.day).padStart(2, "0")}`;
         vi.setSystemTime(this.#clock + command.skewSeconds * 1000);
-        const res = await this.#admin("PUT", "/urls", locs.map((loc) => ({ loc, lastmod })));
+        const res = await this.#admin(
+          "PUT",
+          "/urls",
+          locs.map((loc) => ({ loc, lastmod })),
+        );
         vi.setSystemTime(this.#clock);
         return this.#written(res.status, locs, (loc) => m.put(loc, lastmod));
       }
@@ -127,7 +135,11 @@ export class Simulation {
         if (!sync) return;
         const locs = command.locs.map((i) => this.pool[i]!);
         const lastmod = `2026-03-${String(command.day).padStart(2, "0")}`;
-        const res = await this.#admin("PUT", `/syncs/${sync.id}/urls`, locs.map((loc) => ({ loc, lastmod })));
+        const res = await this.#admin(
+          "PUT",
+          `/syncs/${sync.id}/urls`,
+          locs.map((loc) => ({ loc, lastmod })),
+        );
         return this.#written(res.status, locs, (loc) => {
           m.put(loc, lastmod);
           sync.seen.add(loc);
