@@ -28,6 +28,8 @@ export default defineConfig({
                 INVOCATION_LIMITS: "enforce",
                 // The crawlers' ranges of the default names from a loopback port nothing listens on, never
                 // the engines' hosts: a heartbeat's `crawler-ranges` job fails fast and offline (test/workers/crawler-ranges.test.ts fakes them).
+                // npm run simulate's options (scripts/simulate.ts); empty: the fixed seeds of test/workers/simulation.test.ts.
+                SIM_CONFIG: process.env["SIM_CONFIG"] ?? "",
                 CRAWLER_IP_RANGES: "googlebot=http://127.0.0.1:9/googlebot.json bingbot=http://127.0.0.1:9/bingbot.json",
               },
               // A second D1 database for sites spread over databases (SITE_DATABASES; test/workers/site-databases.test.ts).

@@ -11,6 +11,8 @@ declare global {
       PART_B: D1Database;
       PART_C: D1Database;
       PART_D: D1Database;
+      /** `npm run simulate`'s options as JSON (scripts/simulate.ts); empty in CI. */
+      SIM_CONFIG: string;
     }
   }
 }

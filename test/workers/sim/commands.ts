@@ -1,0 +1,88 @@
+/**
+ * The simulation's commands (issue 49, item 8) and their generators: one declaration per kind, from
+ * which the program generator, the CLI's `--without` and the printed program derive.
+ */
+import fc from "fast-check";
+
+/** How a picked queue message is delivered. */
+const DELIVERIES = ["once", "duplicated", "delayed", "killed"] as const;
+
+export type Command =
+  | { kind: "put"; locs: number[]; day: number; skewSeconds: number }
+  | { kind: "delete"; locs: number[]; skewSeconds: number }
+  | { kind: "sync-open" }
+  | { kind: "sync-batch"; sync: number; locs: number[]; day: number }
+  | { kind: "sync-commit"; sync: number; maxDelete: number }
+  | { kind: "sync-abort"; sync: number }
+  | { kind: "heartbeat" }
+  | { kind: "deliver"; pick: number; how: (typeof DELIVERIES)[number] }
+  | { kind: "send-fails" }
+  | { kind: "grow" }
+  | { kind: "advance"; seconds: number }
+  | { kind: "purge" };
+
+/** A command kind, or "skewed-write": a PUT or DELETE from a writer whose clock disagrees with commit order. */
+export type Kind = Command["kind"] | "skewed-write";
+
+/** The pool of locs a program writes (indexes into it). */
+export const LOCS = 48;
+const locs = fc.uniqueArray(fc.nat(LOCS - 1), { minLength: 1, maxLength: 6 });
+const day = fc.integer({ min: 1, max: 28 });
+/** A writer whose clock is behind (or ahead of) the one that committed before it (seconds). */
+const skew = fc.constantFrom(-90, -5, 5);
+
+/** Every kind with its generator and its weight in a program. */
+const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
+  put: { weight: 5, arbitrary: fc.record({ kind: fc.constant("put"), locs, day, skewSeconds: fc.constant(0) }) },
+  delete: { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete"), locs, skewSeconds: fc.constant(0) }) },
+  "skewed-write": {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.record({ kind: fc.constant("put"), locs, day, skewSeconds: skew }),
+      fc.record({ kind: fc.constant("delete"), locs, skewSeconds: skew }),
+    ),
+  },
+  "sync-open": { weight: 2, arbitrary: fc.constant({ kind: "sync-open" }) },
+  "sync-batch": {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("sync-batch"),
+      sync: fc.nat(3),
+      locs: fc.uniqueArray(fc.nat(LOCS - 1), { minLength: 1, maxLength: 24 }),
+      day,
+    }),
+  },
+  "sync-commit": { weight: 2, arbitrary: fc.record({ kind: fc.constant("sync-commit"), sync: fc.nat(3), maxDelete: fc.constantFrom(0, 0.1, 0.5, 1) }) },
+  "sync-abort": { weight: 1, arbitrary: fc.record({ kind: fc.constant("sync-abort"), sync: fc.nat(3) }) },
+  heartbeat: { weight: 2, arbitrary: fc.constant({ kind: "heartbeat" }) },
+  deliver: { weight: 8, arbitrary: fc.record({ kind: fc.constant("deliver"), pick: fc.nat(7), how: fc.constantFrom(...DELIVERIES) }) },
+  "send-fails": { weight: 1, arbitrary: fc.constant({ kind: "send-fails" }) },
+  grow: { weight: 1, arbitrary: fc.constant({ kind: "grow" }) },
+  advance: { weight: 1, arbitrary: fc.record({ kind: fc.constant("advance"), seconds: fc.constantFrom(10, 70, 600) }) },
+  purge: { weight: 1, arbitrary: fc.constant({ kind: "purge" }) },
+} as Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> }>;
+
+export const KINDS = Object.keys(COMMANDS) as Kind[];
+
+export interface Program {
+  /** How many databases the site starts over (it grows by one with a `grow` command). */
+  databases: number;
+  commands: Command[];
+}
+
+/** Programs of up to `maxLength` commands of every kind not in `without`. */
+export function programs(maxLength: number, without: readonly Kind[] = []): fc.Arbitrary<Program> {
+  const kinds = KINDS.filter((k) => !without.includes(k));
+  const command = fc.oneof(...kinds.map((k) => ({ weight: COMMANDS[k].weight, arbitrary: COMMANDS[k].arbitrary })));
+  return fc.record({ databases: fc.integer({ min: 1, max: 3 }), commands: fc.array(command, { minLength: 1, maxLength }) });
+}
+
+/** One line a command, for a shrunk program printed readably. */
+export function printProgram(program: Program): string {
+  const lines = program.commands.map((c, i) => {
+    const { kind, ...args } = c;
+    const shown = Object.entries(args).map(([k, v]) => `${k}=${Array.isArray(v) ? `[${v.join(",")}]` : String(v)}`);
+    return `  ${String(i).padStart(3)}  ${kind} ${shown.join(" ")}`;
+  });
+  return [`site over ${program.databases} database(s):`, ...lines].join("\n");
+}
