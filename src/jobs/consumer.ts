@@ -131,9 +131,10 @@ async function runOne(
       const rerun = await state.finish(job.kind, job.origin, chain, holder, Date.now());
       if (rerun) {
         const { full: _, after: _after, ...rest } = current;
-        await scheduler.send(
+        await scheduler.rerun(
           { ...rest, trigger: "requested", step: rerun.step, ...(rerun.full ? { full: true } : {}) },
           (rerun.dueAt - Date.now()) / 1000,
+          step,
         );
       }
     }
