@@ -100,6 +100,8 @@ export interface JobStateStore {
    * message begins it again instead of finding it stale. Only while no delivery began `step`.
    */
   retreat(kind: JobKind, origin: string, chain: string, step: number, back: number): Promise<void>;
+  /** The delivery holding the step's lease (`holder`) keeps it until `until`; false when it no longer holds it. */
+  renew(kind: JobKind, origin: string, chain: string, holder: Holder, until: number): Promise<boolean>;
   /** The step ended without a continuation: the chain ends, unless a request came while it ran (then its rerun). Only by the lease's holder. */
   finish(kind: JobKind, origin: string, chain: string, holder: Holder, now: number): Promise<Next>;
   /** A run that ended without throwing: its outcome; clears the last failure. */
