@@ -20,5 +20,12 @@ export const STEP_BUDGET_MS = CPU_MS / 2;
  */
 export const JOB_LEASE_MS = 3 * 60_000;
 
+/**
+ * How often a running step renews its lease (to JOB_LEASE_MS from then): a step that runs longer
+ * than the lease (a request in flight at its budget, a slow store) keeps it, so a duplicate
+ * delivery stays a no-op instead of running the step a second time alongside it.
+ */
+export const LEASE_RENEW_MS = JOB_LEASE_MS / 3;
+
 /** `retry_delay` of the JOBS consumer in wrangler.jsonc. */
 export const RETRY_DELAY_SECONDS = 10;

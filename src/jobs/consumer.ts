@@ -16,7 +16,7 @@
  */
 import { shownUrl } from "../mirror/failure.ts";
 import type { Services } from "../services-type.ts";
-import { JOB_LEASE_MS, RETRY_DELAY_SECONDS, STEP_BUDGET_MS } from "./budget.ts";
+import { JOB_LEASE_MS, LEASE_RENEW_MS, RETRY_DELAY_SECONDS, STEP_BUDGET_MS } from "./budget.ts";
 import type { Continuation, JobHandler, RegisteredSites } from "./context.ts";
 import { type Job, type JobKind, parseJob } from "./messages.ts";
 import type { Meter } from "./meter.ts";
@@ -50,6 +50,8 @@ interface Consumer {
   sites: (env: Env) => RegisteredSites | null;
   /** The invocation's meter (src/jobs/meter.ts). */
   meter: Meter;
+  /** How often a running step renews its lease (default LEASE_RENEW_MS; tests shorten it). */
+  renewEveryMs?: number;
 }
 
 async function runOne(
@@ -57,7 +59,7 @@ async function runOne(
   job: Job,
   env: Env,
   ctx: ExecutionContext,
-  { handlers, servicesOf, sites, meter }: Consumer,
+  { handlers, servicesOf, sites, meter, renewEveryMs = LEASE_RENEW_MS }: Consumer,
 ): Promise<void> {
   let services: Services | null;
   try {
@@ -103,6 +105,10 @@ async function runOne(
   }
   const current: Job = { ...job, chain, step, ...(job.full || begun.full ? { full: true } : {}) };
   let next: Continuation | null = null;
+  // The lease is renewed while the step runs, so a duplicate delivery never reruns a long step beside it.
+  const renewal = setInterval(() => {
+    state.renew(job.kind, job.origin, chain, holder, Date.now() + JOB_LEASE_MS).catch(() => undefined);
+  }, renewEveryMs);
   try {
     const outcome = await handlers[job.kind](current, {
       services,
@@ -131,9 +137,10 @@ async function runOne(
       const rerun = await state.finish(job.kind, job.origin, chain, holder, Date.now());
       if (rerun) {
         const { full: _, after: _after, ...rest } = current;
-        await scheduler.send(
+        await scheduler.rerun(
           { ...rest, trigger: "requested", step: rerun.step, ...(rerun.full ? { full: true } : {}) },
           (rerun.dueAt - Date.now()) / 1000,
+          step,
         );
       }
     }
@@ -156,6 +163,8 @@ async function runOne(
     const now = Date.now();
     await state.failed(job.kind, job.origin, chain, holder, error, usage, now, now + RETRY_DELAY_SECONDS * 1000).catch(() => undefined);
     message.retry();
+  } finally {
+    clearInterval(renewal);
   }
 }
 

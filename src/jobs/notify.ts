@@ -4,6 +4,7 @@
  */
 import { anythingConfigured, notifyAfterRegeneration } from "../notify/notifier.ts";
 import { type JobHandler, forOneSite } from "./context.ts";
+import { MAX_STEPS } from "./messages.ts";
 
 /** Whether any notification target is configured (else the chain ends at the regeneration). */
 export const notifyConfigured = anythingConfigured;
@@ -15,6 +16,8 @@ export const notifyJob: JobHandler = async (job, c) => {
     await c.scheduler.request("notify", job.origin, 0, job.trigger);
     return "per-partition";
   }
-  const report = await notifyAfterRegeneration([forOneSite(c.services, job.origin)], { leaseId: c.chain });
-  return report.targets.map((t) => `${t.target}:${t.result}`).join(" ") || "nothing";
+  const report = await notifyAfterRegeneration([forOneSite(c.services, job.origin)], { leaseId: c.chain, deadline: c.deadline });
+  // Stopped at the step's time budget with changes pending: the next step sends on.
+  if (report.targets.some((t) => t.more) && job.step < MAX_STEPS) c.continueWith({ delaySeconds: 0 });
+  return report.targets.map((t) => `${t.target}:${t.result}${t.more ? "+more" : ""}`).join(" ") || "nothing";
 };

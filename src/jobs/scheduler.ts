@@ -76,8 +76,23 @@ export class JobScheduler {
     const delay = delayOf(delaySeconds);
     if (!(await this.#state.advance(job.kind, job.origin, job.chain, holder, step, this.#clock() + delay * 1000))) return false;
     const { full: _, after: _after, ...rest } = job;
-    await this.#queue.send({ ...rest, trigger, step, ...extra, ...this.#stamp }, { delaySeconds: delay });
+    await this.#sendOrRetreat({ ...rest, trigger, step, ...extra }, delay, job.step);
     return true;
+  }
+
+  /**
+   * Sends a chain's next message, the chain already moved to its step in D1; a failed send moves
+   * the chain back to `back` (the step whose delivery sends it) and throws, so that delivery's
+   * retry runs its step again and sends the message then, instead of the chain stalling until
+   * CHAIN_LOST_MS.
+   */
+  async #sendOrRetreat(job: Job, delay: number, back: number): Promise<void> {
+    try {
+      await this.#queue.send({ ...job, ...this.#stamp }, { delaySeconds: delay });
+    } catch (err) {
+      if (job.chain !== undefined) await this.#state.retreat(job.kind, job.origin, job.chain, job.step, back).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** Sends the first messages of chains the heartbeat started (`state.requestMany`), in batches of 100. */
@@ -87,9 +102,17 @@ export class JobScheduler {
     }
   }
 
-  /** Sends a message as it is (a requested rerun, whose chain `state.finish` already advanced). */
+  /** Sends a message as it is. */
   async send(job: Job, delaySeconds = 0): Promise<void> {
     await this.#queue.send({ ...job, ...this.#stamp }, { delaySeconds: delayOf(delaySeconds) });
+  }
+
+  /**
+   * Sends a requested rerun, its chain already moved to `job.step` by `state.finish` (from step
+   * `back`): a failed send moves it back, as `continueChain` does.
+   */
+  async rerun(job: Job, delaySeconds: number, back: number): Promise<void> {
+    await this.#sendOrRetreat(job, delayOf(delaySeconds), back);
   }
 
   /** The jobs' state (status, run records). */

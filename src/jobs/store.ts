@@ -96,6 +96,14 @@ export interface JobStateStore {
    * delivery that was taken over, or a chain that is no longer this one).
    */
   advance(kind: JobKind, origin: string, chain: string, holder: Holder, step: number, dueAt: number): Promise<boolean>;
+  /**
+   * The chain's next message (step `step`) could not be sent after `advance` or `finish` moved the
+   * chain to it: the chain goes back to step `back` (no lease), so the queue's retry of that step's
+   * message begins it again instead of finding it stale. Only while no delivery began `step`.
+   */
+  retreat(kind: JobKind, origin: string, chain: string, step: number, back: number): Promise<void>;
+  /** The delivery holding the step's lease (`holder`) keeps it until `until`; false when it no longer holds it. */
+  renew(kind: JobKind, origin: string, chain: string, holder: Holder, until: number): Promise<boolean>;
   /** The step ended without a continuation: the chain ends, unless a request came while it ran (then its rerun). Only by the lease's holder. */
   finish(kind: JobKind, origin: string, chain: string, holder: Holder, now: number): Promise<Next>;
   /** A run that ended without throwing: its outcome; clears the last failure. */

@@ -13,8 +13,9 @@
  * caller passes (src/mirror/budget.ts), so a run stops at it and the next goes on. A document that
  * fails (a 5xx, a timeout, bad XML) stops the pass where it is, with the reason in status: a later
  * run asks it again, and the pass goes on. A failure of the pass itself (the guard, an empty
- * input, an internal error) aborts the sync — nothing of the pass is deleted — and the next run
- * starts the pass again.
+ * input) aborts the sync — nothing of the pass is deleted — and the next run starts the pass
+ * again. Any other error (an invocation limit, a store failing) is thrown on, the pass's saved
+ * position kept: the job's step fails and is retried, and reaches the dead-letter queue if it goes on failing.
  */
 import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncStateError } from "../store/errors.ts";
 import { OutOfRequests, budgetedFetcher, outOfShare } from "./budget.ts";
@@ -34,6 +35,9 @@ const COMMIT_CHUNKS = 40;
 const PAGE = 100;
 
 const mirrorSource = (url: string): string => `mirror:${url}`;
+
+/** What status shows for an error the pass could not handle (its text goes to the logs only). */
+const INTERNAL_ERROR = "internal error (see the Worker's logs); the job retries it";
 
 /**
  * One mirror's turn: goes on with its pass (or checks whether the remote changed) until it is done
@@ -63,8 +67,14 @@ export async function runMirror(deps: MirrorDeps, url: string, budget: MirrorBud
     }
     const known = [MirrorFailure, SyncGuardError, SyncEmptyError, SyncNotFoundError, SyncStateError].some((type) => err instanceof type);
     if (!known) {
+      // An error the pass cannot handle (a limit of the invocation, a store failing): never
+      // swallowed. The pass keeps its saved position; status says what happened if it still can
+      // be written; the step fails, so the job retries and, failing on, reaches the dead-letter queue.
       // The error may quote the URL (a fetch error, a stack): never its query.
       console.error("mirror failed", shownUrl(url), scrubbed(err instanceof Error ? (err.stack ?? err.message) : String(err), url));
+      const saved = await deps.state.load(url).catch(() => null);
+      await deps.state.save({ ...(saved ?? state), checkedAt: now, error: INTERNAL_ERROR, errorAt: now }).catch(() => undefined);
+      throw err;
     }
     const reason =
       err instanceof SyncGuardError
@@ -73,9 +83,7 @@ export async function runMirror(deps: MirrorDeps, url: string, budget: MirrorBud
           ? "the remote lists no record this mirror may write (none, or each one rejected or on another site): nothing was deleted, the last good state is served"
           : err instanceof MirrorFailure
             ? scrubbed(err.message, url)
-            : err instanceof SyncNotFoundError || err instanceof SyncStateError
-              ? "the pass's sync expired or was ended; the next run starts over"
-              : "internal error (see the Worker's logs)";
+            : "the pass's sync expired or was ended; the next run starts over";
     if (state.syncId !== null) {
       await deps.sync.abort(state.syncId).catch(() => undefined);
       // What this pass read of the listed sitemaps was never committed: the next check must not take them as done.

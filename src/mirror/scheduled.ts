@@ -1,6 +1,7 @@
 /**
  * The entry of mirrors for one invocation (the cron, or a queue message): the MIRROR_SITEMAPS URLs
- * it is given, within one budget they share fairly. Never throws.
+ * it is given, within one budget they share fairly. An error a mirror's pass cannot handle (an
+ * invocation limit, a store failing) is thrown: the job's step fails and is retried.
  *
  * The budget goes round-robin in turns: each mirror that still has work gets an equal share of
  * what is left (a share one leaves unused goes to those after it), and mirrors that used up their
@@ -104,7 +105,8 @@ async function mirrorTurn(
     console.log(JSON.stringify({ event: "sitemap.mirror", url: shownUrl(url), outcome, turnLeft: turn }));
     return outcome;
   } catch (err) {
+    // Never swallowed (src/mirror/run.ts): the caller's step fails and is retried.
     console.error("mirror failed", shownUrl(url), err instanceof Error ? err.message : err);
-    return "failed";
+    throw err;
   }
 }

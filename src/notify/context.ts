@@ -28,6 +28,11 @@ export interface RunContext {
   now: number;
   /** Changes stamped after this are left for the next run (now − settle time). */
   horizon: number;
+  /**
+   * When the run stops starting requests (ms, wall clock): a job step's time budget. A request
+   * under way finishes (within its timeout); what is left stays pending for the job's next step.
+   */
+  deadline?: number;
   log: Logger;
 }
 
@@ -46,4 +51,6 @@ export interface TargetReport {
   acknowledged: number;
   /** HTTP status of the last answer (0 = network error or timeout). */
   status?: number;
+  /** Stopped by the run's deadline with changes still pending: the job continues. */
+  more?: true;
 }

@@ -64,6 +64,11 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
   if (!state) return { ...report, result: "waiting" };
 
   for (let batch = 0; batch < config.batchesPerRun; batch++) {
+    // Past the step's time budget: no new request (each may take the whole timeout); the next step goes on.
+    if (batch > 0 && ctx.deadline !== undefined && Date.now() >= ctx.deadline) {
+      report.more = true;
+      break;
+    }
     // Section moves are not read (moveSeq at the end): the URL itself is announced through its own row.
     const page = await ctx.changes.changes(origin, { ...state.acked, moveSeq: Number.MAX_SAFE_INTEGER }, INDEXNOW_MAX_URLS, ctx.horizon);
     const changes = page.rows.filter((c) => !c.moved);

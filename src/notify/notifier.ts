@@ -22,6 +22,8 @@ export interface NotifyOptions {
   log?: Logger;
   /** The lease's name (a job's chain): a run killed mid-way leaves its lease to the retry that carries the same name. */
   leaseId?: string;
+  /** When the run stops starting requests (ms, wall clock): the job step's time budget (RunContext). */
+  deadline?: number;
 }
 
 export interface NotifyReport {
@@ -76,6 +78,7 @@ async function notifySites(s: NotifyServices, options: NotifyOptions = {}): Prom
     now,
     horizon: now - n.settleMs,
     log,
+    ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
   };
   const tokens = new TokenCache();
   let retired: Map<string, { status: number; retiredAt: number }>;

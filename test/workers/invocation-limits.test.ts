@@ -211,3 +211,38 @@ describe("a mirror under the enforcing meter", () => {
     expect(listed(manifest).reduce((n, s) => n + s.urlCount, 0)).toBe(CHILDREN * 10);
   });
 });
+
+describe("a mirror step that passes a limit", () => {
+  it("is never swallowed: the step fails, is retried, reaches the dead-letter queue, and status names the limit", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const site = newSite("limits-mirror-dead");
+    const mirror = `${site.origin}/cms/sitemap.xml`;
+    // An index whose child list alone takes more than 1,000 statements to write in one step.
+    const children = Array.from({ length: 40_000 }, (_, i) => `${site.origin}/cms/c-${i}.xml`);
+    const body = index(children);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input) =>
+      String(input instanceof Request ? input.url : input) === mirror
+        ? new Response(body, { headers: { "Content-Type": "application/xml" } })
+        : new Response("not found", { status: 404 }),
+    );
+    const e = { ...site.env, MIRROR_SITEMAPS: mirror } as Env;
+    const deliveries = await runCron(e);
+    expect(deliveries.filter((d) => d.job.kind === "mirror").map((d) => d.result)).toEqual([
+      "retried",
+      "retried",
+      "retried",
+      "retried",
+      "retried",
+      "dead",
+    ]);
+    const status = (await (await call(e, `${site.origin}/sitemap-admin/status`, { headers: ADMIN })).json()) as {
+      jobs: { kind: string; state: string; error: string | null }[];
+      mirrors: { lastError: string | null }[];
+    };
+    const job = status.jobs.find((j) => j.kind === "mirror")!;
+    expect(job.state).toBe("dead");
+    expect(job.error).toContain("InvocationLimitError");
+    expect(status.mirrors[0]!.lastError).toContain("internal error");
+  });
+});

@@ -116,12 +116,13 @@ describe("mirrors over https", () => {
       throw new Error(`write failed for ${m.url}`);
     };
     m.answers.set(m.url, xml(urlset([`${m.origin}/a`])));
-    const outcome = await runMirror({ config: m.s.config, sync: broken, state: m.s.mirrors!, fetch: m.fake.fetch }, m.url, {
+    // Not swallowed: the step fails (and its job retries); status says so without the token.
+    const outcome = runMirror({ config: m.s.config, sync: broken, state: m.s.mirrors!, fetch: m.fake.fetch }, m.url, {
       records: 1000,
       requests: 1000,
     });
-    expect(outcome).toBe("failed");
-    expect((await m.status()).lastError).toBe("internal error (see the Worker's logs)");
+    await expect(outcome).rejects.toThrow("write failed for");
+    expect((await m.status()).lastError).toBe("internal error (see the Worker's logs); the job retries it");
     expect(logged.join("\n")).toContain("write failed for");
     expect(logged.join("\n")).not.toContain(token);
 

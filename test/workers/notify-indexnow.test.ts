@@ -5,8 +5,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import type { IndexNowPayload } from "../../src/notify/indexnow.ts";
-import { notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
-import { services } from "../../src/services.ts";
+import { notifyAfterRegeneration, notifyLowWatermark, notifyStatus } from "../../src/notify/notifier.ts";
+import { databaseServices, services } from "../../src/services.ts";
 import { FakeEngine, HOUR, MINUTE, MemoryLog, pages, remove, run, siteEnv, upsert } from "./notify-support.ts";
 import { call, freshOrigin, validRecords } from "./support.ts";
 
@@ -112,6 +112,28 @@ describe("IndexNow submissions", () => {
     await run(e, engine, T0 + 65 * MINUTE);
     expect(engine.calls.map((_, i) => urlsOf(engine, i).length)).toEqual([10_000, 2_000]);
     expect(new Set(engine.calls.flatMap((_, i) => urlsOf(engine, i))).size).toBe(12_000);
+  });
+
+  it("stops starting batches at the step's deadline, says more is pending, and the next step sends the rest exactly once", async () => {
+    const { origin, e } = indexNowSite();
+    await baseline(e);
+    await upsert(e, pages(origin, 25_000), T0 + 1000);
+    const deadline = Date.now() + 60_000;
+    // The first batch's answer comes as the step's time budget runs out.
+    const engine = new FakeEngine(() => {
+      vi.spyOn(Date, "now").mockReturnValue(deadline);
+      return new Response(null, { status: 200 });
+    });
+    const first = await notifyAfterRegeneration(databaseServices(e), { now: T0 + 5 * MINUTE, fetch: engine.fetch, log: new MemoryLog(), deadline });
+    vi.restoreAllMocks();
+    expect(first.targets[0]).toMatchObject({ result: "sent", requests: 1, acknowledged: 10_000, more: true });
+    engine.respond = () => new Response(null, { status: 200 });
+    const second = await run(e, engine, T0 + 6 * MINUTE);
+    expect(second.targets[0]).toMatchObject({ result: "sent", requests: 2, acknowledged: 15_000 });
+    expect(second.targets[0]!.more).toBeUndefined();
+    const sent = engine.calls.flatMap((_, i) => urlsOf(engine, i));
+    expect(sent).toHaveLength(25_000);
+    expect(new Set(sent).size).toBe(25_000);
   });
 
   it("429 then 200 across two runs: each URL is acknowledged exactly once overall, after the backoff", async () => {

@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { KvRobotsLastGoodStore } from "../../src/adapters/kv/robots-last-good.ts";
 import { parseConfig } from "../../src/config.ts";
-import { REFRESH_MS, rememberGood } from "../../src/http/robots/last-good.ts";
+import { REFRESH_MS, WRITE_GAP_MS, rememberGood } from "../../src/http/robots/last-good.ts";
 import { ROBOTS_LOOP_HEADER } from "../../src/http/robots/loop.ts";
 import { cutAtLineEnd, mergeRobots, minimalRobots } from "../../src/http/robots/text.ts";
 import { siteEnv as notifySiteEnv } from "./notify-support.ts";
@@ -174,6 +174,31 @@ describe("the last good copy", () => {
     expect(await store.stamp(origin)).toMatchObject({ fetchedAt: t0 + REFRESH_MS });
     expect(await rememberGood(store, origin, bytes(`${RULES}# changed\n`), t0 + REFRESH_MS + 1)).toBe("stored");
     expect(await store.get(origin)).toMatchObject({ fetchedAt: t0 + REFRESH_MS + 1 });
+  });
+
+  it("is written once by requests that arrive together, and a change right after waits for KV's one write a second to its key", async () => {
+    const origin = freshOrigin("robots");
+    const writes: number[] = [];
+    const store = new KvRobotsLastGoodStore(env.SNAPSHOTS);
+    const put = store.put.bind(store);
+    store.put = async (o, copy) => {
+      writes.push(Date.now());
+      return put(o, copy);
+    };
+    const t0 = Date.now();
+    const together = await Promise.all(Array.from({ length: 20 }, () => rememberGood(store, origin, bytes(RULES), t0)));
+    expect(together.filter((r) => r === "stored").length).toBeGreaterThan(0);
+    expect(writes).toHaveLength(1);
+    const changed = await Promise.all([
+      rememberGood(store, origin, bytes(`${RULES}# a\n`), t0 + 1),
+      rememberGood(store, origin, bytes(`${RULES}# b\n`), t0 + 2),
+    ]);
+    expect(changed).toEqual(["stored", "stored"]);
+    // The newest copy is the one kept; no two writes of the key less than a second apart.
+    expect(writes.length).toBeGreaterThanOrEqual(2);
+    expect(writes.length).toBeLessThanOrEqual(3);
+    for (let i = 1; i < writes.length; i++) expect(writes[i]! - writes[i - 1]!).toBeGreaterThanOrEqual(WRITE_GAP_MS);
+    expect(str((await store.get(origin))!.body)).toBe(`${RULES}# b\n`);
   });
 
   it("is not taken from a 4xx or an HTML page", async () => {

@@ -131,6 +131,23 @@ export class D1JobStateStore implements JobStateStore {
     return result.meta.changes > 0;
   }
 
+  async renew(kind: JobKind, origin: string, chain: string, holder: Holder, until: number): Promise<boolean> {
+    const result = await this.#db
+      .prepare(
+        "UPDATE jobs SET lease_until = MAX(lease_until, ?6) WHERE kind = ?1 AND origin = ?2 AND chain = ?3 AND lease_holder = ?4 AND lease_attempt = ?5",
+      )
+      .bind(kind, origin, chain, holder.id, holder.attempt, until)
+      .run();
+    return result.meta.changes > 0;
+  }
+
+  async retreat(kind: JobKind, origin: string, chain: string, step: number, back: number): Promise<void> {
+    await this.#db
+      .prepare("UPDATE jobs SET chain_step = ?5 WHERE kind = ?1 AND origin = ?2 AND chain = ?3 AND chain_step = ?4 AND lease_holder IS NULL")
+      .bind(kind, origin, chain, step, back)
+      .run();
+  }
+
   async finish(kind: JobKind, origin: string, chain: string, holder: Holder, now: number): Promise<Next> {
     // A request noted while the step ran (requested_at > 0: `begin` cleared the earlier ones) keeps the chain for one more step.
     const row = await this.#db
