@@ -20,6 +20,7 @@ import { JOB_LEASE_MS, LEASE_RENEW_MS, RETRY_DELAY_SECONDS, STEP_BUDGET_MS } fro
 import type { Continuation, JobHandler, RegisteredSites } from "./context.ts";
 import { type Job, type JobKind, parseJob } from "./messages.ts";
 import type { Meter } from "./meter.ts";
+import { siteLevelOfPartitioned } from "./partitions.ts";
 import { newChain } from "./scheduler.ts";
 
 /** A dead-letter queue is named after its queue with this suffix (wrangler.jsonc). */
@@ -85,6 +86,13 @@ async function runOne(
   const startedAt = Date.now();
   let chain = job.chain;
   let step = job.step;
+  if (chain === undefined && services.partitions && siteLevelOfPartitioned(job)) {
+    // A site-level request of a site now partitioned: one request per partition (its first shares this row).
+    await scheduler.request(job.kind, job.origin, 0, job.trigger, job.full ? { full: true } : {});
+    log({ kind: job.kind, target: shown(job), outcome: "per-partition" });
+    message.ack();
+    return;
+  }
   if (chain === undefined) {
     // No chain: a request, run now if no chain is live (a live one takes it).
     chain = newChain();
