@@ -20,7 +20,7 @@ import { loadConfig } from "../config.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 import { tokenHash } from "../registry/token.ts";
-import { siteRegistry } from "../services.ts";
+import { registryResolver, siteRegistry } from "../services.ts";
 import { type AccessConfig, verifyAccessJwt } from "./auth/access.ts";
 import { browserRefusal, sameOrigin } from "./auth/browser-guard.ts";
 import { clientKey } from "./auth/client-address.ts";
@@ -117,13 +117,33 @@ async function siteToken(c: Context<AppEnv>, given: string): Promise<Principal |
   }).getResponse();
 }
 
+/**
+ * A host of the platform: an origin of SITES, where the platform credential (ADMIN_TOKEN) signs in.
+ * A registered site's host is a tenant's: any script on it is the tenant's, so the platform's token
+ * is never typed there and no platform session lives there (docs/tenants.md "Sign-in").
+ */
+export const onPlatformHost = (c: Context<AppEnv>): boolean => loadConfig(c.env).sites.has(c.var.origin);
+
+/**
+ * What a session on this host is keyed under: the platform token on a platform host; on a
+ * registered site's host, its own token's hash (from the isolate's list, no query), so rotating
+ * that token ends its sessions. null: no session can exist here.
+ */
+async function sessionSecret(c: Context<AppEnv>, token: string | null): Promise<string | null> {
+  if (onPlatformHost(c)) return token;
+  const site = await registryResolver(c.env)?.resolve(c.var.origin, Date.now(), (p) => c.executionCtx.waitUntil(p));
+  return site ? `site ${site.tokenHash}` : null;
+}
+
 /** The cookie's live session on this site, or null. */
-async function session(c: Context<AppEnv>, token: string): Promise<Principal | null> {
+async function session(c: Context<AppEnv>, token: string | null): Promise<Principal | null> {
   const id = getCookie(c, sessionCookieName(c.req.url));
   const store = c.var.services.admin;
   if (!id || !isSessionId(id) || !store) return null;
+  const secret = await sessionSecret(c, token);
+  if (secret === null) return null;
   // Keyed under the token: a session made under an earlier token is not found.
-  const s = await store.session(c.var.origin, await sessionKey(token, id));
+  const s = await store.session(c.var.origin, await sessionKey(secret, id));
   if (!s || s.origin !== c.var.origin || s.revokedAt !== null || s.expiresAt <= Date.now()) return null;
   return { via: "session", who: s.identity, csrf: await csrfToken(id) };
 }
@@ -134,7 +154,7 @@ async function authenticate(c: Context<AppEnv>, token: string | null, access: Ac
   const identity = access && assertion ? await verifyAccessJwt(assertion, access) : null;
   if (identity?.kind === "service") return { via: "access-service", who: `service token ${identity.clientId}` };
   if (identity?.kind === "user") return { via: "access-user", who: identity.email, csrf: await csrfToken(assertion!) };
-  const signedIn = token !== null ? await session(c, token) : null;
+  const signedIn = await session(c, token);
   if (signedIn) return signedIn;
   return wantsPage(c) ? signInPage({ tokenForm: token !== null, access: access !== null, refused: false }) : unauthorized();
 }
@@ -173,18 +193,24 @@ export const signIn = async (c: Context<AppEnv>): Promise<Response> => {
     const { text, overCap } = await readCapped(c.req.raw.body, MAX_SIGN_IN_BYTES);
     if (!overCap) given = new URLSearchParams(text).get("token")?.trim() ?? "";
   }
-  if (!given || !(await tokensEqual(given, token))) {
+  // A platform host takes the platform token; a registered site's host its own token, never the platform's.
+  const platform = onPlatformHost(c);
+  const own = given === "" || platform ? null : await siteToken(c, given);
+  const accepted = given !== "" && (platform ? await tokensEqual(given, token) : own !== null && !(own instanceof Response));
+  if (!accepted) {
     const over = await countFailure(c.env, c.req.raw, c.var.origin);
     return signInPage({ tokenForm: true, access, refused: true, ...(over > 0 ? { retryAfter: over } : {}) });
   }
+  const secret = await sessionSecret(c, token);
   const store = c.var.services.admin;
-  if (!store) throw new AdminError(503, { error: "unavailable", message: "browser sessions need the DB (D1) binding; the bearer token still works" });
+  if (!store || secret === null)
+    throw new AdminError(503, { error: "unavailable", message: "browser sessions need the DB (D1) binding; the bearer token still works" });
   const id = newSessionId();
-  const key = await sessionKey(token, id);
+  const key = await sessionKey(secret, id);
   const now = Date.now();
   await store.createSession(key, {
     origin: c.var.origin,
-    identity: `token (session ${key.slice(0, 8)})`,
+    identity: `${platform ? "token" : "site token"} (session ${key.slice(0, 8)})`,
     createdAt: now,
     expiresAt: now + SESSION_SECONDS * 1000,
     revokedAt: null,
@@ -201,9 +227,9 @@ export const signOut = async (c: Context<AppEnv>): Promise<Response> => {
   if (!sameOrigin(c)) return new AdminError(403, { error: "forbidden", message: "cross-site request refused" }).getResponse();
   const id = getCookie(c, sessionCookieName(c.req.url));
   const store = c.var.services.admin;
-  const token = adminToken(c.env);
-  // Without the token there is no session to end (none is found under another token either).
-  if (id && isSessionId(id) && store && token !== null) await store.revokeSession(c.var.origin, await sessionKey(token, id), Date.now());
+  const secret = await sessionSecret(c, adminToken(c.env));
+  // Without the secret there is no session to end (none is found under another token either).
+  if (id && isSessionId(id) && store && secret !== null) await store.revokeSession(c.var.origin, await sessionKey(secret, id), Date.now());
   return new Response(null, {
     status: 303,
     headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": clearedSessionCookie(c.req.url), "Cache-Control": "no-store" },

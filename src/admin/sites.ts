@@ -26,6 +26,7 @@ import { DATABASE_SETTING, type SettingProblem, settingsProblems } from "../regi
 import type { RegisteredSite, SiteRegistry, SiteSettings } from "../registry/store.ts";
 import { newSiteToken, tokenHash } from "../registry/token.ts";
 import { registeredServices, registeredSites, registryResolver, services, siteRegistry } from "../services.ts";
+import { onPlatformHost } from "./auth.ts";
 import { AdminError } from "./errors.ts";
 import type { HealthItem } from "./health.ts";
 import { jsonResponse } from "./json.ts";
@@ -42,6 +43,8 @@ const DEFAULT_PAGE = 50;
  * refusals of a body (400 not JSON, 415 not sent as JSON) into the API's JSON errors.
  */
 export const platformOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  // The platform API lives on the platform's hosts (SITES origins) only: on a tenant's host it does not exist.
+  if (!onPlatformHost(c)) throw new AdminError(404, { error: "not_found", message: "the platform API is served on the platform's hosts only" });
   const via = c.var.principal?.via;
   if (via !== "token" && via !== "access-service") {
     throw new AdminError(403, {

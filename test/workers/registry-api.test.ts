@@ -376,19 +376,23 @@ describe("who may call", () => {
     expect((await row(origin))!["deleted_at"]).toBeNull();
   });
 
-  it("a registered site's own token is no platform credential (403), on its own host or the platform's", async () => {
+  it("a registered site's own token is no platform credential: 403 on the platform's host, 404 on its own (no platform API there)", async () => {
     const { platformOrigin, env: e } = platform();
     const origin = `http://${uniqueLabel("own")}.test:8787`;
     const { token } = await created(e, platformOrigin, { origin });
     const asSite = { Authorization: `Bearer ${token}` };
-    for (const at of [origin, platformOrigin]) {
+    // 403 on the platform's host; on the site's own host (a tenant's) the platform API does not exist: 404.
+    for (const [at, status, error] of [
+      [platformOrigin, 403, "forbidden"],
+      [origin, 404, "not_found"],
+    ] as const) {
       const list = await call(e, `${at}/sitemap-admin/sites`, { headers: asSite });
-      expect(list.status, at).toBe(403);
-      expect(await list.json()).toMatchObject({ error: "forbidden" });
+      expect(list.status, at).toBe(status);
+      expect(await list.json()).toMatchObject({ error });
       const made = await create(e, at, { origin: `https://${uniqueLabel("y")}.example` }, asSite);
-      expect(made.status, at).toBe(403);
+      expect(made.status, at).toBe(status);
       const rotate = await call(e, `${at}/sitemap-admin/sites/${new URL(origin).host}/token`, { method: "POST", headers: asSite });
-      expect(rotate.status, at).toBe(403);
+      expect(rotate.status, at).toBe(status);
     }
     expect((await row(origin))!["token_hash"]).toBe(await tokenHash(token));
   });
@@ -447,5 +451,55 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/sitemap-admin/sites/{host}/token"]).toHaveProperty("post");
     for (const name of ["Site", "SiteCreate", "SiteCreated", "SiteList", "SiteUpdate", "SiteToken", "SiteDeleted"])
       expect(doc.components.schemas).toHaveProperty(name);
+  });
+});
+
+describe("the platform credential lives on the platform's hosts only", () => {
+  const client = "198.51.100.23";
+  const cookieOf = (res: Response): string | null => res.headers.get("Set-Cookie")?.split(";")[0] ?? null;
+
+  it("a tenant's host takes its own token at the sign-in form, never the platform's; its session reads that site only", async () => {
+    const { platformOrigin, env: e } = platform();
+    const origin = `http://${uniqueLabel("tenant")}.test:8787`;
+    const { token } = await created(e, platformOrigin, { origin });
+
+    // The platform token typed on the tenant's host: refused, no cookie (a script there could read what is typed).
+    const refused = await call(e, `${origin}/sitemap-admin/sign-in`, signInForm(TOKEN, client, { Origin: origin }));
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("Set-Cookie")).toBeNull();
+
+    // The site's own token: a session on its own host.
+    const own = await call(e, `${origin}/sitemap-admin/sign-in`, signInForm(token, client, { Origin: origin }));
+    expect(own.status).toBe(303);
+    const cookie = cookieOf(own)!;
+    expect((await call(e, `${origin}/sitemap-admin/`, { headers: { Cookie: cookie } })).status).toBe(200);
+    const status = await call(e, `${origin}/sitemap-admin/status`, { headers: { Cookie: cookie } });
+    expect(status.status).toBe(200);
+    expect(((await status.json()) as { site: string }).site).toBe(origin);
+    // No platform page and no platform API on a tenant's host, whoever asks.
+    // (A session's call to the API beyond status is refused first by the browser guard: 403.)
+    for (const [headers, sites] of [
+      [{ Cookie: cookie }, 403],
+      [bearer, 404],
+    ] as const) {
+      expect((await call(e, `${origin}/sitemap-admin/platform`, { headers })).status).toBe(404);
+      expect((await call(e, `${origin}/sitemap-admin/sites`, { headers })).status).toBe(sites);
+    }
+    // The tenant's session is nothing on the platform's host.
+    expect((await call(e, `${platformOrigin}/sitemap-admin/status`, { headers: { Cookie: cookie } })).status).toBe(401);
+
+    // Rotating the site's token ends its sessions.
+    const rotated = await call(e, `${platformOrigin}/sitemap-admin/sites/${new URL(origin).host}/token`, { method: "POST", headers: bearer });
+    expect(rotated.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const fresh = siteEnv(platformOrigin);
+    expect((await call(fresh, `${origin}/sitemap-admin/status`, { headers: { Cookie: cookie } })).status).toBe(401);
+  });
+
+  it("the platform's host takes the platform token (control), and its session reads the platform page", async () => {
+    const { platformOrigin, env: e } = platform();
+    const own = await call(e, `${platformOrigin}/sitemap-admin/sign-in`, signInForm(TOKEN, client, { Origin: platformOrigin }));
+    expect(own.status).toBe(303);
+    expect((await call(e, `${platformOrigin}/sitemap-admin/platform`, { headers: { Cookie: cookieOf(own)! } })).status).toBe(200);
   });
 });

@@ -199,7 +199,7 @@ describe("a registered site's litter", () => {
 });
 
 describe("the platform's view of its sites", () => {
-  it("a page of 20 sites with their health fits one invocation; the platform page lists them worst first; a site token gets 403", async () => {
+  it("a page of 20 sites with their health fits one invocation; the platform page lists them worst first; a site token gets 403 (404 on a tenant's host)", async () => {
     const e = freshEnv();
     const prefix = `hv${Math.random().toString(36).slice(2, 7)}`;
     const made: { site: RegisteredSite; token: string }[] = [];
@@ -246,7 +246,10 @@ describe("the platform's view of its sites", () => {
     const html = await pageRes.text();
     expect(html).toContain("Registered sites");
     expect(html).toContain("next page");
-    expect((await call(e, `${made[1]!.site.origin}/sitemap-admin/platform`, { headers: { Authorization: `Bearer ${made[1]!.token}` } })).status).toBe(403);
+    // A site's token: 403 on the platform's host; on its own host (a tenant's) the platform page does not exist.
+    expect((await call(e, `http://localhost:8787/sitemap-admin/platform`, { headers: { Authorization: `Bearer ${made[1]!.token}` } })).status).toBe(403);
+    expect((await call(e, `${made[1]!.site.origin}/sitemap-admin/platform`, { headers: { Authorization: `Bearer ${made[1]!.token}` } })).status).toBe(404);
+    expect((await call(e, `${made[1]!.site.origin}/sitemap-admin/platform`, { headers: bearer })).status).toBe(404);
   });
 });
 

@@ -9,7 +9,7 @@ import type { AppEnv } from "../../http/app-env.ts";
 import { factory } from "../../http/app-env.ts";
 import { siteRegistry } from "../../services.ts";
 import { DASHBOARD_PATHS } from "../auth/paths.ts";
-import { adminAuth, adminEnabled, signIn, signOut } from "../auth.ts";
+import { adminAuth, adminEnabled, onPlatformHost, signIn, signOut } from "../auth.ts";
 import { AdminError } from "../errors.ts";
 import { HEALTH_PAGE } from "../schemas.ts";
 import { healthPage } from "../sites.ts";
@@ -25,12 +25,14 @@ const dashboard = async (c: Context<AppEnv>): Promise<Response> => {
   const csrf = principal && "csrf" in principal ? principal.csrf : null;
   const query = new URL(c.req.url).searchParams;
   // The platform's page is linked for the platform credential only, where there is a registry.
-  const platformLink = principal?.via !== "site-token" && siteRegistry(c.env) !== null;
+  const platformLink = onPlatformHost(c) && principal?.via !== "site-token" && siteRegistry(c.env) !== null;
   return dashboardPage(await siteStatus(c.var.services, c.var.origin), { csrf, done: actionOutcome(query), platformLink }, viewOf(query));
 };
 
 /** The platform's page: a page of registered sites with their health, each its status read (HEALTH_PAGE a page). */
 const platform = async (c: Context<AppEnv>): Promise<Response> => {
+  // Only on the platform's hosts: a tenant's host (any script on it is the tenant's) never shows other tenants.
+  if (!onPlatformHost(c)) return c.notFound();
   if (c.get("principal")?.via === "site-token") {
     return new AdminError(403, { error: "forbidden", message: "the platform's page is for the platform credential" }).getResponse();
   }
