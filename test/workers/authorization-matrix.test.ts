@@ -105,7 +105,7 @@ describe("the authorization matrix, derived from the route table", () => {
     expect(routes.length).toBeGreaterThanOrEqual(17);
     const publicRoutes = new Set(["get /openapi.json"]);
 
-    const credentials = [
+    const credentials: { name: string; host: string; headers: Record<string, string> }[] = [
       { name: "no credential on B's host", host: b.origin, headers: {} },
       { name: "a wrong token on B's host", host: b.origin, headers: { Authorization: "Bearer esk_wrong0123456789abcdefghijklmnopqrstuvwxyzABCD" } },
       { name: "A's token on B's host", host: b.origin, headers: { Authorization: `Bearer ${a.token}` } },
