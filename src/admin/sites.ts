@@ -149,10 +149,12 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
       message: "registered sites keep their records and manifests in D1: this deployment has URL_SOURCE or MANIFEST_STORE set to kv",
     });
   }
-  if (config.sites.has(origin)) {
+  // Either scheme: a host SITES serves names one site, whose sessions and records a registered twin must never share.
+  const configured = config.sites.has(origin) ? origin : config.sites.has(twinOf(origin)) ? twinOf(origin) : null;
+  if (configured !== null) {
     throw new AdminError(409, {
       error: "site_exists",
-      message: `${origin} is configured by SITES: the variables win for the sites they name, so it cannot be registered (remove it from SITES and deploy first)`,
+      message: `${configured} is configured by SITES: the variables win for the sites they name, so its host cannot be registered (remove it from SITES and deploy first)`,
     });
   }
   const settings: SiteSettings = body.settings ?? {};

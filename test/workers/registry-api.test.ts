@@ -140,6 +140,14 @@ describe("POST /sitemap-admin/sites", () => {
     expect(error.message).toContain("SITES");
     expect(error.message).toContain("the variables win");
     expect(await row(platformOrigin)).toBeNull();
+
+    // The other scheme of a host SITES serves: refused too (a host names one site).
+    const local = `http://${uniqueLabel("plat")}.test:8787`;
+    const other = local.replace("http:", "https:");
+    const otherScheme = await create(siteEnv(local), local, { origin: other });
+    expect(otherScheme.status).toBe(409);
+    expect(((await otherScheme.json()) as ApiError).message).toContain("SITES");
+    expect(await row(other)).toBeNull();
   });
 
   it("refuses what is not exactly an https origin (400 invalid_origin), without echoing it", async () => {
