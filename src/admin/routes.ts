@@ -159,6 +159,7 @@ export const postSync = createRoute({
     ...common,
     400: error("malformed body"),
     422: error("a site is not configured"),
+    429: error("the site has MAX_OPEN_SYNCS_PER_SITE (10) open syncs already"),
     501: syncErrors[501],
     503: unavailable,
   },

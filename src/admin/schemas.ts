@@ -34,6 +34,7 @@ const ERROR_CODES = [
   "invalid_origin",
   "invalid_settings",
   "site_exists",
+  "too_many_syncs",
 ] as const;
 
 /** At most this many issues are listed in one 422 response; `issueCount` always has the total. */

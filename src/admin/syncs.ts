@@ -18,6 +18,14 @@ import type { deleteSync, getSync, postSync, postSyncCommit, putSyncUrls } from 
 import { DEFAULT_MAX_DELETE, type SyncBody } from "./schemas.ts";
 import { readValidBatch, written } from "./urls.ts";
 
+/**
+ * Open (or committing) syncs a site may have at once. A full sync is one per section or per feed, run
+ * one after the other; each open one keeps what it saw in the shared database until it commits or
+ * expires (SYNC_TTL_SECONDS). Ten leave room for a site's sections and a crashed client's leftovers,
+ * and keep one tenant from filling a shared database with abandoned syncs.
+ */
+export const MAX_OPEN_SYNCS_PER_SITE = 10;
+
 /** Commit chunks (≤ 1,000 records examined each) per request; a larger commit answers 202 and is called again. */
 const COMMIT_CHUNKS_PER_REQUEST = 40;
 
@@ -84,6 +92,15 @@ export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
       throw new AdminError(422, { error: "validation_failed", message: `${raw.slice(0, 200)} is not a configured site (SITES)` });
     }
     if (!sites.includes(origin)) sites.push(origin);
+  }
+  for (const origin of sites) {
+    const open = (await sync.active(origin)).length;
+    if (open >= MAX_OPEN_SYNCS_PER_SITE) {
+      throw new AdminError(429, {
+        error: "too_many_syncs",
+        message: `${origin} has ${open} open syncs, the most a site may have (${MAX_OPEN_SYNCS_PER_SITE}): commit or abort one (DELETE /sitemap-admin/syncs/{id}), or let it expire`,
+      });
+    }
   }
   const info = await sync.start(
     { sites, section: body.section ?? null, source: null },

@@ -7,6 +7,7 @@
 import { env as baseEnv } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
+import { MAX_OPEN_SYNCS_PER_SITE } from "../../src/admin/syncs.ts";
 import type { RegisteredSite } from "../../src/registry/store.ts";
 import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
 import { call } from "./support.ts";
@@ -77,5 +78,25 @@ describe("a sync named by id", () => {
     // Control: the owner's own call on its own host does what the crossed one could not.
     const own = await call(e, `${b.origin}${op.path(id)}`, op.init(b.token, b.origin));
     expect(own.status).toBe(200); // commit: maxDelete 1 lets it delete the two records it did not see, as the crossed one would have
+  });
+});
+
+describe("open syncs per site", () => {
+  it("are capped: past the cap a start is 429 naming the way out; another site is not held up; aborting one makes room", async () => {
+    const e = { ...baseEnv } as Env;
+    const a = await registered(e);
+    const b = await registered(e);
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_OPEN_SYNCS_PER_SITE; i++) {
+      const res = await call(e, `${a.origin}/sitemap-admin/syncs`, json(a.token, "POST", { sites: [a.origin] }));
+      expect(res.status).toBe(201);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    const over = await call(e, `${a.origin}/sitemap-admin/syncs`, json(a.token, "POST", { sites: [a.origin] }));
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ error: "too_many_syncs" });
+    expect((await call(e, `${b.origin}/sitemap-admin/syncs`, json(b.token, "POST", { sites: [b.origin] }))).status).toBe(201);
+    expect((await call(e, `${a.origin}/sitemap-admin/syncs/${ids[0]}`, json(a.token, "DELETE"))).status).toBe(200);
+    expect((await call(e, `${a.origin}/sitemap-admin/syncs`, json(a.token, "POST", { sites: [a.origin] }))).status).toBe(201);
   });
 });
