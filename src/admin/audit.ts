@@ -5,7 +5,8 @@
  * record's body. Status and the dashboard show the last AUDIT_SHOWN.
  *
  * A write the admin refused (`refusal`: cross-site, a browser credential writing, the dashboard's
- * action with a query or within its cooldown) is not an audit row: any script on the site's pages
+ * action with a query or within its cooldown; or answered 401, 403 or 404: a credential that does not
+ * reach what it named, such as a site's token at the platform API or another site's sync) is not an audit row: any script on the site's pages
  * can make such requests by the thousand, and as rows they would evict the accepted writes. They
  * are counted apart (per minute, reason and principal; the newest REFUSALS_KEPT rows per site), so
  * a flood shows as a count and the trail of accepted writes stays whole.
@@ -24,6 +25,8 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Write answers are small summaries; a bigger one is not read for its count. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 const AUDIT_HEADER = "X-Admin-Audit";
+/** A write answered so changed nothing its credential may change: counted apart, never a row that evicts accepted writes. */
+const NOT_AUTHORIZED = new Set([401, 403, 404]);
 
 /** `received` of a JSON answer (the batch routes say how many records they read), or null. */
 async function recordsOf(res: Response): Promise<number | null> {
@@ -47,7 +50,7 @@ export const auditWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   const principal = c.get("principal");
   if (READS.has(c.req.method) || !principal) return;
-  const reason = c.get("refusal");
+  const reason = c.get("refusal") ?? (NOT_AUTHORIZED.has(c.res.status) ? "not-authorized" : undefined);
   const entry = { at: Date.now(), who: principal.who, method: c.req.method, resource: c.req.path, records: await recordsOf(c.res), status: c.res.status };
   const store = c.var.services.admin;
   try {

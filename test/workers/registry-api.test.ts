@@ -10,7 +10,7 @@ import { clearJwksCache } from "../../src/admin/auth/access.ts";
 import { tokenHash } from "../../src/registry/token.ts";
 import { siteEnv } from "./notify-support.ts";
 import { accessKey } from "./support/access-key.ts";
-import { TOKEN, auditOf, bearer, signIn, signInForm } from "./support/admin.ts";
+import { TOKEN, auditOf, bearer, refusedBy, signIn, signInForm } from "./support/admin.ts";
 import { call, freshOrigin } from "./support.ts";
 
 interface Site {
@@ -509,5 +509,25 @@ describe("the platform credential lives on the platform's hosts only", () => {
     const own = await call(e, `${platformOrigin}/sitemap-admin/sign-in`, signInForm(TOKEN, client, { Origin: platformOrigin }));
     expect(own.status).toBe(303);
     expect((await call(e, `${platformOrigin}/sitemap-admin/platform`, { headers: { Cookie: cookieOf(own)! } })).status).toBe(200);
+  });
+});
+
+describe("refused platform calls", () => {
+  it("are counted apart from the audit trail: a site token's 300 refused calls evict no accepted write", async () => {
+    const { platformOrigin, env: e } = platform();
+    const origin = `http://${uniqueLabel("aud")}.test:8787`;
+    const { token } = await created(e, platformOrigin, { origin });
+    const asSite = { Authorization: `Bearer ${token}` };
+    const accepted = await call(e, `${origin}/sitemap-admin/urls`, sendJson("PUT", [{ loc: `${origin}/kept` }], asSite));
+    expect(accepted.status).toBe(200);
+    // The platform API from the site's own host: it does not exist there (404), signed in as the site.
+    for (let i = 0; i < 300; i++) {
+      const res = await create(e, origin, { origin: `https://${uniqueLabel("no")}.example` }, asSite);
+      expect(res.status).toBe(404);
+    }
+    const audit = await auditOf(e, origin);
+    expect(audit.entries.some((entry) => entry.method === "PUT" && entry.resource === "/sitemap-admin/urls" && entry.status === 200)).toBe(true);
+    expect(audit.entries.filter((entry) => entry.status === 404)).toEqual([]);
+    expect(refusedBy(audit.refused)).toMatchObject({ "not-authorized": 300 });
   });
 });
