@@ -12,6 +12,7 @@ import { z } from "zod";
 import { RecordInputSchema } from "../core/record/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { auditWrites } from "./audit.ts";
+import { siteWriteLimit } from "./auth/write-limiter.ts";
 import { adminAuth } from "./auth.ts";
 import { dashboardActionAnswer } from "./dashboard/action-answer.ts";
 import { AdminError } from "./errors.ts";
@@ -78,7 +79,7 @@ admin.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
 });
 
 // Outermost first: a dashboard action's way back, then the audit of every write, then sign-in.
-admin.use("*", dashboardActionAnswer, auditWrites, adminAuth);
+admin.use("*", dashboardActionAnswer, auditWrites, adminAuth, siteWriteLimit);
 
 // Ingest (docs/ingest.md), regeneration and status (docs/regeneration.md), and this API's description.
 admin.openapi(putUrls, upsertUrls);

@@ -35,6 +35,7 @@ const ERROR_CODES = [
   "invalid_settings",
   "site_exists",
   "too_many_syncs",
+  "too_many_writes",
 ] as const;
 
 /** At most this many issues are listed in one 422 response; `issueCount` always has the total. */
