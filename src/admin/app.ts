@@ -7,7 +7,7 @@
  * without an onError of its own adds its handlers to the parent unwrapped, so the parent's
  * onError sees everything thrown here.
  */
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import { z } from "zod";
 import { RecordInputSchema } from "../core/record/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
@@ -19,6 +19,7 @@ import { AdminError } from "./errors.ts";
 import { openApiHandler } from "./openapi.ts";
 import { regenerate } from "./regenerate.ts";
 import {
+  type RouteAccess,
   deleteSite,
   deleteSync,
   deleteUrls,
@@ -81,24 +82,32 @@ admin.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
 // Outermost first: a dashboard action's way back, then the audit of every write, then sign-in.
 admin.use("*", dashboardActionAnswer, auditWrites, adminAuth, siteWriteLimit);
 
+/**
+ * Registers a route with its handler, and the guard its own declaration (`x-access`,
+ * src/admin/routes.ts) asks for: a platform route cannot be added without the platform's guard.
+ */
+function register<R extends RouteConfig & { "x-access": RouteAccess }>(route: R, handler: RouteHandler<R, AppEnv>): void {
+  if (route["x-access"] === "platform") admin.on(route.method.toUpperCase(), route.path.replace(/\{(\w+)\}/g, ":$1"), platformOnly);
+  admin.openapi(route, handler);
+}
+
 // Ingest (docs/ingest.md), regeneration and status (docs/regeneration.md), and this API's description.
-admin.openapi(putUrls, upsertUrls);
-admin.openapi(deleteUrls, removeUrls);
-admin.openapi(getUrl, readUrl);
-admin.openapi(getStatus, status);
-admin.openapi(postRegenerate, regenerate);
+register(putUrls, upsertUrls);
+register(deleteUrls, removeUrls);
+register(getUrl, readUrl);
+register(getStatus, status);
+register(postRegenerate, regenerate);
 // Full sync (docs/sync.md).
-admin.openapi(postSync, startSync);
-admin.openapi(getSync, readSync);
-admin.openapi(putSyncUrls, upsertSyncUrls);
-admin.openapi(postSyncCommit, commitSync);
-admin.openapi(deleteSync, abortSync);
-// The platform API: registered sites (docs/tenants.md), for the platform credential alone (`/sites/*` matches `/sites` too).
-admin.use("/sites/*", platformOnly);
-admin.openapi(postSite, registerSite);
-admin.openapi(listSites, readSites);
-admin.openapi(getSite, readSite);
-admin.openapi(patchSite, updateSite);
-admin.openapi(postSiteToken, rotateSiteToken);
-admin.openapi(deleteSite, removeSite);
-admin.openapi(getOpenApi, openApiHandler(admin));
+register(postSync, startSync);
+register(getSync, readSync);
+register(putSyncUrls, upsertSyncUrls);
+register(postSyncCommit, commitSync);
+register(deleteSync, abortSync);
+// The platform API: registered sites (docs/tenants.md), its guard wired from each route's `x-access`.
+register(postSite, registerSite);
+register(listSites, readSites);
+register(getSite, readSite);
+register(patchSite, updateSite);
+register(postSiteToken, rotateSiteToken);
+register(deleteSite, removeSite);
+register(getOpenApi, openApiHandler(admin));

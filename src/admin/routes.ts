@@ -34,6 +34,18 @@ import {
   UrlQuerySchema,
 } from "./schemas.ts";
 
+/**
+ * Who may call a route: its one declaration, carried by the OpenAPI document as `x-access`, from
+ * which src/admin/app.ts wires the platform's guard and test/workers/authorization-matrix.test.ts
+ * derives every route's expected answer to every credential (a route without it fails that test).
+ * - `public`: anyone (this API's description);
+ * - `site`: a credential of the request's own site — the platform's token, or the site's own token on
+ *   its own host; a resource found by id (a sync) answers 404 unless it is that site's;
+ * - `platform`: the platform's credential only, on the platform's hosts only (src/admin/sites.ts `platformOnly`).
+ */
+export type RouteAccess = "public" | "site" | "platform";
+const access = (who: RouteAccess): RouteAccess => who;
+
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 const error = (description: string) => ({ description, content: json(ApiErrorSchema) });
 const ref = (component: string) => ({ $ref: `#/components/schemas/${component}` });
@@ -84,6 +96,7 @@ const batchErrors = {
 export const putUrls = createRoute({
   method: "put",
   path: "/urls",
+  "x-access": access("site"),
   summary: "Upsert a batch of URL records (validated as a whole, written atomically)",
   request: { body: batchBody("RecordInput", "Records to insert or update, keyed by loc.") },
   responses: { 200: { description: "written", content: json(UpsertResultSchema) }, ...common, ...batchErrors },
@@ -92,6 +105,7 @@ export const putUrls = createRoute({
 export const deleteUrls = createRoute({
   method: "delete",
   path: "/urls",
+  "x-access": access("site"),
   summary: "Delete a batch of locs (tombstones, so regeneration and IndexNow see them)",
   request: { body: batchBody("DeleteItem", "Locs to delete.") },
   responses: { 200: { description: "deleted", content: json(DeleteResultSchema) }, ...common, ...batchErrors },
@@ -100,6 +114,7 @@ export const deleteUrls = createRoute({
 export const getUrl = createRoute({
   method: "get",
   path: "/urls",
+  "x-access": access("site"),
   summary: "Read one record back",
   request: { query: UrlQuerySchema },
   responses: {
@@ -114,6 +129,7 @@ export const getUrl = createRoute({
 export const getStatus = createRoute({
   method: "get",
   path: "/status",
+  "x-access": access("site"),
   summary: "The site's manifest summary, regeneration progress, last runs and notification state",
   responses: { 200: { description: "status of the site the request was sent to", content: json(StatusSchema) }, ...common },
 });
@@ -121,6 +137,7 @@ export const getStatus = createRoute({
 export const postRegenerate = createRoute({
   method: "post",
   path: "/regenerate",
+  "x-access": access("site"),
   summary: "Queue a regeneration of the site now; it continues by itself until the site converged (docs/jobs.md)",
   request: { query: RegenerateQuerySchema },
   responses: {
@@ -140,6 +157,7 @@ export const postRegenerate = createRoute({
 export const getOpenApi = createRoute({
   method: "get",
   path: "/openapi.json",
+  "x-access": access("public"),
   summary: "This document",
   responses: { 200: { description: "the admin API as OpenAPI 3.1", content: json({ type: "object" as const }) }, ...common },
 });
@@ -152,6 +170,7 @@ const syncErrors = {
 export const postSync = createRoute({
   method: "post",
   path: "/syncs",
+  "x-access": access("site"),
   summary: "Start a full sync: a scope (sites, optionally one section) to be made equal to the batches sent under it",
   request: { body: { required: true, content: json(SyncStartSchema) } },
   responses: {
@@ -168,6 +187,7 @@ export const postSync = createRoute({
 export const getSync = createRoute({
   method: "get",
   path: "/syncs/{id}",
+  "x-access": access("site"),
   summary: "A sync's state and counts",
   request: { params: SyncIdParamsSchema },
   responses: { 200: { description: "the sync", content: json(SyncSchema) }, ...common, ...syncErrors },
@@ -176,6 +196,7 @@ export const getSync = createRoute({
 export const putSyncUrls = createRoute({
   method: "put",
   path: "/syncs/{id}/urls",
+  "x-access": access("site"),
   summary: "Upsert a batch under a sync (as PUT /urls); its records count as seen",
   request: { params: SyncIdParamsSchema, body: batchBody("RecordInput", "Records of the sync's input.") },
   responses: {
@@ -191,6 +212,7 @@ export const putSyncUrls = createRoute({
 export const postSyncCommit = createRoute({
   method: "post",
   path: "/syncs/{id}/commit",
+  "x-access": access("site"),
   summary: "Commit: delete (as tombstones) the scope's records the sync did not see; resumable and idempotent",
   request: { params: SyncIdParamsSchema, body: { required: false, content: json(SyncCommitBodySchema) } },
   responses: {
@@ -207,6 +229,7 @@ export const postSyncCommit = createRoute({
 export const deleteSync = createRoute({
   method: "delete",
   path: "/syncs/{id}",
+  "x-access": access("site"),
   summary: "Abort an open sync: nothing is deleted",
   request: { params: SyncIdParamsSchema },
   responses: {
@@ -232,6 +255,7 @@ const unknownSite = error("no live registered site at this host (never registere
 export const postSite = createRoute({
   method: "post",
   path: "/sites",
+  "x-access": access("platform"),
   summary: "Register a site: it serves (an empty index until records come) within MANIFEST_CACHE_TTL, no deploy",
   request: { body: { required: true, content: json(SiteCreateSchema) } },
   responses: {
@@ -250,6 +274,7 @@ export const postSite = createRoute({
 export const listSites = createRoute({
   method: "get",
   path: "/sites",
+  "x-access": access("platform"),
   summary: "Registered live sites in origin order, a page at a time (sites configured by SITES are not listed)",
   request: { query: SiteListQuerySchema },
   responses: { 200: { description: "a page of sites", content: json(SiteListSchema) }, ...platformErrors, 400: error("bad query parameters") },
@@ -258,6 +283,7 @@ export const listSites = createRoute({
 export const getSite = createRoute({
   method: "get",
   path: "/sites/{host}",
+  "x-access": access("platform"),
   summary: "One registered site (never its token)",
   request: { params: SiteHostParamsSchema },
   responses: { 200: { description: "the site", content: json(SiteSchema) }, ...platformErrors, 404: unknownSite },
@@ -266,6 +292,7 @@ export const getSite = createRoute({
 export const patchSite = createRoute({
   method: "patch",
   path: "/sites/{host}",
+  "x-access": access("platform"),
   summary: "Replace a site's settings whole (validated as on registration)",
   request: { params: SiteHostParamsSchema, body: { required: true, content: json(SiteUpdateSchema) } },
   responses: {
@@ -281,6 +308,7 @@ export const patchSite = createRoute({
 export const postSiteToken = createRoute({
   method: "post",
   path: "/sites/{host}/token",
+  "x-access": access("platform"),
   summary: "Rotate a site's admin token: a new one, shown once; the previous one stops working",
   request: { params: SiteHostParamsSchema },
   responses: { 200: { description: "the new token", content: json(SiteTokenSchema) }, ...platformErrors, 404: unknownSite },
@@ -289,6 +317,7 @@ export const postSiteToken = createRoute({
 export const deleteSite = createRoute({
   method: "delete",
   path: "/sites/{host}",
+  "x-access": access("platform"),
   summary: "Delete a site: it stops serving at once; its records, snapshots and state are removed by bounded jobs",
   request: { params: SiteHostParamsSchema },
   responses: { 202: { description: "marked deleted; the purge is queued", content: json(SiteDeletedSchema) }, ...platformErrors, 404: unknownSite },

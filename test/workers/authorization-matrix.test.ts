@@ -16,6 +16,8 @@ import { call, freshOrigin } from "./support.ts";
 interface Route {
   method: string;
   path: string;
+  /** Who may call it: the route's one declaration (src/admin/routes.ts `x-access`), carried by the OpenAPI document. */
+  access: string | undefined;
 }
 
 const label = () => Math.random().toString(36).slice(2, 9);
@@ -99,11 +101,14 @@ describe("the authorization matrix, derived from the route table", () => {
 
     // The route table, as the OpenAPI document derived from src/admin/routes.ts states it.
     const doc = (await (await call(e, `${platformOrigin}/sitemap-admin/openapi.json`, { headers: bearer })).json()) as {
-      paths: Record<string, Record<string, unknown>>;
+      paths: Record<string, Record<string, { "x-access"?: string }>>;
     };
-    const routes: Route[] = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => ({ method, path })));
+    const routes: Route[] = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ method, path, access: operation["x-access"] })),
+    );
     expect(routes.length).toBeGreaterThanOrEqual(17);
-    const publicRoutes = new Set(["get /openapi.json"]);
+    // A route added without its declaration fails here.
+    for (const route of routes) expect(["public", "site", "platform"], `${route.method} ${route.path} declares no x-access`).toContain(route.access);
 
     const credentials: { name: string; host: string; headers: Record<string, string> }[] = [
       { name: "no credential on B's host", host: b.origin, headers: {} },
@@ -115,12 +120,19 @@ describe("the authorization matrix, derived from the route table", () => {
     ];
     const outcomes: string[] = [];
     for (const route of routes) {
-      if (publicRoutes.has(`${route.method} ${route.path}`)) continue;
+      if (route.access === "public") continue;
       for (const cred of credentials) {
         const onOwnHost = cred.host === a.origin;
-        if (onOwnHost && !namesAResource(route)) continue; // A's own status, A's own regeneration: its own business
+        // A site route naming nothing (A's own status, A's own regeneration) is A's own business on A's host.
+        if (onOwnHost && route.access === "site" && !namesAResource(route)) continue;
         const res = await call(e, `${cred.host}/sitemap-admin${pathFor(route, bSync, bHost, b.origin)}`, request(route, cred.headers, b.origin));
-        const allowed = onOwnHost && route.path === "/urls" && route.method === "delete" ? [...REFUSED, 422] : REFUSED;
+        // A platform route does not exist on a tenant's host (404) whoever calls; a site route refuses what is not the caller's.
+        const allowed =
+          route.access === "platform" && onOwnHost && "Authorization" in cred.headers
+            ? [404]
+            : onOwnHost && route.path === "/urls" && route.method === "delete"
+              ? [...REFUSED, 422]
+              : REFUSED;
         outcomes.push(`${route.method.toUpperCase()} ${route.path} · ${cred.name}: ${res.status}`);
         expect(allowed, `${route.method.toUpperCase()} ${route.path} with ${cred.name} answered ${res.status}`).toContain(res.status);
       }
