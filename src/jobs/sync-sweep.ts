@@ -6,7 +6,8 @@
  * out with work left (`moreLeft`), its chain goes on at once.
  */
 import { loadConfig } from "../config.ts";
-import { describeHousekeeping, housekeep } from "../housekeeping/housekeeping.ts";
+import { housekeep } from "../housekeeping/housekeeping.ts";
+import { describeHousekeeping } from "../housekeeping/run.ts";
 import type { JobHandler } from "./context.ts";
 import { MAX_STEPS } from "./messages.ts";
 
