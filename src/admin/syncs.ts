@@ -114,11 +114,20 @@ export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
  * scope is one of them), else null: a sync id found in a shared database is no way into another
  * tenant's sync. Answered as if it did not exist (404), so an id reveals nothing.
  */
-async function ownSync(c: Ctx, sync: RecordSync, id: string): Promise<SyncInfo | null> {
-  const info = await sync.get(id);
+async function ownSync(c: Ctx, sync: RecordSync, id: string, found?: SyncInfo): Promise<SyncInfo | null> {
+  const info = found ?? (await sync.get(id));
   if (info === null) return null;
   const { sites } = c.var.services.config;
   return info.scope.sites.every((origin) => sites.has(origin)) ? info : null;
+}
+
+/**
+ * Whether the sync named by id exists and is another site's. One that is not found at all is left to
+ * the operation, whose own answer says why (not found, or a database list that no longer matches: 503).
+ */
+async function foreignSync(c: Ctx, sync: RecordSync, id: string): Promise<boolean> {
+  const info = await sync.get(id);
+  return info !== null && (await ownSync(c, sync, id, info)) === null;
 }
 
 const notFound = (id: string) => new AdminError(404, { error: "not_found", message: `no sync ${id} (never started, or expired and swept)` });
@@ -151,7 +160,7 @@ export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c)
   const { id } = c.req.valid("param");
   // The body is optional: without a JSON Content-Type it is not read, and the sync's own guard applies.
   const { maxDelete } = c.req.valid("json") ?? {};
-  if ((await ownSync(c, sync, id)) === null) throw notFound(id);
+  if (await foreignSync(c, sync, id)) throw notFound(id);
   const result = await answered(sync.commit(id, { ...(maxDelete === undefined ? {} : { maxDelete }), maxChunks: COMMIT_CHUNKS_PER_REQUEST }));
   await publishWrites(c.var.services, result.sync.scope.sites);
   return jsonResponse({ ...syncBody(result.sync), done: result.done }, result.done ? 200 : 202);
@@ -160,7 +169,7 @@ export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c)
 export const abortSync: RouteHandler<typeof deleteSync, AppEnv> = async (c) => {
   const sync = syncOf(c);
   const { id } = c.req.valid("param");
-  if ((await ownSync(c, sync, id)) === null) throw notFound(id);
+  if (await foreignSync(c, sync, id)) throw notFound(id);
   const info = await answered(sync.abort(id));
   return jsonResponse(syncBody(info), 200);
 };

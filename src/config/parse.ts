@@ -173,6 +173,7 @@ export function parseConfig(env: RawEnv): Config {
     settingsAnyHost: read(v.SITE_SETTINGS_ANY_HOST),
     shardBase: new Map(),
     manifestStore: read(v.MANIFEST_STORE),
+    invocationLimits: read(v.INVOCATION_LIMITS),
     manifestRequestRows: read(v.MANIFEST_REQUEST_ROWS),
     cache: {
       maxAge: read(v.CACHE_MAX_AGE),

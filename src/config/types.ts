@@ -7,7 +7,7 @@ import type { SectionRule } from "../core/section-rules.ts";
 import type { DisabledFeature } from "./features.ts";
 import type { NotifyConfig } from "./notify.ts";
 import type { Variable } from "./variable.ts";
-import type { INDEX_LINK_FORM, MANIFEST_STORE, URL_SOURCE } from "./variables/sites.ts";
+import type { INDEX_LINK_FORM, INVOCATION_LIMITS, MANIFEST_STORE, URL_SOURCE } from "./variables/sites.ts";
 
 /** The value a declared variable parses to. */
 type ValueOf<V> = V extends Variable<infer T> ? T : never;
@@ -62,6 +62,8 @@ export interface Config {
   shardBase: ReadonlyMap<string, number>;
   /** Where shard manifests live (MANIFEST_STORE): D1 (strongly consistent), or URLS in KV for deployments without D1. */
   manifestStore: ValueOf<typeof MANIFEST_STORE>;
+  /** What the meter does past a Cloudflare limit (INVOCATION_LIMITS): checked here with the rest; the entry reads it before any config (src/index.ts). */
+  invocationLimits: ValueOf<typeof INVOCATION_LIMITS>;
   /** Key rows a request may walk to build a missing manifest (MANIFEST_REQUEST_ROWS); a larger site answers 503 while its regeneration builds it. */
   manifestRequestRows: number;
   /** HTTP caching of sitemap documents (docs/caching.md). */

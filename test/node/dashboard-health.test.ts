@@ -94,7 +94,7 @@ describe("the dashboard of 1,260 shards", () => {
     // The first thing in <main> (after the action's outcome, absent here) is the health list.
     expect(await page.evaluate(() => document.querySelector("main > :not(p)")?.id)).toBe("health");
     const first = page.locator(".health-list li").first();
-    expect(await first.getAttribute("data-level")).toBe("red");
+    expect(await first.getAttribute("data-level")).toBe("amber"); // a document the site does not list: worth a look, nothing breaks (issue 52);
     expect(await first.textContent()).toContain("googlebot (verified) was given 404 for /sitemap-pages-421.xml");
     const box = await first.boundingBox();
     expect(box!.y + box!.height).toBeLessThanOrEqual(DESKTOP.height);

@@ -110,7 +110,10 @@ describe("the authorization matrix, derived from the route table", () => {
     // A route added without its declaration fails here.
     for (const route of routes) expect(["public", "site", "platform"], `${route.method} ${route.path} declares no x-access`).toContain(route.access);
 
-    const credentials: { name: string; host: string; headers: Record<string, string> }[] = [
+    // `onlyPlatformRoutes`: the platform's own credential, whose declared reach is every site's routes and, on the
+    // platform's hosts only, the platform routes: on a tenant's host those do not exist (404).
+    const credentials: { name: string; host: string; headers: Record<string, string>; onlyPlatformRoutes?: true }[] = [
+      { name: "the platform token on B's host", host: b.origin, headers: bearer, onlyPlatformRoutes: true },
       { name: "no credential on B's host", host: b.origin, headers: {} },
       { name: "a wrong token on B's host", host: b.origin, headers: { Authorization: "Bearer esk_wrong0123456789abcdefghijklmnopqrstuvwxyzABCD" } },
       { name: "A's token on B's host", host: b.origin, headers: { Authorization: `Bearer ${a.token}` } },
@@ -122,13 +125,14 @@ describe("the authorization matrix, derived from the route table", () => {
     for (const route of routes) {
       if (route.access === "public") continue;
       for (const cred of credentials) {
+        if (cred.onlyPlatformRoutes && route.access !== "platform") continue;
         const onOwnHost = cred.host === a.origin;
         // A site route naming nothing (A's own status, A's own regeneration) is A's own business on A's host.
         if (onOwnHost && route.access === "site" && !namesAResource(route)) continue;
         const res = await call(e, `${cred.host}/sitemap-admin${pathFor(route, bSync, bHost, b.origin)}`, request(route, cred.headers, b.origin));
         // A platform route does not exist on a tenant's host (404) whoever calls; a site route refuses what is not the caller's.
         const allowed =
-          route.access === "platform" && onOwnHost && "Authorization" in cred.headers
+          route.access === "platform" && (cred.onlyPlatformRoutes || (onOwnHost && "Authorization" in cred.headers))
             ? [404]
             : onOwnHost && route.path === "/urls" && route.method === "delete"
               ? [...REFUSED, 422]
