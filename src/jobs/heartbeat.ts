@@ -84,7 +84,7 @@ export async function startPlanned(planned: readonly Planned[], now: number, tab
   const scheduler = planned.find((p) => p.database.jobs !== null)?.database.jobs;
   if (!scheduler) return 0;
   const chained = planned.map((p) => ({ ...p, job: { ...p.job, chain: newChain() } }));
-  const send: { job: Job; delaySeconds: number }[] = [];
+  const send: Planned[] = [];
   const tables = new Map<unknown, Planned[]>();
   for (const p of chained) {
     const key = tableOf(p);
@@ -102,9 +102,21 @@ export async function startPlanned(planned: readonly Planned[], now: number, tab
     );
     send.push(...mine.filter(({ job }) => started.has(`${job.kind} ${job.origin}`)));
   }
-  await scheduler.sendAll(send);
+  // A batch whose send fails gives its chains (and every later batch's) back, so the next request
+  // starts them at once instead of finding a live chain with no message and waiting CHAIN_LOST_MS.
+  for (let i = 0; i < send.length; i += SEND_BATCH) {
+    try {
+      await scheduler.sendAll(send.slice(i, i + SEND_BATCH).map(({ job, delaySeconds }) => ({ job, delaySeconds })));
+    } catch (err) {
+      await Promise.all(send.slice(i).map(({ job, database }) => database.jobs?.state.unclaim(job.kind, job.origin, job.chain!).catch(() => undefined)));
+      throw err;
+    }
+  }
   return send.length;
 }
+
+/** Messages per `sendBatch` (Queues takes at most 100). */
+const SEND_BATCH = 100;
 
 /** The site registry, and the services whose `jobs` table keeps its sweep and purge (its database's, `DB`). */
 export interface RegistryHome {
