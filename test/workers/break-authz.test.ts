@@ -107,15 +107,18 @@ describe("item 2: the platform API does not exist on a tenant's host, whatever t
     expect(await registryRow(e, victim)).toBeNull();
   });
 
-  it.each(["GET", "HEAD", "OPTIONS"])("%s on the encoded, trailing-slash and plain sites path with the platform bearer on a tenant's host list nothing", async (method) => {
-    const { platformOrigin, env: e } = platform();
-    const { origin } = await registerThroughApi(e, platformOrigin);
-    for (const path of ["/sitemap-admin/%73ites", "/sitemap-admin/sites/", "/sitemap-admin/sites"]) {
-      const res = await call(e, `${origin}${path}`, { method, headers: bearer });
-      expect(res.status, `${method} ${path}`).toBe(404);
-      expect(await res.text()).not.toContain(origin.replace("http://", ""));
-    }
-  });
+  it.each(["GET", "HEAD", "OPTIONS"])(
+    "%s on the encoded, trailing-slash and plain sites path with the platform bearer on a tenant's host list nothing",
+    async (method) => {
+      const { platformOrigin, env: e } = platform();
+      const { origin } = await registerThroughApi(e, platformOrigin);
+      for (const path of ["/sitemap-admin/%73ites", "/sitemap-admin/sites/", "/sitemap-admin/sites"]) {
+        const res = await call(e, `${origin}${path}`, { method, headers: bearer });
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(await res.text()).not.toContain(origin.replace("http://", ""));
+      }
+    },
+  );
 
   it("a method override header does not turn a GET into a registration", async () => {
     const { platformOrigin, env: e } = platform();
@@ -208,5 +211,37 @@ describe("item 1: a sync's scope on another tenant's host", () => {
     });
     expect(res.status).not.toBe(201);
     expect(await res.text()).not.toContain(b.token);
+  });
+});
+
+describe("item 2: a platform session is nothing on a tenant's host", () => {
+  it("the platform host's session cookie replayed on a tenant's host is 401 for status and the dashboard", async () => {
+    const { platformOrigin, env: e } = platform();
+    const { origin } = await registerThroughApi(e, platformOrigin);
+    const own = await call(e, `${platformOrigin}/sitemap-admin/sign-in`, signInForm(TOKEN, "198.51.100.90", { Origin: platformOrigin }));
+    expect(own.status).toBe(303);
+    const value = own.headers.get("Set-Cookie")!.split(";")[0]!.split("=").slice(1).join("=");
+    // Both cookie names: the tenant's host is plain http on a test port, the platform's https.
+    for (const name of ["__Secure-sitemap_admin_session", "sitemap_admin_session"]) {
+      const headers = { Cookie: `${name}=${value}` };
+      expect((await call(e, `${origin}/sitemap-admin/status`, { headers })).status, name).toBe(401);
+      expect([401, 404], name).toContain((await call(e, `${origin}/sitemap-admin/platform`, { headers })).status);
+    }
+  });
+});
+
+describe("item 9: a host whose other scheme SITES serves cannot be registered", () => {
+  it("registering http:// of the platform's https:// host is refused and stores nothing", async () => {
+    const { platformOrigin, env: e } = platform();
+    const other = platformOrigin.replace("https://", "http://");
+    for (const origin of [other, `${other}:80`, other.toUpperCase(), `${platformOrigin}:443`]) {
+      const res = await call(e, `${platformOrigin}/sitemap-admin/sites`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", ...bearer },
+        body: JSON.stringify({ origin }),
+      });
+      expect(res.status, origin).not.toBe(201);
+    }
+    expect(await registryRow(e, other)).toBeNull();
   });
 });
