@@ -10,7 +10,7 @@ import { MAX_OPEN_SYNCS_PER_SITE } from "../../src/admin/syncs.ts";
 import type { RegisteredSite } from "../../src/registry/store.ts";
 import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
 import { siteEnv } from "./notify-support.ts";
-import { TOKEN, bearer, signInForm } from "./support/admin.ts";
+import { TOKEN, auditOf, bearer, signInForm } from "./support/admin.ts";
 import { call, freshOrigin } from "./support.ts";
 
 let n = 0;
@@ -243,5 +243,31 @@ describe("item 9: a host whose other scheme SITES serves cannot be registered", 
       expect(res.status, origin).not.toBe(201);
     }
     expect(await registryRow(e, other)).toBeNull();
+  });
+});
+
+describe("item 9: refused writes are never audit rows", () => {
+  it("a tenant token's, a wrong token's and a session's refused writes on the platform's host add no audit entry", async () => {
+    const { platformOrigin, env: e } = platform();
+    const { token } = await registerThroughApi(e, platformOrigin);
+    const before = (await auditOf(e, platformOrigin)).entries.length;
+    const cookie = (await call(e, `${platformOrigin}/sitemap-admin/sign-in`, signInForm(TOKEN, "198.51.100.91", { Origin: platformOrigin }))).headers
+      .get("Set-Cookie")!
+      .split(";")[0]!;
+    const attempts: [string, Record<string, string>][] = [
+      ["/sitemap-admin/urls", { Authorization: `Bearer ${token}` }],
+      ["/sitemap-admin/sites", { Authorization: `Bearer ${token}` }],
+      ["/sitemap-admin/urls", { Cookie: cookie }],
+      ["/sitemap-admin/sites", { Cookie: cookie }],
+      ["/sitemap-admin/syncs/nope", bearer],
+    ];
+    for (const [path, headers] of attempts) {
+      const method = path.endsWith("nope") ? "DELETE" : path.endsWith("urls") ? "PUT" : "POST";
+      const res = await call(e, `${platformOrigin}${path}`, { method, headers: { "Content-Type": "application/json", ...headers }, body: "[]" });
+      expect([401, 403, 404], `${method} ${path}`).toContain(res.status);
+    }
+    const after = await auditOf(e, platformOrigin);
+    expect(after.entries.filter((r) => [401, 403, 404].includes(r.status))).toEqual([]);
+    expect(after.entries.length).toBe(before);
   });
 });
