@@ -20,7 +20,7 @@ import { loadConfig } from "../config.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 import { tokenHash } from "../registry/token.ts";
-import { registryResolver, siteRegistry } from "../services.ts";
+import { siteRegistry } from "../services.ts";
 import { type AccessConfig, verifyAccessJwt } from "./auth/access.ts";
 import { browserRefusal, sameOrigin } from "./auth/browser-guard.ts";
 import { clientKey } from "./auth/client-address.ts";
@@ -126,13 +126,15 @@ export const onPlatformHost = (c: Context<AppEnv>): boolean => loadConfig(c.env)
 
 /**
  * What a session on this host is keyed under: the platform token on a platform host; on a
- * registered site's host, its own token's hash (from the isolate's list, no query), so rotating
- * that token ends its sessions. null: no session can exist here.
+ * registered site's host, its own token's hash, so rotating that token ends its sessions. null: no
+ * session can exist here.
  */
 async function sessionSecret(c: Context<AppEnv>, token: string | null): Promise<string | null> {
   if (onPlatformHost(c)) return token;
-  const site = await registryResolver(c.env)?.resolve(c.var.origin, Date.now(), (p) => c.executionCtx.waitUntil(p));
-  return site ? `site ${site.tokenHash}` : null;
+  // Read from the registry itself (one indexed read, as a bearer token's is), not the isolate's list:
+  // a rotated token or a deleted site ends its sessions at once, in every isolate.
+  const site = await siteRegistry(c.env)?.get(c.var.origin);
+  return site && site.deletedAt === null ? `site ${site.tokenHash}` : null;
 }
 
 /** The cookie's live session on this site, or null. */

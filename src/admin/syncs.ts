@@ -10,7 +10,7 @@ import type { ValidRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { publishWrites } from "../jobs/writes.ts";
 import { shownSource } from "../mirror/failure.ts";
-import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError } from "../store/errors.ts";
+import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncQuotaError, SyncScopeError, SyncStateError } from "../store/errors.ts";
 import type { RecordSync, SyncInfo } from "../store/port.ts";
 import { AdminError, validationFailed } from "./errors.ts";
 import { jsonResponse } from "./json.ts";
@@ -66,6 +66,12 @@ async function answered<T>(work: Promise<T>, records: readonly ValidRecord[] = [
       throw validationFailed(issues, "nothing was written");
     }
     if (err instanceof SyncNotFoundError) throw new AdminError(404, { error: "not_found", message: err.message });
+    if (err instanceof SyncQuotaError) {
+      throw new AdminError(429, {
+        error: "too_many_syncs",
+        message: `${err.message} (${MAX_OPEN_SYNCS_PER_SITE}): commit or abort one, or let it expire`,
+      });
+    }
     if (err instanceof SyncStateError) throw new AdminError(409, { error: "sync_not_open", message: err.message });
     if (err instanceof SyncEmptyError) throw new AdminError(422, { error: "empty_sync", message: err.message });
     if (err instanceof SyncGuardError) {
@@ -102,9 +108,11 @@ export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
       });
     }
   }
-  const info = await sync.start(
-    { sites, section: body.section ?? null, source: null },
-    { maxDelete: body.maxDelete ?? DEFAULT_MAX_DELETE, ttlMs: config.syncTtlMs },
+  const info = await answered(
+    sync.start(
+      { sites, section: body.section ?? null, source: null },
+      { maxDelete: body.maxDelete ?? DEFAULT_MAX_DELETE, ttlMs: config.syncTtlMs, maxOpenPerSite: MAX_OPEN_SYNCS_PER_SITE },
+    ),
   );
   return jsonResponse(syncBody(info), 201);
 };

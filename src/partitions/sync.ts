@@ -16,7 +16,18 @@
  */
 import type { ValidRecord } from "../core/validate.ts";
 import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../store/errors.ts";
-import type { CommitOptions, RecordStore, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep, UpsertResult } from "../store/port.ts";
+import type {
+  CommitOptions,
+  RecordStore,
+  RecordSync,
+  StartOptions,
+  SyncCommit,
+  SyncInfo,
+  SyncScope,
+  SyncState,
+  SyncSweep,
+  UpsertResult,
+} from "../store/port.ts";
 import { forwardMoving } from "./forward.ts";
 import type { PartitionLayout } from "./layout.ts";
 import { byPartition } from "./route.ts";
@@ -100,7 +111,7 @@ export class PartitionedSync implements RecordSync {
     return { ids, layout };
   }
 
-  async start(scope: SyncScope, options: { maxDelete: number; ttlMs: number }, now = Date.now()): Promise<SyncInfo> {
+  async start(scope: SyncScope, options: StartOptions, now = Date.now()): Promise<SyncInfo> {
     const layout = await this.layoutOf();
     const parts = await Promise.all(this.parts.slice(0, layout.settled).map((p) => p.start(scope, options, now)));
     return combine(parts.map((p) => p.id).join(SEPARATOR), parts);

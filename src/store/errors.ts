@@ -38,6 +38,11 @@ export class SyncNotFoundError extends Error {
   override readonly name = "SyncNotFoundError";
 }
 
+/** A site of the scope has as many open syncs as it may (`maxOpenPerSite`); nothing was started. */
+export class SyncQuotaError extends Error {
+  override readonly name = "SyncQuotaError";
+}
+
 /** The sync is not in a state that allows this (e.g. a batch after the commit, an abort of a committed sync). */
 export class SyncStateError extends Error {
   override readonly name = "SyncStateError";

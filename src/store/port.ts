@@ -11,7 +11,7 @@ import type { ValidRecord } from "../core/validate.ts";
 import type { RecordSync } from "./sync-port.ts";
 import type { DeleteResult, UpsertResult } from "./write-result.ts";
 
-export type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep } from "./sync-port.ts";
+export type { CommitOptions, RecordSync, StartOptions, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep } from "./sync-port.ts";
 export type { DeleteResult, UpsertResult } from "./write-result.ts";
 
 /** A contiguous range of stable keys within one site section (bounds inclusive). */

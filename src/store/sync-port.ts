@@ -10,6 +10,12 @@ import type { UpsertResult } from "./write-result.ts";
  * What a sync makes equal to its input: the live records of `sites`, narrowed to one section
  * and/or to the records one source brought in (a mirror: `mirror:<url>`; null = any source).
  */
+export interface StartOptions {
+  maxDelete: number;
+  ttlMs: number;
+  maxOpenPerSite?: number;
+}
+
 export interface SyncScope {
   sites: readonly string[];
   section: string | null;
@@ -62,7 +68,11 @@ export interface SyncCommit {
  * (src/store/errors.ts).
  */
 export interface RecordSync {
-  start(scope: SyncScope, options: { maxDelete: number; ttlMs: number }, now?: number): Promise<SyncInfo>;
+  /**
+   * `maxOpenPerSite`: started only while every site of the scope has fewer open (or committing) syncs,
+   * checked in the same statement as the insert (concurrent starts cannot pass it together); else SyncQuotaError.
+   */
+  start(scope: SyncScope, options: StartOptions, now?: number): Promise<SyncInfo>;
   get(id: string): Promise<SyncInfo | null>;
   /**
    * Upserts one batch under an open sync (as RecordWriter.upsert, records written with the scope's

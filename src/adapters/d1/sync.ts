@@ -9,8 +9,8 @@
  * repeating a finished one changes nothing.
  */
 import type { ValidRecord } from "../../core/validate.ts";
-import { SyncEmptyError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../../store/errors.ts";
-import type { CommitOptions, RecordSync, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep, UpsertResult } from "../../store/port.ts";
+import { SyncEmptyError, SyncNotFoundError, SyncQuotaError, SyncScopeError, SyncStateError, checkSyncGuard } from "../../store/errors.ts";
+import type { CommitOptions, RecordSync, StartOptions, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep, UpsertResult } from "../../store/port.ts";
 import type { D1RecordWriter } from "./writer.ts";
 
 /** Records examined per commit chunk (one index range, one UPDATE). */
@@ -87,14 +87,24 @@ export class D1RecordSync implements RecordSync {
     this.#writer = writer;
   }
 
-  async start(scope: SyncScope, options: { maxDelete: number; ttlMs: number }, now = Date.now()): Promise<SyncInfo> {
+  async start(scope: SyncScope, options: StartOptions, now = Date.now()): Promise<SyncInfo> {
     if (scope.sites.length === 0) throw new SyncScopeError("a sync needs at least one site", []);
     const id = crypto.randomUUID();
     const stored: SyncScope = { sites: [...scope.sites], section: scope.section, source: scope.source };
-    await this.#db
-      .prepare("INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at) VALUES (?1, ?2, 'open', ?3, ?4, ?5)")
-      .bind(id, JSON.stringify(stored), options.maxDelete, now, now + options.ttlMs)
-      .run();
+    // The cap in the insert itself: D1 runs one statement at a time, so concurrent starts cannot pass it together.
+    const inserted = await this.#db
+      .prepare(
+        `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at)
+         SELECT ?1, ?2, 'open', ?3, ?4, ?5
+         WHERE ?6 IS NULL OR NOT EXISTS (
+           SELECT 1 FROM json_each(?2, '$.sites') AS site
+           WHERE (SELECT COUNT(*) FROM syncs WHERE state IN ('open', 'committing')
+                  AND EXISTS (SELECT 1 FROM json_each(syncs.scope, '$.sites') WHERE value = site.value)) >= ?6)
+         RETURNING id`,
+      )
+      .bind(id, JSON.stringify(stored), options.maxDelete, now, now + options.ttlMs, options.maxOpenPerSite ?? null)
+      .first<{ id: string }>();
+    if (inserted === null) throw new SyncQuotaError(`a site of the scope has ${options.maxOpenPerSite} open syncs, the most a site may have`);
     return (await this.get(id))!;
   }
 
