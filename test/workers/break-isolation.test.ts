@@ -1,0 +1,170 @@
+/**
+ * A hostile review of issue 50 items 4–8 ("isolation"): each test here is a way around a claim the
+ * code makes, written as the claim would have it hold. A failing test is a finding; its comment
+ * says what it shows and where the cause is. Workers pool, real D1/KV/Queues; remote hosts and
+ * search engines faked at the fetch boundary.
+ */
+import { applyD1Migrations } from "cloudflare:test";
+import { env as baseEnv } from "cloudflare:workers";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
+import { loadConfig } from "../../src/config.ts";
+import { JOB_LEASE_MS } from "../../src/jobs/budget.ts";
+import { REGISTRY_TARGET } from "../../src/jobs/messages.ts";
+import { notifyAfterRegeneration } from "../../src/notify/notifier.ts";
+import type { RegisteredSite } from "../../src/registry/store.ts";
+import { registeredServices } from "../../src/services.ts";
+import { FakeEngine, MemoryLog, siteEnv } from "./notify-support.ts";
+import { bearer } from "./support/admin.ts";
+import { deliver, drain, withJobs } from "./support/jobs.ts";
+import { call, freshOrigin } from "./support.ts";
+
+afterEach(() => vi.restoreAllMocks());
+beforeAll(async () => {
+  for (const db of [baseEnv.SITE_B_DB, baseEnv.PART_B, baseEnv.PART_C, baseEnv.PART_D]) await applyD1Migrations(db, baseEnv.TEST_MIGRATIONS);
+});
+
+interface ApiError {
+  error: string;
+  problems?: { setting: string; rule: string }[];
+}
+
+let labels = 0;
+const uniqueDomain = (): string => `brk${++labels}${Math.random().toString(36).slice(2, 7)}.example`;
+
+/** A deployment (its platform host a site of SITES) as one isolate: a fresh env object is a fresh resolver. */
+function deployment(vars: Record<string, string> = {}): { at: string; env: Env } {
+  const at = freshOrigin("platform");
+  return { at, env: siteEnv(at, vars) };
+}
+
+const send = (e: Env, url: string, method: string, body: unknown, headers: Record<string, string> = bearer) =>
+  call(e, url, { method, headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+async function register(e: Env, at: string, origin: string, settings: Record<string, string> = {}): Promise<{ status: number; token: string; body: unknown }> {
+  const res = await send(e, `${at}/sitemap-admin/sites`, "POST", { origin, settings });
+  const body = (await res.json()) as { token?: string };
+  return { status: res.status, token: body.token ?? "", body };
+}
+
+const count = async (db: D1Database, sql: string, ...params: unknown[]): Promise<number> =>
+  (await db
+    .prepare(sql)
+    .bind(...params)
+    .first<number>("n")) ?? 0;
+
+const quiet = () => {
+  vi.spyOn(console, "log").mockImplementation(() => undefined);
+  vi.spyOn(console, "warn").mockImplementation(() => undefined);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Item 4: settings that name hosts
+// ---------------------------------------------------------------------------------------------
+
+describe("item 4: settings that name hosts", () => {
+  /*
+   * FINDING. The check (src/registry/hosts.ts urlsOf) fills a PING_URLS template's {origin} and
+   * {host} before reading its host, and takes a URL that then fails to parse as "not foreign"
+   * (hostnameOf → null). The ping itself (src/notify/ping.ts pingUrl) fills only {sitemap}. So
+   * `https://|{origin}@evil.example/…`: filled, its authority is `|https:` (no URL: accepted); as
+   * pinged, `|{origin}` is userinfo and the host is evil.example. The platform then GETs a host of
+   * the tenant's choosing.
+   */
+  it("PING_URLS: a template whose {origin} breaks the checked URL is not pinged at another host", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const origin = `https://${uniqueDomain()}`;
+    const template = "https://|{origin}@evil.example/ping?sitemap={sitemap}";
+    const created = await register(e, at, origin, { PING_URLS: template });
+    if (created.status !== 201) {
+      expect(created.status).toBe(400);
+      return;
+    }
+    // Accepted: give the site a record and run its notification as the job would, the engines faked at the fetch boundary.
+    const put = await send(e, `${origin}/sitemap-admin/urls`, "PUT", [{ loc: `${origin}/a` }], { Authorization: `Bearer ${created.token}` });
+    expect(put.status).toBe(200);
+    const site = (await new D1SiteRegistry(e.DB).get(origin))!;
+    const engine = new FakeEngine();
+    await notifyAfterRegeneration([registeredServices(e, site)], { now: Date.now() + 10 * 60_000, fetch: engine.fetch, log: new MemoryLog() });
+    const hosts = engine.calls.map((c) => new URL(c.url).hostname);
+    expect(hosts.length).toBeGreaterThan(0);
+    expect(hosts.filter((h) => h !== new URL(origin).hostname && !h.endsWith(`.${new URL(origin).hostname}`))).toEqual([]);
+  });
+
+  /*
+   * FINDING (docs against code). docs/tenants.md and the header of src/registry/hosts.ts say a
+   * sibling host — `blog.shop.example` for `www.shop.example` — is refused, since no public-suffix
+   * list is bundled. ownDomain drops `www.` and `within` accepts every host under the rest, so the
+   * sibling is accepted.
+   */
+  it("a sibling host (blog.<domain> for www.<domain>) is refused, as docs/tenants.md says", async () => {
+    const { at, env: e } = deployment();
+    const domain = uniqueDomain();
+    const res = await register(e, at, `https://www.${domain}`, { MIRROR_SITEMAPS: `https://blog.${domain}/sitemap.xml` });
+    expect(res.status).toBe(400);
+  });
+
+  /*
+   * FINDING. Dropping a leading `www.` is taken to give the registrant's domain. For a site whose
+   * registrable domain IS `www.<label>` (www.com is a registered domain, so is www.net), it gives a
+   * top-level domain: every `.com` host is then "its own" for mirrors, robots.txt and pings, and
+   * `sc-domain:com` passes as its Search Console property (read and written with the platform's one
+   * service account).
+   */
+  it("a site at https://www.com may not name victim.com hosts nor https://www.net the property sc-domain:net", async () => {
+    const { at, env: e } = deployment();
+    const mirror = await register(e, at, "https://www.com", { MIRROR_SITEMAPS: "https://victim.com/sitemap.xml" });
+    const gsc = await register(e, at, "https://www.net", { GSC_PROPERTY: "sc-domain:net" });
+    expect({ mirror: mirror.status, gsc: gsc.status }).toEqual({ mirror: 400, gsc: 400 });
+  });
+
+  /*
+   * FINDING. SITE_SETTINGS_ANY_HOST is read only when settings are written (settingsProblems). A
+   * site registered while it was on keeps naming a foreign host after the deployment turns it off:
+   * its services are wired from the stored settings unchecked (registeredSiteEnv), nothing refuses
+   * or reports them, and its mirror keeps fetching the other host.
+   */
+  it("settings accepted under SITE_SETTINGS_ANY_HOST=true stop naming foreign hosts once it is off", async () => {
+    const on = deployment({ SITE_SETTINGS_ANY_HOST: "true" });
+    const origin = `https://${uniqueDomain()}`;
+    const foreign = "https://other-tenant.example/sitemap.xml";
+    expect((await register(on.env, on.at, origin, { MIRROR_SITEMAPS: foreign })).status).toBe(201);
+    // The same deployment, redeployed with the variable off (its default).
+    const off = { ...baseEnv, SITES: on.at } as Env;
+    const site = (await new D1SiteRegistry(off.DB).get(origin))!;
+    let mirrors: readonly string[] = [];
+    try {
+      mirrors = registeredServices(off, site).config.mirror.urls;
+    } catch {
+      mirrors = []; // a site whose settings no longer read answers 503: that would hold the claim
+    }
+    expect(mirrors).not.toContain(foreign);
+  });
+
+  it("held: case, trailing dots, ports, userinfo, IDN and percent-encoded hosts are judged by the host fetch() would reach", async () => {
+    const { at, env: e } = deployment();
+    const domain = uniqueDomain();
+    const origin = `https://${domain}`;
+    const refused = [
+      `https://${domain}.evil.example/s.xml`,
+      `https://${domain}@evil.example/s.xml`,
+      `https://evil.example\\@${domain}/s.xml`,
+      `https://evil.example#@${domain}/s.xml`,
+      `https://evil.example%2F@${domain}/s.xml`.replace("%2F", "/"),
+      `https://xn--${domain}/s.xml`,
+      `https://EVIL.example./s.xml`,
+      `https://evil%2eexample/s.xml`,
+      `https://evil。example/s.xml`,
+    ];
+    for (const url of refused) {
+      const res = await register(e, at, origin, { MIRROR_SITEMAPS: url });
+      expect(res.status, url).toBe(400);
+    }
+    const sameHost = [`https://${domain.toUpperCase()}:8443/s.xml`, `https://user:pw@${domain}/s.xml`, `https://www.${domain}/s.xml`];
+    for (const url of sameHost) {
+      const res = await register(e, at, `https://${uniqueDomain()}`, { MIRROR_SITEMAPS: url });
+      expect(res.status, url).toBe(400); // another tenant's domain
+    }
+  });
+});
