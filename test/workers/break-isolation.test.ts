@@ -10,13 +10,12 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
 import { loadConfig } from "../../src/config.ts";
 import { JOB_LEASE_MS } from "../../src/jobs/budget.ts";
-import { REGISTRY_TARGET } from "../../src/jobs/messages.ts";
 import { notifyAfterRegeneration } from "../../src/notify/notifier.ts";
 import type { RegisteredSite } from "../../src/registry/store.ts";
 import { registeredServices } from "../../src/services.ts";
 import { FakeEngine, MemoryLog, siteEnv } from "./notify-support.ts";
 import { bearer } from "./support/admin.ts";
-import { deliver, drain, withJobs } from "./support/jobs.ts";
+import { drain, withJobs } from "./support/jobs.ts";
 import { call, freshOrigin } from "./support.ts";
 
 afterEach(() => vi.restoreAllMocks());
@@ -53,7 +52,7 @@ const count = async (db: D1Database, sql: string, ...params: unknown[]): Promise
     .bind(...params)
     .first<number>("n")) ?? 0;
 
-const quiet = () => {
+const quiet = () => { if (process.env["BRK_DEBUG"]) return;
   vi.spyOn(console, "log").mockImplementation(() => undefined);
   vi.spyOn(console, "warn").mockImplementation(() => undefined);
 };
@@ -166,5 +165,145 @@ describe("item 4: settings that name hosts", () => {
       const res = await register(e, at, `https://${uniqueDomain()}`, { MIRROR_SITEMAPS: url });
       expect(res.status, url).toBe(400); // another tenant's domain
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Item 5: deletion complete and prompt
+// ---------------------------------------------------------------------------------------------
+
+const enc = new TextEncoder();
+
+/**
+ * A request body that sends `head`, then waits for `release()` before `tail`: a slow client whose
+ * write is past the site middleware's check (and its token's) while the body is still coming.
+ */
+function slowBody(head: string, tail: string): { body: ReadableStream<Uint8Array>; reading: Promise<void>; release: () => void } {
+  let release!: () => void;
+  let started!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const reading = new Promise<void>((r) => (started = r));
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent++ === 0) {
+        controller.enqueue(enc.encode(head));
+        started();
+        return;
+      }
+      await gate;
+      controller.enqueue(enc.encode(tail));
+      controller.close();
+    },
+  });
+  return { body, reading, release };
+}
+
+/**
+ * DELETEs the site through `e` (an isolate of its own) and runs the purge chain the DELETE started,
+ * its messages delivered as the queue would once `Date.now` is past the settle time.
+ */
+async function deleteAndPurge(e: Env, at: string, origin: string): Promise<void> {
+  const { env: jobs, queue } = withJobs(e);
+  expect((await call(jobs, `${at}/sitemap-admin/sites/${new URL(origin).host}`, { method: "DELETE", headers: bearer })).status).toBe(202);
+  const deletedAt = (await new D1SiteRegistry(e.DB).get(origin))!.deletedAt!;
+  const settled = deletedAt + loadConfig(e).cache.manifestTtl * 1000 + JOB_LEASE_MS + 1_000;
+  const now = vi.spyOn(Date, "now").mockReturnValue(settled);
+  await drain(jobs, queue, { early: true });
+  now.mockRestore();
+}
+
+describe("item 5: deletion", () => {
+  /*
+   * FINDING. The site middleware checks the site once, before the body is read (resolveSite, fresh
+   * list). The purge waits MANIFEST_CACHE_TTL and a job's lease after the DELETE, and assumes no
+   * write is still running by then; a request body has no such bound (a slow client streams for as
+   * long as it likes). A PUT past the check when the DELETE lands commits its records after the
+   * purge removed everything and the registry row: orphan rows of an origin nobody owns, which the
+   * next tenant registered there inherits (its status and sitemaps count them).
+   */
+  it("a write already past the check when the DELETE lands leaves no row once the purge is done", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const origin = `https://${uniqueDomain()}`;
+    const { status, token } = await register(e, at, origin);
+    expect(status).toBe(201);
+    const slow = slowBody(`[{"loc":"${origin}/late"}`, "]");
+    const put = call(e, `${origin}/sitemap-admin/urls`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: slow.body,
+      duplex: "half",
+    } as RequestInit);
+    await slow.reading;
+    // The DELETE, through another isolate, and its purge.
+    await deleteAndPurge({ ...e } as Env, at, origin);
+    expect(await new D1SiteRegistry(e.DB).get(origin)).toBeNull(); // purged: the registry row went last
+    slow.release();
+    await (await put).text();
+    const left = {
+      urls: await count(e.DB, "SELECT COUNT(*) AS n FROM urls WHERE origin = ?1", origin),
+      audit: await count(e.DB, "SELECT COUNT(*) AS n FROM admin_audit WHERE origin = ?1", origin),
+    };
+    expect(left).toEqual({ urls: 0, audit: 0 });
+  });
+
+  /*
+   * FINDING. The DATABASE check (src/admin/sites.ts updateSite) asks the old database whether the
+   * site holds records, then changes the setting; a write that resolved the site before the PATCH
+   * (its services wired to the old database) commits there afterwards. The records are stranded in
+   * a database the site's settings no longer name: its sitemaps and status no longer see them, and
+   * the DATABASE check (which only looks at the old database, see above) is past.
+   */
+  it("a PATCH of DATABASE racing a write leaves no record of the site in the database it left", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const origin = `https://${uniqueDomain()}`;
+    const { token } = await register(e, at, origin);
+    const slow = slowBody(`[{"loc":"${origin}/racing"}`, "]");
+    const put = call(e, `${origin}/sitemap-admin/urls`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: slow.body,
+      duplex: "half",
+    } as RequestInit);
+    await slow.reading;
+    const patch = await send({ ...e } as Env, `${at}/sitemap-admin/sites/${new URL(origin).host}`, "PATCH", { settings: { DATABASE: "SITE_B_DB" } });
+    slow.release();
+    const written = await put;
+    await written.text();
+    const stranded = await count(e.DB, "SELECT COUNT(*) AS n FROM urls WHERE origin = ?1", origin);
+    // Either the PATCH is refused (409), or no record is left where the settings no longer point.
+    expect({ patch: patch.status, put: written.status, recordsInOldDatabase: stranded }).toEqual(
+      patch.status === 409 ? { patch: 409, put: written.status, recordsInOldDatabase: stranded } : { patch: 200, put: written.status, recordsInOldDatabase: 0 },
+    );
+  });
+
+  /*
+   * FINDING. A DATABASE change is allowed while the site holds no record, but it may hold other rows
+   * there (an open sync, its manifest, audit, crawler rows). The purge covers its current database,
+   * DB, and the databases LIVE sites use (registry.databases()); a database the site left, and no
+   * live site uses, is never purged. A new tenant registered at the same origin on that database
+   * then finds the old tenant's open sync (and can commit it).
+   */
+  it("the purge removes the site's rows from a database it left with a DATABASE change", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const origin = `https://${uniqueDomain()}`;
+    const { token } = await register(e, at, origin, { DATABASE: "PART_C" });
+    const opened = await send(e, `${origin}/sitemap-admin/syncs`, "POST", { sites: [origin] }, { Authorization: `Bearer ${token}` });
+    expect(opened.status).toBe(201);
+    const syncId = ((await opened.json()) as { id: string }).id;
+    const host = new URL(origin).host;
+    expect((await send(e, `${at}/sitemap-admin/sites/${host}`, "PATCH", { settings: { DATABASE: "PART_D" } })).status).toBe(200);
+    await deleteAndPurge(e, at, origin);
+    expect(await new D1SiteRegistry(e.DB).get(origin)).toBeNull();
+    const left = await count(baseEnv.PART_C, "SELECT COUNT(*) AS n FROM syncs WHERE json_extract(scope, '$.sites') = json_array(?1)", origin);
+
+    // What the next tenant at that origin, on that database, sees: the old tenant's open sync.
+    const next = await register(e, at, origin, { DATABASE: "PART_C" });
+    expect(next.status).toBe(201);
+    const seen = await call(e, `${origin}/sitemap-admin/syncs/${syncId}`, { headers: { Authorization: `Bearer ${next.token}` } });
+    expect({ syncsLeftInPartC: left, oldSyncSeenByNextTenant: seen.status }).toEqual({ syncsLeftInPartC: 0, oldSyncSeenByNextTenant: 404 });
   });
 });
