@@ -307,3 +307,39 @@ describe("item 5: deletion", () => {
     expect({ syncsLeftInPartC: left, oldSyncSeenByNextTenant: seen.status }).toEqual({ syncsLeftInPartC: 0, oldSyncSeenByNextTenant: 404 });
   });
 });
+
+describe("item 5: an idle isolate whose list still has the deleted site", () => {
+  /*
+   * FINDING. docs/tenants.md: reads of a deleted site "may still be answered until"
+   * MANIFEST_CACHE_TTL after its DELETE, and the purge removes its robots.txt last good copy "so a
+   * new tenant at the same origin must not be served the old one's rules". But the resolver answers
+   * a read for a listed origin from a stale list while it reloads in the background
+   * (src/registry/resolve.ts), however stale: an isolate that saw the site, then was idle, answers
+   * the first read after the purge as the deleted site. A GET of /robots.txt there fetches the
+   * origin's file with the deleted site's settings and stores its last good copy in KV again — after
+   * the purge removed it, with no registry row left to purge it again.
+   */
+  it("a GET after the purge neither answers as the deleted site nor writes its KV keys back", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const origin = `https://${uniqueDomain()}`;
+    expect((await register(e, at, origin)).status).toBe(201);
+    // An isolate that has the site on its list (one request for it, any path).
+    const idle = { ...e } as Env;
+    await (await call(idle, `${origin}/sitemap.xml`)).text();
+
+    await deleteAndPurge({ ...e } as Env, at, origin);
+    expect(await e.SNAPSHOTS.get(`robots/1/${origin}`)).toBeNull();
+
+    // The idle isolate's next request, long after: a crawler reads robots.txt.
+    const later = Date.now() + 3_600_000;
+    vi.spyOn(Date, "now").mockReturnValue(later);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("User-agent: *\nDisallow: /old-tenant-only\n", { status: 200 }));
+    const robots = await call(idle, `${origin}/robots.txt`);
+    const text = await robots.text();
+    expect({
+      answeredAsTheSite: text.includes(`Sitemap: ${origin}/`),
+      lastGoodWrittenBack: (await e.SNAPSHOTS.get(`robots/1/${origin}`)) !== null,
+    }).toEqual({ answeredAsTheSite: false, lastGoodWrittenBack: false });
+  });
+});
