@@ -343,3 +343,44 @@ describe("item 5: an idle isolate whose list still has the deleted site", () => 
     }).toEqual({ answeredAsTheSite: false, lastGoodWrittenBack: false });
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Item 8: the crawler log
+// ---------------------------------------------------------------------------------------------
+
+const GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+describe("item 8 with item 5: the crawler log's counts of a deleted site", () => {
+  /*
+   * FINDING. The isolate's recorder (src/crawlers/recorder.ts) keeps a database's pending counts in
+   * memory and flushes them with "the next request this isolate observes (to any site)", without
+   * asking whether their sites still exist. A spoofed Googlebot's request to site A counted before
+   * A's DELETE is written by a crawler's request to site B after A's purge: a crawler_counts row of
+   * a purged origin, which the next tenant at A's origin is shown as its own.
+   */
+  it("counts pending for a site when it is deleted are not written after its purge", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const a = `https://${uniqueDomain()}`;
+    const b = `https://${uniqueDomain()}`;
+    expect((await register(e, at, a)).status).toBe(201);
+    expect((await register(e, at, b)).status).toBe(201);
+    const spoofed = { "User-Agent": GOOGLEBOT, "CF-Connecting-IP": "203.0.113.9" };
+    // The first count of this isolate for the database is flushed at once; the second waits in memory.
+    await (await call(e, `${a}/sitemap.xml`, { headers: spoofed })).text();
+    await (await call(e, `${a}/sitemap.xml`, { headers: spoofed })).text();
+
+    await deleteAndPurge({ ...e } as Env, at, a);
+    const afterPurge = await count(e.DB, "SELECT COUNT(*) AS n FROM crawler_counts WHERE origin = ?1", a);
+
+    // An hour later, the same isolate observes a crawler's request to another site. Its record runs
+    // in waitUntil once the body is sent: wait for B's counts, which go in the same statement as A's.
+    vi.spyOn(Date, "now").mockReturnValue(Date.now() + 3_600_000);
+    await (await call(e, `${b}/sitemap.xml`, { headers: spoofed })).text();
+    for (let i = 0; i < 100 && (await count(e.DB, "SELECT COUNT(*) AS n FROM crawler_counts WHERE origin = ?1", b)) < 2; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const later = await count(e.DB, "SELECT COUNT(*) AS n FROM crawler_counts WHERE origin = ?1", a);
+    expect({ afterPurge, later }).toEqual({ afterPurge: 0, later: 0 });
+  });
+});
