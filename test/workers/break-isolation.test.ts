@@ -9,13 +9,14 @@ import { env as baseEnv } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
 import { loadConfig } from "../../src/config.ts";
+import { RangeFileError, compileRanges, parseRangeList } from "../../src/crawlers/ranges.ts";
 import { JOB_LEASE_MS } from "../../src/jobs/budget.ts";
 import { notifyAfterRegeneration } from "../../src/notify/notifier.ts";
 import type { RegisteredSite } from "../../src/registry/store.ts";
 import { registeredServices } from "../../src/services.ts";
 import { FakeEngine, MemoryLog, siteEnv } from "./notify-support.ts";
 import { bearer } from "./support/admin.ts";
-import { drain, withJobs } from "./support/jobs.ts";
+import { drain, runCron, withJobs } from "./support/jobs.ts";
 import { call, freshOrigin } from "./support.ts";
 
 afterEach(() => vi.restoreAllMocks());
@@ -382,5 +383,85 @@ describe("item 8 with item 5: the crawler log's counts of a deleted site", () =>
     }
     const later = await count(e.DB, "SELECT COUNT(*) AS n FROM crawler_counts WHERE origin = ?1", a);
     expect({ afterPurge, later }).toEqual({ afterPurge: 0, later: 0 });
+  });
+});
+
+describe("item 6: housekeeping of every database registered sites use", () => {
+  /*
+   * FINDING. The sweeps are planned for registry.databases(): the databases LIVE sites' settings
+   * name now (src/jobs/registry-sweep.ts planSweeps). A database a site used before a DATABASE
+   * change (allowed while it holds no record) keeps that site's open sync, and nothing sweeps it
+   * once no live site names it: the sync never expires there.
+   */
+  it("an expired sync in a database the site left is swept", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const origin = `https://${uniqueDomain()}`;
+    const { token } = await register(e, at, origin, { DATABASE: "PART_B" });
+    const opened = await send(e, `${origin}/sitemap-admin/syncs`, "POST", { sites: [origin] }, { Authorization: `Bearer ${token}` });
+    expect(opened.status).toBe(201);
+    const id = ((await opened.json()) as { id: string }).id;
+    expect((await send(e, `${at}/sitemap-admin/sites/${new URL(origin).host}`, "PATCH", { settings: { DATABASE: "PART_D" } })).status).toBe(200);
+    // The control: a sync opened in the database it uses now.
+    const current = await send(e, `${origin}/sitemap-admin/syncs`, "POST", { sites: [origin] }, { Authorization: `Bearer ${token}` });
+    expect(current.status).toBe(201);
+    const currentId = ((await current.json()) as { id: string }).id;
+    // Long after both expired, the cron runs.
+    for (const [db, sync] of [
+      [baseEnv.PART_B, id],
+      [baseEnv.PART_D, currentId],
+    ] as const) {
+      await db
+        .prepare("UPDATE syncs SET expires_at = ?2, started_at = ?2 WHERE id = ?1")
+        .bind(sync, Date.now() - 60 * 86400_000)
+        .run();
+    }
+    await runCron({ ...e } as Env);
+    const open = "SELECT COUNT(*) AS n FROM syncs WHERE id = ?1 AND state = 'open'";
+    expect({ inDatabaseLeft: await count(baseEnv.PART_B, open, id), inCurrentDatabase: await count(baseEnv.PART_D, open, currentId) }).toEqual({
+      inDatabaseLeft: 0,
+      inCurrentDatabase: 0,
+    });
+  });
+});
+
+describe("item 8: implausibly wide ranges", () => {
+  /*
+   * FINDING. Only each prefix's own length is judged (src/crawlers/ranges.ts plausible): a list of
+   * the 256 IPv4 /8s — each "plausible" — verifies every IPv4 address as the crawler, which is what
+   * refusing 0.0.0.0/0 was for; nothing refuses it and nothing is shown as refused.
+   */
+  it("a list whose prefixes together cover every IPv4 address verifies no arbitrary address", () => {
+    const file = JSON.stringify({ prefixes: Array.from({ length: 256 }, (_, i) => ({ ipv4Prefix: `${i}.0.0.0/8` })) });
+    let crawler: string | null = null;
+    let refused: string[] = [];
+    try {
+      const list = parseRangeList(file);
+      refused = list.refused;
+      crawler = compileRanges([{ name: "googlebot", prefixes: list.prefixes }]).crawlerOf("198.51.100.7");
+    } catch (error) {
+      expect(error).toBeInstanceOf(RangeFileError); // refusing the whole list would hold the claim
+    }
+    expect({ crawler, refusedShown: refused.length > 0 || crawler === null }).toEqual({ crawler: null, refusedShown: true });
+  });
+
+  it("held: IPv4-mapped and IPv4-embedding IPv6 prefixes, ::/0 and a v4 prefix under the v6 key verify no IPv4 client", () => {
+    const file = JSON.stringify({
+      prefixes: [
+        { ipv6Prefix: "::/0" },
+        { ipv6Prefix: "::ffff:0:0/96" },
+        { ipv6Prefix: "::ffff:0.0.0.0/104" },
+        { ipv6Prefix: "::/32" },
+        { ipv6Prefix: "64:ff9b::/96" },
+        { ipv6Prefix: "0.0.0.0/0" },
+        { ipv4Prefix: "0.0.0.0/0" },
+        { ipv4Prefix: "66.249.64.0/27", ipv6Prefix: "::/0" },
+      ],
+    });
+    const list = parseRangeList(file);
+    expect(list.refused).toEqual(expect.arrayContaining(["::/0", "0.0.0.0/0"]));
+    const matcher = compileRanges([{ name: "googlebot", prefixes: list.prefixes }]);
+    for (const ip of ["198.51.100.7", "::ffff:198.51.100.7", "::ffff:c633:6407", "2001:db8::1"]) expect(matcher.crawlerOf(ip), ip).toBeNull();
+    expect(matcher.crawlerOf("66.249.64.1")).toBe("googlebot");
   });
 });
