@@ -465,3 +465,34 @@ describe("item 8: implausibly wide ranges", () => {
     expect(matcher.crawlerOf("66.249.64.1")).toBe("googlebot");
   });
 });
+
+describe("item 5: a new tenant at a deleted tenant's origin", () => {
+  /*
+   * FINDING (same cause as the idle isolate above). An isolate whose list still holds the old
+   * tenant's record answers reads from it while it reloads, however old the list: the first request
+   * there after the new tenant registers is served with the OLD tenant's settings. Here its
+   * ROBOTS_ORIGIN_URL: the isolate fetches the old tenant's robots.txt origin, serves its rules as
+   * the new tenant's, and stores them as the new tenant's last good copy.
+   */
+  it("is never served with the old tenant's settings", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const domain = uniqueDomain();
+    const origin = `https://${domain}`;
+    const legacy = `https://legacy.${domain}/robots.txt`;
+    expect((await register(e, at, origin, { ROBOTS_ORIGIN_URL: legacy })).status).toBe(201);
+    const idle = { ...e } as Env;
+    await (await call(idle, `${origin}/sitemap.xml`)).text();
+    await deleteAndPurge({ ...e } as Env, at, origin);
+    expect((await register(e, at, origin)).status).toBe(201);
+
+    vi.spyOn(Date, "now").mockReturnValue(Date.now() + 3_600_000);
+    const fetched: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      fetched.push(String(input instanceof Request ? input.url : input));
+      return new Response("User-agent: *\nDisallow: /\n", { status: 200 });
+    });
+    await (await call(idle, `${origin}/robots.txt`)).text();
+    expect(fetched).not.toContain(legacy);
+  });
+});
