@@ -16,6 +16,7 @@ import type { RegisteredSite } from "../../src/registry/store.ts";
 import { registeredServices } from "../../src/services.ts";
 import { FakeEngine, MemoryLog, siteEnv } from "./notify-support.ts";
 import { bearer } from "./support/admin.ts";
+import { countingEnv } from "./support/counting-env.ts";
 import { drain, runCron, withJobs } from "./support/jobs.ts";
 import { call, freshOrigin } from "./support.ts";
 
@@ -495,4 +496,40 @@ describe("item 5: a new tenant at a deleted tenant's origin", () => {
     await (await call(idle, `${origin}/robots.txt`)).text();
     expect(fetched).not.toContain(legacy);
   });
+});
+
+describe("item 7: the resolver at 20,000 sites, through the Worker's entry", () => {
+  it("held: floods of unknown hosts (documents, admin writes, robots.txt), before and after the list goes stale, read D1 once per TTL", async () => {
+    quiet();
+    const prefix = `https://flood-${Math.random().toString(36).slice(2, 8)}-`;
+    const now = Date.now();
+    await baseEnv.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 - 1)
+       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, deleted_at)
+       SELECT ?1 || i || '.test', '{}', printf('%064d', i), ?3, ?3, NULL FROM n`,
+    )
+      .bind(prefix, 20_000, now)
+      .run();
+    try {
+      const counts = { d1: 0, kv: 0 };
+      const e = countingEnv({ ...baseEnv, SITES: "https://platform-flood.example" } as Env, counts);
+      vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("User-agent: *\nAllow: /\n"));
+      const flood = async (round: number) => {
+        for (let i = 0; i < 150; i++) {
+          const host = `https://nobody-${round}-${i}-${Math.random().toString(36).slice(2, 6)}.test`;
+          expect((await call(e, `${host}/sitemap.xml`)).status).toBe(404);
+          const put = await call(e, `${host}/sitemap-admin/urls`, { method: "PUT", headers: { Authorization: "Bearer esk_x", "Content-Type": "application/json" }, body: "[]" });
+          expect(put.status).toBe(404);
+          await (await call(e, `${host}/robots.txt`)).text();
+        }
+      };
+      await flood(0);
+      expect(counts.d1).toBe(1);
+      vi.spyOn(Date, "now").mockReturnValue(now + 2 * loadConfig(e).cache.manifestTtl * 1000);
+      await flood(1);
+      expect(counts.d1).toBe(2);
+    } finally {
+      await baseEnv.DB.prepare("DELETE FROM registry_sites WHERE origin LIKE ?1 || '%'").bind(prefix).run();
+    }
+  }, 120_000);
 });
