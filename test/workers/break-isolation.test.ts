@@ -533,3 +533,36 @@ describe("item 7: the resolver at 20,000 sites, through the Worker's entry", () 
     }
   }, 120_000);
 });
+
+describe("item 5: a purge killed in the middle", () => {
+  it("held: a step that fails after deleting the records (D1 error on the syncs) is retried and leaves nothing", async () => {
+    quiet();
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const { at, env: e } = deployment();
+    const origin = `https://${uniqueDomain()}`;
+    const { token } = await register(e, at, origin);
+    const auth = { Authorization: `Bearer ${token}` };
+    expect((await send(e, `${origin}/sitemap-admin/urls`, "PUT", [{ loc: `${origin}/a` }, { loc: `${origin}/b` }], auth)).status).toBe(200);
+    expect((await send(e, `${origin}/sitemap-admin/syncs`, "POST", { sites: [origin] }, auth)).status).toBe(201);
+    await e.SNAPSHOTS.put(`robots/1/${origin}`, "User-agent: *\nDisallow: /x\n", { metadata: { digest: "d", fetchedAt: 1 } });
+
+    const { env: jobs, queue } = withJobs({ ...e } as Env);
+    expect((await call(jobs, `${at}/sitemap-admin/sites/${new URL(origin).host}`, { method: "DELETE", headers: bearer })).status).toBe(202);
+    const deletedAt = (await new D1SiteRegistry(e.DB).get(origin))!.deletedAt!;
+    vi.spyOn(Date, "now").mockReturnValue(deletedAt + loadConfig(e).cache.manifestTtl * 1000 + JOB_LEASE_MS + 1_000);
+    let killed = 0;
+    const deliveries = await drain(jobs, queue, {
+      early: true,
+      // The first invocation that reaches the syncs dies there; the queue redelivers it.
+      perInvocation: (env) => (killed++ === 0 ? countingEnv(env, { d1: 0, kv: 0 }, /FROM syncs/) : env),
+    });
+    expect(deliveries.some((d) => d.result === "retried")).toBe(true);
+    const left = {
+      registry: await new D1SiteRegistry(e.DB).get(origin),
+      urls: await count(e.DB, "SELECT COUNT(*) AS n FROM urls WHERE origin = ?1", origin),
+      syncs: await count(e.DB, "SELECT COUNT(*) AS n FROM syncs WHERE json_extract(scope, '$.sites') = json_array(?1)", origin),
+      robots: await e.SNAPSHOTS.get(`robots/1/${origin}`),
+    };
+    expect(left).toEqual({ registry: null, urls: 0, syncs: 0, robots: null });
+  });
+});
