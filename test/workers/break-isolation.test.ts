@@ -12,7 +12,6 @@ import { loadConfig } from "../../src/config.ts";
 import { RangeFileError, compileRanges, parseRangeList } from "../../src/crawlers/ranges.ts";
 import { JOB_LEASE_MS } from "../../src/jobs/budget.ts";
 import { notifyAfterRegeneration } from "../../src/notify/notifier.ts";
-import type { RegisteredSite } from "../../src/registry/store.ts";
 import { registeredServices } from "../../src/services.ts";
 import { FakeEngine, MemoryLog, siteEnv } from "./notify-support.ts";
 import { bearer } from "./support/admin.ts";
@@ -24,11 +23,6 @@ afterEach(() => vi.restoreAllMocks());
 beforeAll(async () => {
   for (const db of [baseEnv.SITE_B_DB, baseEnv.PART_B, baseEnv.PART_C, baseEnv.PART_D]) await applyD1Migrations(db, baseEnv.TEST_MIGRATIONS);
 });
-
-interface ApiError {
-  error: string;
-  problems?: { setting: string; rule: string }[];
-}
 
 let labels = 0;
 const uniqueDomain = (): string => `brk${++labels}${Math.random().toString(36).slice(2, 7)}.example`;
@@ -42,7 +36,12 @@ function deployment(vars: Record<string, string> = {}): { at: string; env: Env }
 const send = (e: Env, url: string, method: string, body: unknown, headers: Record<string, string> = bearer) =>
   call(e, url, { method, headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(body) });
 
-async function register(e: Env, at: string, origin: string, settings: Record<string, string> = {}): Promise<{ status: number; token: string; body: unknown }> {
+async function register(
+  e: Env,
+  at: string,
+  origin: string,
+  settings: Record<string, string> = {},
+): Promise<{ status: number; token: string; body: unknown }> {
   const res = await send(e, `${at}/sitemap-admin/sites`, "POST", { origin, settings });
   const body = (await res.json()) as { token?: string };
   return { status: res.status, token: body.token ?? "", body };
@@ -54,7 +53,7 @@ const count = async (db: D1Database, sql: string, ...params: unknown[]): Promise
     .bind(...params)
     .first<number>("n")) ?? 0;
 
-const quiet = () => { if (process.env["BRK_DEBUG"]) return;
+const quiet = () => {
   vi.spyOn(console, "log").mockImplementation(() => undefined);
   vi.spyOn(console, "warn").mockImplementation(() => undefined);
 };
@@ -277,7 +276,9 @@ describe("item 5: deletion", () => {
     const stranded = await count(e.DB, "SELECT COUNT(*) AS n FROM urls WHERE origin = ?1", origin);
     // Either the PATCH is refused (409), or no record is left where the settings no longer point.
     expect({ patch: patch.status, put: written.status, recordsInOldDatabase: stranded }).toEqual(
-      patch.status === 409 ? { patch: 409, put: written.status, recordsInOldDatabase: stranded } : { patch: 200, put: written.status, recordsInOldDatabase: 0 },
+      patch.status === 409
+        ? { patch: 409, put: written.status, recordsInOldDatabase: stranded }
+        : { patch: 200, put: written.status, recordsInOldDatabase: 0 },
     );
   });
 
@@ -518,7 +519,11 @@ describe("item 7: the resolver at 20,000 sites, through the Worker's entry", () 
         for (let i = 0; i < 150; i++) {
           const host = `https://nobody-${round}-${i}-${Math.random().toString(36).slice(2, 6)}.test`;
           expect((await call(e, `${host}/sitemap.xml`)).status).toBe(404);
-          const put = await call(e, `${host}/sitemap-admin/urls`, { method: "PUT", headers: { Authorization: "Bearer esk_x", "Content-Type": "application/json" }, body: "[]" });
+          const put = await call(e, `${host}/sitemap-admin/urls`, {
+            method: "PUT",
+            headers: { Authorization: "Bearer esk_x", "Content-Type": "application/json" },
+            body: "[]",
+          });
           expect(put.status).toBe(404);
           await (await call(e, `${host}/robots.txt`)).text();
         }
