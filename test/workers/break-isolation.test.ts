@@ -4,12 +4,13 @@
  * says what it shows and where the cause is. Workers pool, real D1/KV/Queues; remote hosts and
  * search engines faked at the fetch boundary.
  */
-import { applyD1Migrations } from "cloudflare:test";
+import { applyD1Migrations, createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
 import { loadConfig } from "../../src/config.ts";
 import { RangeFileError, compileRanges, parseRangeList } from "../../src/crawlers/ranges.ts";
+import worker from "../../src/index.ts";
 import { JOB_LEASE_MS } from "../../src/jobs/budget.ts";
 import { notifyAfterRegeneration } from "../../src/notify/notifier.ts";
 import { registeredServices } from "../../src/services.ts";
@@ -569,5 +570,37 @@ describe("item 5: a purge killed in the middle", () => {
       robots: await e.SNAPSHOTS.get(`robots/1/${origin}`),
     };
     expect(left).toEqual({ registry: null, urls: 0, syncs: 0, robots: null });
+  });
+});
+
+describe("item 8: paths that name no document", () => {
+  /*
+   * FINDING. "Names a document" is decided by the path's syntax alone (src/http/crawlers/
+   * document-name.ts → parseDocumentPath), not by the site's manifest: `/sitemap-<any section>-<n>.xml`
+   * is a "shard" whether or not the site has that section or that many shards. A verified crawler —
+   * Googlebot follows any link anyone publishes — fetching 40 made-up shard paths (each 404) writes 40
+   * crawler_fetches rows, each a document of its own that status reads.
+   */
+  it("a verified crawler's 40 made-up shard paths (all 404) write no row", async () => {
+    quiet();
+    const { at, env: e } = deployment();
+    const origin = `https://${uniqueDomain()}`;
+    const { token } = await register(e, at, origin);
+    expect((await send(e, `${origin}/sitemap-admin/urls`, "PUT", [{ loc: `${origin}/a` }], { Authorization: `Bearer ${token}` })).status).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const ctx = createExecutionContext();
+      const request = new Request(`${origin}/sitemap-made${i}-${i + 7}.xml`, {
+        headers: { "User-Agent": GOOGLEBOT, "CF-Connecting-IP": "203.0.113.9" },
+        cf: { verifiedBotCategory: "Search Engine Crawler" },
+      });
+      const res = await worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, e, ctx);
+      await res.arrayBuffer();
+      await waitOnExecutionContext(ctx);
+      statuses.push(res.status);
+    }
+    expect(new Set(statuses)).toEqual(new Set([404]));
+    const rows = await count(e.DB, "SELECT COUNT(*) AS n FROM crawler_fetches WHERE origin = ?1", origin);
+    expect(rows).toBe(0);
   });
 });
