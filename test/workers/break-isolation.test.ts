@@ -594,7 +594,7 @@ describe("item 8: paths that name no document", () => {
         headers: { "User-Agent": GOOGLEBOT, "CF-Connecting-IP": "203.0.113.9" },
         cf: { verifiedBotCategory: "Search Engine Crawler" },
       });
-      const res = await worker.fetch(request as Request<unknown, IncomingRequestCfProperties>, e, ctx);
+      const res = await worker.fetch(request as unknown as Request<unknown, IncomingRequestCfProperties>, e, ctx);
       await res.arrayBuffer();
       await waitOnExecutionContext(ctx);
       statuses.push(res.status);
