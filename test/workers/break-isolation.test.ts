@@ -168,6 +168,26 @@ describe("item 4: settings that name hosts", () => {
       expect(res.status, url).toBe(400); // another tenant's domain
     }
   });
+
+  it("held: templates that expand to another host, and sc-domain: tricks, are refused", async () => {
+    const { at, env: e } = deployment();
+    const cases: [string, string][] = [
+      ["ROBOTS_ORIGIN_URL", "{origin}.evil.example/robots.txt"],
+      ["ROBOTS_ORIGIN_URL", "https://{host}.evil.example/robots.txt"],
+      ["ROBOTS_ORIGIN_URL", "https://evil.example/{host}/robots.txt"],
+      ["PING_URLS", "https://{host}.evil.example/ping?s={sitemap}"],
+      ["PING_URLS", "https://evil.example/{origin}?s={sitemap}"],
+      ["GSC_PROPERTY", "sc-domain:example"],
+      ["GSC_PROPERTY", "sc-domain:{host}.evil"],
+      ["GSC_PROPERTY", "sc-domain:.{host}"],
+      ["GSC_PROPERTY", "https://{host}.evil.example/"],
+      ["GSC_PROPERTY", "{origin}/sub/"],
+    ];
+    for (const [setting, value] of cases) {
+      const res = await register(e, at, `https://${uniqueDomain()}`, { [setting]: value });
+      expect(res.status, `${setting}=${value}`).toBe(400);
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
