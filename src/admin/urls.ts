@@ -16,6 +16,7 @@ import { publishWrites } from "../jobs/writes.ts";
 import { DatabaseListError, PartialWriteError, StoreBudgetError, StoreBusyError } from "../store/errors.ts";
 import type { FoundRecord } from "../store/port.ts";
 import { readBatch } from "./body.ts";
+import { confirmStillRegistered, servedDatabase } from "./still-registered.ts";
 import { AdminError, databaseListFailed, validationFailed } from "./errors.ts";
 import { jsonResponse } from "./json.ts";
 import type { deleteUrls, getUrl, putUrls } from "./routes.ts";
@@ -65,12 +66,14 @@ async function readAndValidate(c: Ctx, outcome: string, prepare: (item: unknown)
   const validator = new BatchValidator(validationContext(c), { maxIssues: MAX_LISTED_ISSUES });
   const lines: number[] = [];
   const ownSiteOnly = c.var.principal?.via === "site-token";
+  const database = await servedDatabase(c);
   await readBatch(c.req.raw, limits(c), (item, line) => {
     lines.push(line);
     const input = prepare(item);
     if (ownSiteOnly) refuseOtherSites(input, c.var.origin);
     validator.add(input);
   });
+  await confirmStillRegistered(c, database);
   try {
     return validator.finish();
   } catch (err) {
