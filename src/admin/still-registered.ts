@@ -26,6 +26,7 @@ export async function confirmStillRegistered(c: Context<AppEnv>, database: unkno
   if (database === null) return;
   const row = await siteRegistry(c.env)?.get(c.var.origin);
   if (!row || row.deletedAt !== null) {
+    c.set("siteGone", true);
     throw new AdminError(409, { error: "site_deleted", message: `${c.var.origin} was deleted while this request was read: nothing was written` });
   }
   if (databaseOf(row.settings) !== database) {
