@@ -34,6 +34,8 @@ const ERROR_CODES = [
   "invalid_origin",
   "invalid_settings",
   "site_exists",
+  "site_deleted",
+  "database_changed",
 ] as const;
 
 /** At most this many issues are listed in one 422 response; `issueCount` always has the total. */

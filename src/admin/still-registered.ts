@@ -30,6 +30,9 @@ export async function confirmStillRegistered(c: Context<AppEnv>, database: unkno
     throw new AdminError(409, { error: "site_deleted", message: `${c.var.origin} was deleted while this request was read: nothing was written` });
   }
   if (databaseOf(row.settings) !== database) {
-    throw new AdminError(409, { error: "database_changed", message: `${c.var.origin} moved to another DATABASE while this request was read: nothing was written, send it again` });
+    throw new AdminError(409, {
+      error: "database_changed",
+      message: `${c.var.origin} moved to another DATABASE while this request was read: nothing was written, send it again`,
+    });
   }
 }
