@@ -7,9 +7,9 @@
  */
 import type { Context } from "hono";
 import { loadConfig } from "../config.ts";
+import type { AppEnv } from "../http/app-env.ts";
 import { DATABASE_SETTING } from "../registry/settings.ts";
 import { registryResolver, siteRegistry } from "../services.ts";
-import type { AppEnv } from "../http/app-env.ts";
 import { AdminError } from "./errors.ts";
 
 const databaseOf = (settings: Record<string, unknown>): unknown => settings[DATABASE_SETTING] ?? "DB";

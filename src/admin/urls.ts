@@ -16,11 +16,11 @@ import { publishWrites } from "../jobs/writes.ts";
 import { DatabaseListError, PartialWriteError, StoreBudgetError, StoreBusyError } from "../store/errors.ts";
 import type { FoundRecord } from "../store/port.ts";
 import { readBatch } from "./body.ts";
-import { confirmStillRegistered, servedDatabase } from "./still-registered.ts";
 import { AdminError, databaseListFailed, validationFailed } from "./errors.ts";
 import { jsonResponse } from "./json.ts";
 import type { deleteUrls, getUrl, putUrls } from "./routes.ts";
 import { type Limits, MAX_LISTED_ISSUES, type StoredRecordBody } from "./schemas.ts";
+import { confirmStillRegistered, servedDatabase } from "./still-registered.ts";
 
 type Ctx = Context<AppEnv>;
 
