@@ -49,7 +49,7 @@ function marked(res: Response): Response {
 export const auditWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   const principal = c.get("principal");
-  if (READS.has(c.req.method) || !principal) return;
+  if (READS.has(c.req.method) || !principal || c.get("siteGone")) return;
   const reason = c.get("refusal") ?? (NOT_AUTHORIZED.has(c.res.status) ? "not-authorized" : undefined);
   const entry = { at: Date.now(), who: principal.who, method: c.req.method, resource: c.req.path, records: await recordsOf(c.res), status: c.res.status };
   const store = c.var.services.admin;

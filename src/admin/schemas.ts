@@ -36,6 +36,8 @@ const ERROR_CODES = [
   "site_exists",
   "too_many_syncs",
   "too_many_writes",
+  "site_deleted",
+  "database_changed",
 ] as const;
 
 /** At most this many issues are listed in one 422 response; `issueCount` always has the total. */

@@ -20,6 +20,7 @@ import { AdminError, databaseListFailed, validationFailed } from "./errors.ts";
 import { jsonResponse } from "./json.ts";
 import type { deleteUrls, getUrl, putUrls } from "./routes.ts";
 import { type Limits, MAX_LISTED_ISSUES, type StoredRecordBody } from "./schemas.ts";
+import { confirmStillRegistered, servedDatabase } from "./still-registered.ts";
 
 type Ctx = Context<AppEnv>;
 
@@ -65,12 +66,14 @@ async function readAndValidate(c: Ctx, outcome: string, prepare: (item: unknown)
   const validator = new BatchValidator(validationContext(c), { maxIssues: MAX_LISTED_ISSUES });
   const lines: number[] = [];
   const ownSiteOnly = c.var.principal?.via === "site-token";
+  const database = await servedDatabase(c);
   await readBatch(c.req.raw, limits(c), (item, line) => {
     lines.push(line);
     const input = prepare(item);
     if (ownSiteOnly) refuseOtherSites(input, c.var.origin);
     validator.add(input);
   });
+  await confirmStillRegistered(c, database);
   try {
     return validator.finish();
   } catch (err) {

@@ -34,6 +34,9 @@ export interface ObservedFetch {
   source: string | null;
 }
 
+/** Whether `origin` is still a site (configured or live in the registry): counts of a deleted site are dropped at their flush. */
+export type SiteLive = (origin: string) => Promise<boolean>;
+
 /** Claims a key for a minute in this location (the Cache API); false when another isolate of the location already did. */
 export type LocationClaim = (key: string) => Promise<boolean>;
 
@@ -60,7 +63,7 @@ export class CrawlerRecorder {
   readonly #flushed = new Set<CrawlerLogStore>();
 
   /** Records one response: counts it, flushes the counts that are due, and writes a verified fetch of a document when it is the first of its minute. */
-  async observe(log: CrawlerLogStore, f: ObservedFetch, claim: LocationClaim | null): Promise<void> {
+  async observe(log: CrawlerLogStore, f: ObservedFetch, claim: LocationClaim | null, live: SiteLive = async () => true): Promise<void> {
     const verified = f.verification !== null;
     const counter = counterKey({ origin: f.origin, crawler: f.crawler, verified });
     let pending = this.#pending.get(log);
@@ -68,7 +71,7 @@ export class CrawlerRecorder {
     const count = pending.counts.get(counter);
     if (count) count.requests++;
     else pending.counts.set(counter, { origin: f.origin, crawler: f.crawler, verified, requests: 1 });
-    const work = this.#due(f.at).map(([l, p]) => this.#flush(l, p, f.at));
+    const work = this.#due(f.at).map(([l, p]) => this.#flush(l, p, f.at, live));
     if (verified && f.document !== null) work.push(this.#writeFetch(log, { ...f, document: f.document }, claim));
     const failed = (await Promise.allSettled(work)).find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
@@ -96,12 +99,17 @@ export class CrawlerRecorder {
     await log.recordFetches([fetch]);
   }
 
-  async #flush(log: CrawlerLogStore, pending: Pending, now: number): Promise<void> {
+  async #flush(log: CrawlerLogStore, pending: Pending, now: number, live: SiteLive): Promise<void> {
     this.#pending.delete(log);
     this.#flushed.add(log);
-    const counts = [...pending.counts.values()];
+    let counts = [...pending.counts.values()];
     try {
-      await log.addCounts(counts, now);
+      // A site deleted while its counts waited here is not written back after its purge (issue 50):
+      // the origins are few (this database's sites), each asked once.
+      const origins = [...new Set(counts.map((c) => c.origin))];
+      const gone = new Set((await Promise.all(origins.map(async (o) => ((await live(o)) ? null : o)))).filter((o) => o !== null));
+      if (gone.size > 0) counts = counts.filter((c) => !gone.has(c.origin));
+      if (counts.length > 0) await log.addCounts(counts, now);
     } catch (error) {
       // Put back into this log's pending, to go with its next flush: the keys are few (its sites × crawlers × 2).
       let again = this.#pending.get(log);

@@ -20,6 +20,8 @@ export type AppEnv = {
     dashboardAction: boolean | undefined;
     /** Why the admin refused this signed-in request: counted apart from the audit trail (src/admin/audit.ts). */
     refusal: RefusalReason | undefined;
+    /** Set when the registered site was deleted while the request was read: no audit row of an origin being purged (src/admin/still-registered.ts). */
+    siteGone: boolean | undefined;
   };
 };
 

@@ -7,7 +7,9 @@
  * sites neither reads D1 (bench/registry-resolve.bench.ts). Once the list is older than `ttlMs`, a
  * read for a listed origin is answered from it while it is read again in the background, and one
  * for an origin not on it waits for that read (shared by every request meanwhile), so a new site
- * serves within `ttlMs` of its creation. A write or a job (`fresh`) never acts on a stale list: it
+ * serves within `ttlMs` of its creation. That background answer is bounded: a list older than
+ * twice `ttlMs` (an isolate that sat idle) is never answered from — every read waits for it read
+ * again — so a deleted or re-registered site is never served with a record older than that. A write or a job (`fresh`) never acts on a stale list: it
  * waits for the list read again, so a deleted site stops taking writes and running jobs in every
  * isolate within `ttlMs` of its DELETE. The isolate that ran the DELETE drops it at once (`forget`);
  * the one that registered a site serves it at once (`remember`).
@@ -32,8 +34,10 @@ export class RegistryResolver {
    */
   async resolve(origin: string, now: number, waitUntil: (p: Promise<unknown>) => void, fresh = false): Promise<RegisteredSite | null> {
     let list = this.#list;
-    const stale = list === null || now - this.#loadedAt >= this.#ttlMs;
-    if (list === null || (stale && (fresh || !list.has(origin)))) list = await this.#load(now);
+    const age = now - this.#loadedAt;
+    const stale = list === null || age >= this.#ttlMs;
+    const tooOld = age >= 2 * this.#ttlMs;
+    if (list === null || (stale && (fresh || tooOld || !list.has(origin)))) list = await this.#load(now);
     else if (stale) waitUntil(this.#load(now).catch((error: unknown) => console.error("site registry: the list could not be read again", error)));
     return list.get(origin) ?? null;
   }

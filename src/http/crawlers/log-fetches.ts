@@ -8,7 +8,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { claimedCrawler, verification } from "../../crawlers/identify.ts";
 import { rangeMatcher } from "../../crawlers/range-cache.ts";
-import { CrawlerRecorder, type ObservedFetch } from "../../crawlers/recorder.ts";
+import { CrawlerRecorder, type ObservedFetch, type SiteLive } from "../../crawlers/recorder.ts";
 import { siteServices } from "../../services.ts";
 import type { Services } from "../../services-type.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -67,7 +67,7 @@ function counted(res: Response, ended: (bytes: number | null) => void): Response
   return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers, encodeBody });
 }
 
-async function record(s: Services, request: Request, observed: Omit<ObservedFetch, "verification">): Promise<void> {
+async function record(s: Services, request: Request, observed: Omit<ObservedFetch, "verification">, live: SiteLive): Promise<void> {
   const log = s.crawlerLog;
   const matcher = s.crawlerRanges ? await rangeMatcher(s.crawlerRanges) : null;
   const fetch: ObservedFetch = { ...observed, verification: verification(request, observed.crawler, matcher) };
@@ -77,7 +77,7 @@ async function record(s: Services, request: Request, observed: Omit<ObservedFetc
     blobs: [fetch.origin, fetch.crawler, fetch.verification ?? "unverified", fetch.document ?? "", fetch.source ?? "", fetch.path],
     doubles: [fetch.status, fetch.bytes ?? -1],
   });
-  if (log) await recorder.observe(log, fetch, locationClaim);
+  if (log) await recorder.observe(log, fetch, locationClaim, live);
 }
 
 /**
@@ -111,6 +111,9 @@ export const logCrawlerFetches: MiddlewareHandler<AppEnv> = async (c, next) => {
     const res = c.res;
     const waitUntil = waitUntilOf(c);
     const request = c.req.raw;
+    const env = c.env;
+    // Asked at a flush of counts: a stale list of sites is read again first (`fresh`).
+    const live: SiteLive = async (origin) => (await siteServices(env, origin, waitUntil, true))?.config.sites.has(origin) ?? false;
     const observed = {
       origin: url.origin,
       crawler,
@@ -121,7 +124,7 @@ export const logCrawlerFetches: MiddlewareHandler<AppEnv> = async (c, next) => {
       source: url.pathname === "/robots.txt" ? robotsSource(res) : res.headers.get("X-Sitemap-Source"),
     };
     const response = counted(res, (bytes) =>
-      waitUntil(record(s, request, { ...observed, bytes }).catch((error: unknown) => console.error("crawler log: a fetch was not recorded", error))),
+      waitUntil(record(s, request, { ...observed, bytes }, live).catch((error: unknown) => console.error("crawler log: a fetch was not recorded", error))),
     );
     if (response !== res) {
       c.res = undefined;
