@@ -6,27 +6,11 @@
  */
 import { env as baseEnv } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
 import { MAX_OPEN_SYNCS_PER_SITE } from "../../src/admin/syncs.ts";
-import type { RegisteredSite } from "../../src/registry/store.ts";
-import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
+import { registeredSite } from "./support/registered.ts";
 import { call } from "./support.ts";
 
-let n = 0;
-async function registered(e: Env): Promise<{ origin: string; token: string }> {
-  const token = newSiteToken();
-  const now = Date.now();
-  const site: RegisteredSite = {
-    origin: `https://own${++n}-${Math.random().toString(36).slice(2, 8)}.test`,
-    settings: {},
-    tokenHash: await tokenHash(token),
-    createdAt: now,
-    updatedAt: now,
-    deletedAt: null,
-  };
-  expect(await new D1SiteRegistry(e.DB).create(site)).toBe(true);
-  return { origin: site.origin, token };
-}
+const registered = (e: Env) => registeredSite(e, "own");
 
 const json = (token: string, method: string, body?: unknown): RequestInit => ({
   method,
