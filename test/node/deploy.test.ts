@@ -113,6 +113,9 @@ describe("npm run deploy -- --dry-run on a clean clone", () => {
     const gzip = Number(/gzip [\d.]+ KiB \((\d+) bytes\)/.exec(out)?.[1]);
     expect(gzip).toBeGreaterThan(10_000);
     expect(gzip).toBeLessThan(PLAN_LIMITS[0].bytes);
+    // docs/deploy.md states what the dry run prints: within 5 % of today's bundle, or the doc is updated.
+    const stated = Number(/gzip [\d.]+ KiB \((\d+) bytes\)/.exec(readFileSync(join(ROOT, "docs/deploy.md"), "utf8"))?.[1]);
+    expect(Math.abs(stated - gzip) / gzip, `docs/deploy.md says ${stated} bytes, the dry run ${gzip}`).toBeLessThan(0.05);
     expect(out).toMatch(/Free\s+3 MB: [\d.]+% fits/);
     expect(out).toMatch(/Paid\s+10 MB: [\d.]+% fits/);
     expect(out).toContain("migrations of DB (migrations):");
