@@ -14,7 +14,7 @@ import type { SiteRegistry } from "../registry/store.ts";
 import type { Services } from "../services-type.ts";
 import { type Job, REGISTRY_TARGET } from "./messages.ts";
 import { notifyConfigured } from "./notify.ts";
-import { newChain } from "./scheduler.ts";
+import { SEND_BATCH, newChain } from "./scheduler.ts";
 
 /** Search Console allows 200 queries a minute per user: status reads are spread, this many a minute. */
 const GSC_READS_PER_MINUTE = 100;
@@ -114,9 +114,6 @@ export async function startPlanned(planned: readonly Planned[], now: number, tab
   }
   return send.length;
 }
-
-/** Messages per `sendBatch` (Queues takes at most 100). */
-const SEND_BATCH = 100;
 
 /** The site registry, and the services whose `jobs` table keeps its sweep and purge (its database's, `DB`). */
 export interface RegistryHome {

@@ -17,7 +17,8 @@ export interface JobQueue {
 }
 
 /** Messages per sendBatch call (the Queues limit). */
-const BATCH = 100;
+/** Messages per `sendBatch` (Queues takes at most 100). */
+export const SEND_BATCH = 100;
 /** The longest delay Queues accepts (24 h). */
 const MAX_DELAY_SECONDS = 24 * 3600;
 
@@ -97,8 +98,8 @@ export class JobScheduler {
 
   /** Sends the first messages of chains the heartbeat started (`state.requestMany`), in batches of 100. */
   async sendAll(jobs: readonly { job: Job; delaySeconds: number }[]): Promise<void> {
-    for (let i = 0; i < jobs.length; i += BATCH) {
-      await this.#queue.sendBatch(jobs.slice(i, i + BATCH).map(({ job, delaySeconds }) => ({ body: job, delaySeconds: delayOf(delaySeconds) })));
+    for (let i = 0; i < jobs.length; i += SEND_BATCH) {
+      await this.#queue.sendBatch(jobs.slice(i, i + SEND_BATCH).map(({ job, delaySeconds }) => ({ body: job, delaySeconds: delayOf(delaySeconds) })));
     }
   }
 

@@ -5,12 +5,10 @@
  */
 import { env as baseEnv } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
 import { MAX_OPEN_SYNCS_PER_SITE } from "../../src/admin/syncs.ts";
-import type { RegisteredSite } from "../../src/registry/store.ts";
-import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
 import { siteEnv } from "./notify-support.ts";
 import { TOKEN, auditOf, bearer, signInForm } from "./support/admin.ts";
+import { registeredSite } from "./support/registered.ts";
 import { call, freshOrigin } from "./support.ts";
 
 let n = 0;
@@ -33,20 +31,7 @@ async function registerThroughApi(e: Env, platformOrigin: string): Promise<{ ori
   return { origin, token: ((await res.json()) as { token: string }).token };
 }
 
-async function registeredInDb(e: Env): Promise<{ origin: string; token: string }> {
-  const token = newSiteToken();
-  const now = Date.now();
-  const site: RegisteredSite = {
-    origin: `https://${label("race")}.test`,
-    settings: {},
-    tokenHash: await tokenHash(token),
-    createdAt: now,
-    updatedAt: now,
-    deletedAt: null,
-  };
-  expect(await new D1SiteRegistry(e.DB).create(site)).toBe(true);
-  return { origin: site.origin, token };
-}
+const registeredInDb = (e: Env) => registeredSite(e, label("race"));
 
 const registryRow = (e: Env, origin: string) => e.DB.prepare("SELECT origin FROM registry_sites WHERE origin = ?1").bind(origin).first();
 

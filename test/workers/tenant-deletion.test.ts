@@ -11,10 +11,9 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
 import { loadConfig } from "../../src/config.ts";
 import { REGISTRY_TARGET } from "../../src/jobs/messages.ts";
-import type { RegisteredSite } from "../../src/registry/store.ts";
-import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
 import { bearer } from "./support/admin.ts";
 import { deliver, drain, runCron, withJobs } from "./support/jobs.ts";
+import { registeredSite } from "./support/registered.ts";
 import { call } from "./support.ts";
 
 afterEach(() => vi.restoreAllMocks());
@@ -22,21 +21,7 @@ beforeAll(async () => {
   await applyD1Migrations(baseEnv.SITE_B_DB, baseEnv.TEST_MIGRATIONS);
 });
 
-let n = 0;
-async function registered(e: Env, settings: Record<string, string> = {}): Promise<{ site: RegisteredSite; token: string }> {
-  const token = newSiteToken();
-  const now = Date.now();
-  const site: RegisteredSite = {
-    origin: `https://life${++n}-${Math.random().toString(36).slice(2, 8)}.test`,
-    settings,
-    tokenHash: await tokenHash(token),
-    createdAt: now,
-    updatedAt: now,
-    deletedAt: null,
-  };
-  expect(await new D1SiteRegistry(e.DB).create(site)).toBe(true);
-  return { site, token };
-}
+const registered = (e: Env, settings: Record<string, string> = {}) => registeredSite(e, "life", settings);
 
 /** A fresh env object: a fresh isolate-level list of registered sites (the resolver is kept per env). */
 const freshEnv = (): Env => ({ ...baseEnv }) as Env;

@@ -15,26 +15,12 @@ import { bearer } from "./support/admin.ts";
 import { countingEnv } from "./support/counting-env.ts";
 import { drain, withJobs } from "./support/jobs.ts";
 import { regenerateAll } from "./support/regenerate-all.ts";
+import { registeredSite } from "./support/registered.ts";
 import { call } from "./support.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
-let n = 0;
-/** A registered site (`https://tN-….test`) with its token, straight into the registry table. */
-async function registered(e: Env, settings: Record<string, string> = {}): Promise<{ site: RegisteredSite; token: string }> {
-  const token = newSiteToken();
-  const now = Date.now();
-  const site: RegisteredSite = {
-    origin: `https://t${++n}-${Math.random().toString(36).slice(2, 8)}.test`,
-    settings,
-    tokenHash: await tokenHash(token),
-    createdAt: now,
-    updatedAt: now,
-    deletedAt: null,
-  };
-  expect(await new D1SiteRegistry(e.DB).create(site)).toBe(true);
-  return { site, token };
-}
+const registered = (e: Env, settings: Record<string, string> = {}) => registeredSite(e, "t", settings);
 
 /** A fresh env object: a fresh isolate-level registry list (the resolver is kept per env). */
 const freshEnv = (): Env => ({ ...baseEnv }) as Env;

@@ -4,7 +4,11 @@ import { D1SiteRegistry } from "../../../src/adapters/d1/site-registry.ts";
 import type { RegisteredSite } from "../../../src/registry/store.ts";
 import { newSiteToken, tokenHash } from "../../../src/registry/token.ts";
 
-export async function registeredSite(e: Env, prefix: string, settings: Record<string, string> = {}): Promise<{ origin: string; token: string }> {
+export async function registeredSite(
+  e: Env,
+  prefix: string,
+  settings: Record<string, string> = {},
+): Promise<{ site: RegisteredSite; origin: string; token: string }> {
   const token = newSiteToken();
   const now = Date.now();
   const site: RegisteredSite = {
@@ -16,5 +20,5 @@ export async function registeredSite(e: Env, prefix: string, settings: Record<st
     deletedAt: null,
   };
   expect(await new D1SiteRegistry(e.DB).create(site)).toBe(true);
-  return { origin: site.origin, token };
+  return { site, origin: site.origin, token };
 }
