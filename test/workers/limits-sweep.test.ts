@@ -12,41 +12,15 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import worker from "../../src/index.ts";
-import { Meter } from "../../src/jobs/meter.ts";
 import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
 import { listed, manifestOf, newSite, write } from "./regen-support.ts";
 import { bearer } from "./support/admin.ts";
 import { type Counts, countingEnv } from "./support/counting-env.ts";
 import { runCron } from "./support/jobs.ts";
+import { quiet, report, watchMeters } from "./support/meters.ts";
 import { call, freshOrigin } from "./support.ts";
 
 afterEach(() => vi.restoreAllMocks());
-
-/**
- * Every meter the entry makes from now on, and every call it refused. `charge` multiplies what each
- * call costs (a path costlier than the one at hand, for the stop at a budget).
- */
-function watchMeters(charge = 1): { meters: Meter[]; refused: string[]; largest: () => number } {
-  const meters: Meter[] = [];
-  const refused: string[] = [];
-  const count = Meter.prototype.count;
-  vi.spyOn(Meter.prototype, "count").mockImplementation(function (this: Meter, what, n = 1) {
-    if (!meters.includes(this)) meters.push(this);
-    try {
-      count.call(this, what, n * charge);
-    } catch (err) {
-      refused.push(String(err));
-      throw err;
-    }
-  });
-  return { meters, refused, largest: () => Math.max(0, ...meters.map((m) => m.serviceCalls)) };
-}
-
-const quiet = () => {
-  vi.spyOn(console, "log").mockImplementation(() => undefined);
-  vi.spyOn(console, "info").mockImplementation(() => undefined);
-};
-const report = (line: string) => console.warn(`limits sweep: ${line}`);
 
 async function fetchEntry(env: Env, url: string): Promise<{ response: Response; ctx: ExecutionContext }> {
   const ctx = createExecutionContext();
