@@ -3,6 +3,7 @@
  * which the program generator, the CLI's `--without` and the printed program derive.
  */
 import fc from "fast-check";
+import { MIRROR_LOCS } from "./mirror.ts";
 
 /** How a picked queue message is delivered. */
 const DELIVERIES = ["once", "duplicated", "delayed", "killed"] as const;
@@ -19,7 +20,8 @@ export type Command =
   | { kind: "send-fails" }
   | { kind: "grow" }
   | { kind: "advance"; seconds: number }
-  | { kind: "purge" };
+  | { kind: "purge" }
+  | { kind: "mirror-remote"; locs: number[]; day: number };
 
 /**
  * A command kind, or "skewed-write": a PUT or DELETE from a writer whose clock disagrees with commit
@@ -78,6 +80,10 @@ const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> 
   grow: { weight: 1, arbitrary: fc.constant({ kind: "grow" }) },
   advance: { weight: 1, arbitrary: fc.record({ kind: fc.constant("advance"), seconds: fc.constantFrom(10, 70, 600) }) },
   purge: { weight: 1, arbitrary: fc.constant({ kind: "purge" }) },
+  "mirror-remote": {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("mirror-remote"), locs: fc.uniqueArray(fc.nat(MIRROR_LOCS - 1), { minLength: 1, maxLength: 8 }), day }),
+  },
 } as Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> }>;
 
 export const KINDS = Object.keys(COMMANDS) as Kind[];

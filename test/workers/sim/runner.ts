@@ -15,6 +15,7 @@ import { call, freshOrigin } from "../support.ts";
 import { AUTH, Violation, checkAdmin, checkCrawl } from "./checks.ts";
 import { type Command, LOCS, type Program } from "./commands.ts";
 import { FlakyQueue, killedAfter } from "./faults.ts";
+import { SimMirror } from "./mirror.ts";
 import { Model, type OpenSync } from "./model.ts";
 
 const DATABASES = ["DB", "PART_B", "PART_C", "PART_D"] as const;
@@ -34,6 +35,7 @@ class Simulation {
   readonly origin = freshOrigin("sim");
   readonly pool = Array.from({ length: LOCS }, (_, i) => `${this.origin}/p/${i}`);
   readonly model = new Model();
+  readonly mirror = new SimMirror(this.origin);
   readonly queue = new FlakyQueue();
   readonly dead: Sent[] = [];
   databases: number;
@@ -54,6 +56,7 @@ class Simulation {
       MAX_URLS_PER_SHARD: "10",
       INDEXNOW_ENDPOINT: "",
       PING_URLS: "",
+      ...this.mirror.vars(),
       JOBS: this.queue as unknown as Queue,
     } as Env;
   }
@@ -88,6 +91,7 @@ class Simulation {
   /** The seed: the first locs written and every job they queued run. */
   async start(): Promise<void> {
     vi.setSystemTime(this.#clock);
+    this.mirror.serve();
     const locs = this.pool.slice(0, FIRST_LOCS);
     const res = await this.#admin(
       "PUT",
@@ -172,6 +176,8 @@ class Simulation {
       case "purge":
         this.#advance(PIN_GRACE_MS);
         return this.#heartbeat();
+      case "mirror-remote":
+        return this.mirror.publish(command.locs, `2026-04-${String(command.day).padStart(2, "0")}`);
     }
   }
 
@@ -258,12 +264,18 @@ class Simulation {
     return row && { settled: row.settled, target: row.target, flippedAt: row.flipped_at };
   }
 
-  /** After a flip: every loc of the pool as the admin API answers it. */
+  /** Every loc the program writes: the admin commands' pool and the mirror's. */
+  get #locs(): string[] {
+    return [...this.pool, ...this.mirror.pool];
+  }
+
+  /** What the mirror's syncs did; after a flip, every loc as the admin API answers it. */
   async #afterInvocation(): Promise<void> {
+    await this.mirror.observe(this.env(), this.model);
     const layout = await this.#layout();
     if (layout && layout.flippedAt !== this.#flippedAt) {
       this.#flippedAt = layout.flippedAt;
-      await checkAdmin(this.env(), this.origin, this.pool, this.model, `after the flip to ${layout.settled}`);
+      await checkAdmin(this.env(), this.origin, this.#locs, this.model, `after the flip to ${layout.settled}`);
     }
   }
 
@@ -297,6 +309,8 @@ class Simulation {
       await this.#admin("DELETE", `/syncs/${sync.id}`);
       this.model.close(sync as OpenSync);
     }
+    // The remote once more under a new ETag: the end's first heartbeat makes a whole pass of it, so the mirror's locs end exact.
+    this.mirror.republish();
     let invocations = await this.settle("the end");
     for (let round = 0; ; round++) {
       const layout = await this.#layout();
@@ -308,14 +322,14 @@ class Simulation {
       invocations += await this.settle("the end");
     }
     if (this.dead.length > 0) throw new Violation(`jobs went to the dead-letter queue: ${this.dead.map((d) => JSON.stringify(d.body)).join(" ")}`);
-    await checkCrawl(this.env(), this.origin, this.pool, this.model, `the end (${invocations} invocations to rest)`);
-    await checkAdmin(this.env(), this.origin, this.pool, this.model, "the end");
+    await checkCrawl(this.env(), this.origin, this.#locs, this.model, `the end (${invocations} invocations to rest)`);
+    await checkAdmin(this.env(), this.origin, this.#locs, this.model, "the end");
     // A day on: the rows a move left behind are purged, and nothing served changes.
     this.#advance(PIN_GRACE_MS + 60_000);
     await this.#heartbeat();
     await this.settle("the purge");
     if (this.queue.pending.length > 0) throw new Violation("the purge: jobs still pending");
-    await checkCrawl(this.env(), this.origin, this.pool, this.model, "after the purge");
+    await checkCrawl(this.env(), this.origin, this.#locs, this.model, "after the purge");
   }
 }
 
@@ -336,5 +350,6 @@ export async function runProgram(program: Program, start = Date.now()): Promise<
     await sim.finish();
   } finally {
     vi.useRealTimers();
+    sim.mirror.stop();
   }
 }
