@@ -37,7 +37,7 @@ import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
 import { purgeEverywhere } from "./registry/purge.ts";
 import { RegistryResolver } from "./registry/resolve.ts";
-import { registeredSiteEnv } from "./registry/settings.ts";
+import { registeredSiteConfig, registeredSiteEnv } from "./registry/settings.ts";
 import type { RegisteredSite, SiteRegistry } from "./registry/store.ts";
 import type { Services } from "./services-type.ts";
 
@@ -286,7 +286,8 @@ export function registeredServices(env: Env, site: RegisteredSite): Services {
     return kept.services;
   }
   const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
-  const s = wire(siteEnv, loadConfig(siteEnv));
+  // Not loadConfig: the site's settings that name hosts are checked again here (src/registry/settings.ts).
+  const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings));
   if (byOrigin.size >= REGISTERED_KEPT) byOrigin.delete(byOrigin.keys().next().value!);
   byOrigin.set(site.origin, { updatedAt: site.updatedAt, services: s });
   return s;

@@ -46,7 +46,7 @@ interface RobotsConfig {
 export interface NotifyConfig {
   /** null: IndexNow off (no INDEXNOW_KEY). */
   indexNow: IndexNowConfig | null;
-  /** Ping URL templates, each with a {sitemap} placeholder. Empty by default. */
+  /** Ping URL templates, each with a {sitemap} placeholder (and maybe {origin}, {host}): see `pingUrl`. Empty by default. */
   pingUrls: readonly string[];
   /** null: Search Console off (no GSC_SERVICE_ACCOUNT). */
   searchConsole: SearchConsoleConfig | null;
@@ -60,4 +60,13 @@ export interface NotifyConfig {
 /** A template's `{origin}` and `{host}` placeholders filled in for one site. */
 export function fillTemplate(template: string, origin: string): string {
   return template.replaceAll("{origin}", origin).replaceAll("{host}", new URL(origin).host);
+}
+
+/**
+ * The URL a ping GETs for the site at `origin` and its index `indexUrl`: the template's `{sitemap}`
+ * replaced by the URL-encoded index URL, then its `{origin}` and `{host}` filled. The one builder of
+ * it: the pings (src/notify/ping.ts) and the check of a registered site's hosts (src/registry/hosts.ts).
+ */
+export function pingUrl(template: string, origin: string, indexUrl: string): string {
+  return fillTemplate(template.replaceAll("{sitemap}", encodeURIComponent(indexUrl)), origin);
 }

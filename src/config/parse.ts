@@ -18,16 +18,27 @@ import * as v from "./variables/index.ts";
 
 type RawEnv = Readonly<Record<string, unknown>>;
 
+/**
+ * Variables refused whatever they read as, each with its rule: a registered site's setting that a
+ * rule beyond its declaration refuses (src/registry/hosts.ts). Read as a bad value is: its feature off.
+ */
+export type Refused = ReadonlyMap<string, string>;
+
+const NONE_REFUSED: Refused = new Map();
+
 const readFrom =
-  (env: RawEnv) =>
-  <T, P extends Presence>(variable: Variable<T, P>) =>
-    readVariable(env, variable);
+  (env: RawEnv, refused: Refused) =>
+  <T, P extends Presence>(variable: Variable<T, P>) => {
+    const rule = refused.get(variable.name);
+    if (rule !== undefined) throw new ConfigError(variable.name, rule);
+    return readVariable(env, variable);
+  };
 
 /** The declared default of a variable (what "unset" gives); declarations always parse their default. */
 const defaultOf = <T>(variable: Variable<T, "default">): T => readVariable({}, variable);
 
-function notifyConfig(env: RawEnv, disabled: DisabledFeature[]): NotifyConfig {
-  const read = readFrom(env);
+function notifyConfig(env: RawEnv, disabled: DisabledFeature[], refused: Refused): NotifyConfig {
+  const read = readFrom(env, refused);
   const robots = featureOrOff(
     disabled,
     "robots",
@@ -77,8 +88,8 @@ function notifyConfig(env: RawEnv, disabled: DisabledFeature[]): NotifyConfig {
   };
 }
 
-function mirrorConfig(env: RawEnv, disabled: DisabledFeature[]): MirrorConfig {
-  const read = readFrom(env);
+function mirrorConfig(env: RawEnv, disabled: DisabledFeature[], refused: Refused): MirrorConfig {
+  const read = readFrom(env, refused);
   const parse = () => ({
     urls: read(v.MIRROR_SITEMAPS),
     maxRecordsPerRun: read(v.MIRROR_MAX_RECORDS_PER_RUN),
@@ -98,8 +109,8 @@ function mirrorConfig(env: RawEnv, disabled: DisabledFeature[]): MirrorConfig {
   return featureOrOff(disabled, "mirrors", parse, off);
 }
 
-function regenConfig(env: RawEnv, manifestTtl: number, disabled: DisabledFeature[]): RegenConfig {
-  const read = readFrom(env);
+function regenConfig(env: RawEnv, manifestTtl: number, disabled: DisabledFeature[], refused: Refused): RegenConfig {
+  const read = readFrom(env, refused);
   const parse = (): RegenConfig => {
     const snapshotGraceSeconds = read(v.SNAPSHOT_GRACE_SECONDS);
     // A location trusts its cached manifest for MANIFEST_CACHE_TTL: the snapshots it names must live at least that long.
@@ -122,16 +133,16 @@ function regenConfig(env: RawEnv, manifestTtl: number, disabled: DisabledFeature
   return featureOrOff(disabled, "regeneration", parse, off);
 }
 
-function crawlersConfig(env: RawEnv, disabled: DisabledFeature[]): CrawlersConfig {
-  const read = readFrom(env);
+function crawlersConfig(env: RawEnv, disabled: DisabledFeature[], refused: Refused): CrawlersConfig {
+  const read = readFrom(env, refused);
   // Off: no ranges (Cloudflare's verified-bot flag alone verifies), stale after the default.
   const off = { ranges: [], staleDays: defaultOf(v.CRAWLER_STALE_DAYS) };
   return featureOrOff(disabled, "crawler-log", () => ({ ranges: read(v.CRAWLER_IP_RANGES), staleDays: read(v.CRAWLER_STALE_DAYS) }), off);
 }
 
-/** Throws a ConfigError for a bad core variable; a bad feature variable turns the feature off (`disabled`). */
-export function parseConfig(env: RawEnv): Config {
-  const read = readFrom(env);
+/** Throws a ConfigError for a bad core variable; a bad (or `refused`) feature variable turns the feature off (`disabled`). */
+export function parseConfig(env: RawEnv, refused: Refused = NONE_REFUSED): Config {
+  const read = readFrom(env, refused);
   const disabled: DisabledFeature[] = [];
   const sites = read(v.SITES);
   const dateOnlySites = read(v.DATE_ONLY_SITES);
@@ -166,8 +177,8 @@ export function parseConfig(env: RawEnv): Config {
     adminMaxRecords: admin.maxRecords,
     adminMaxBytes: admin.maxBytes,
     syncTtlMs: admin.syncTtlMs,
-    mirror: mirrorConfig(env, disabled),
-    notify: notifyConfig(env, disabled),
+    mirror: mirrorConfig(env, disabled, refused),
+    notify: notifyConfig(env, disabled, refused),
     urlSource: read(v.URL_SOURCE),
     siteDatabases,
     settingsAnyHost: read(v.SITE_SETTINGS_ANY_HOST),
@@ -182,8 +193,8 @@ export function parseConfig(env: RawEnv): Config {
       edgeTtl: read(v.EDGE_CACHE_TTL),
       manifestTtl,
     },
-    regen: regenConfig(env, manifestTtl, disabled),
-    crawlers: crawlersConfig(env, disabled),
+    regen: regenConfig(env, manifestTtl, disabled, refused),
+    crawlers: crawlersConfig(env, disabled, refused),
     disabled: [],
   };
   // Read where they are used (the admin API's auth, the cron's Search Console read), each turning

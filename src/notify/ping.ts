@@ -1,20 +1,17 @@
 /**
  * Ping endpoints (PING_URLS): `GET` each template with `{sitemap}` replaced by the URL-encoded
- * index URL, after a regeneration that changed something. The classic endpoints are dead (Google
- * 404 since 2023, Bing 410 since 2021), so none is configured by default, and a 404 or 410 retires
- * an endpoint: logged once, skipped until its template changes. Other failures retry next run
- * with backoff.
+ * index URL and `{origin}`, `{host}` filled (`pingUrl`), after a regeneration that changed
+ * something. The classic endpoints are dead (Google 404 since 2023, Bing 410 since 2021), so none
+ * is configured by default, and a 404 or 410 retires an endpoint: logged once, skipped until its
+ * template changes. Other failures retry next run with backoff.
  */
+import { pingUrl } from "../config/notify.ts";
 import type { RunContext, TargetReport } from "./context.ts";
 import { attempt, classify, nextAttemptAt } from "./http.ts";
 import { indexUrls } from "./index-urls.ts";
 import { type Cursor, type TargetState, cursorAfter, due, failed, newState, succeeded } from "./store.ts";
 
 export const pingTarget = (template: string): string => `ping ${template}`;
-
-function pingUrl(template: string, indexUrl: string): string {
-  return template.replaceAll("{sitemap}", encodeURIComponent(indexUrl));
-}
 
 /**
  * Pings one endpoint for one site when the site changed since the last acknowledged ping.
@@ -35,7 +32,7 @@ export async function ping(
 
   const urls = indexUrls(origin);
   for (const indexUrl of urls) {
-    const answer = await attempt(ctx.fetch, pingUrl(template, indexUrl), { method: "GET" }, ctx.config.timeoutMs, ctx.now);
+    const answer = await attempt(ctx.fetch, pingUrl(template, origin, indexUrl), { method: "GET" }, ctx.config.timeoutMs, ctx.now);
     report.requests += 1;
     report.status = answer.status;
     const kind = classify(answer.status, true);

@@ -2,14 +2,20 @@
  * Settings of a registered site that name hosts (docs/tenants.md "Settings that name hosts"): the
  * Worker fetches mirrored sitemaps and robots.txt from them and pings them, and Search Console is
  * read and written with the platform's one service account, so a tenant naming another's host would
- * make the platform fetch, ping or submit on its behalf. Each such setting is held to the site's own
- * domain: its host without a leading `www.`, and any host under it (a host's subdomains are its
- * registrant's). No public-suffix list is bundled, so a sibling (`blog.shop.example` for
- * `www.shop.example`) is refused too; `SITE_SETTINGS_ANY_HOST` lifts this for mirrors, robots.txt
- * and pings. `GSC_PROPERTY` must always be a property the site's origin belongs to.
+ * make the platform fetch, ping or submit on its behalf. Each URL such a setting makes the Worker
+ * fetch is built here by the very functions the jobs build it with, and must reach a host the site
+ * owns (src/registry/own-host.ts: its registrable domain, siblings and subdomains included);
+ * `SITE_SETTINGS_ANY_HOST` lifts this for mirrors, robots.txt and pings. `GSC_PROPERTY` must always
+ * be a property the site's origin belongs to. Checked when settings are written, and again each
+ * time a site's services are wired (src/registry/settings.ts), so a setting stored while the
+ * deployment allowed more turns its feature off once it no longer does.
  */
-import { fillTemplate } from "../config/notify.ts";
-import { listVar } from "../config/variable.ts";
+import { ConfigError } from "../config/error.ts";
+import { fillTemplate, pingUrl } from "../config/notify.ts";
+import { readVariable } from "../config/variable.ts";
+import { GSC_PROPERTY, MIRROR_SITEMAPS, PING_URLS, ROBOTS_ORIGIN_URL } from "../config/variables/index.ts";
+import { indexUrls } from "../notify/index-urls.ts";
+import { ownHosts, owns, reachesOwnHost, siteHost, within } from "./own-host.ts";
 
 /** A setting refused: which, and why (never its value). */
 export interface HostProblem {
@@ -17,75 +23,80 @@ export interface HostProblem {
   rule: string;
 }
 
-/** The site's own domain: its host without a leading `www.` (port dropped). */
-const ownDomain = (origin: string): string => new URL(origin).hostname.replace(/^www\./, "");
-
-/** Whether `hostname` is `domain` or under it. */
-const within = (hostname: string, domain: string): boolean => hostname === domain || hostname.endsWith(`.${domain}`);
-
-/** The hostname of a URL (template filled for the site); null when it is no URL (the variable's own rule says so). */
-function hostnameOf(url: string): string | null {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return null;
-  }
-}
-
-/** The URLs a setting names, its templates filled for the site at `origin`. */
-function urlsOf(setting: string, value: string, origin: string): string[] {
-  switch (setting) {
-    case "MIRROR_SITEMAPS":
-      return listVar(value);
-    case "ROBOTS_ORIGIN_URL":
-      return value === "none" ? [] : [fillTemplate(value, origin)];
-    case "PING_URLS":
-      return listVar(value).map((t) => fillTemplate(t.replaceAll("{sitemap}", "x"), origin));
-    default:
-      return [];
-  }
-}
-
-/** The settings that name hosts, held to the site's own domain. */
+/** The settings that name hosts the Worker fetches, held to the site's own domain. */
 export const HOST_SETTINGS = ["MIRROR_SITEMAPS", "ROBOTS_ORIGIN_URL", "PING_URLS"] as const;
 
-/** Whether the Search Console property `property` (a template, filled for the site) holds the site at `origin`. */
+/**
+ * The URLs the Worker fetches for `setting` of the site at `origin`: the value read by its
+ * variable's declaration, as src/config/parse.ts reads it, then built as the mirror job, the
+ * robots.txt route and the pings build them. None when the value does not read (its own rule says so).
+ */
+function fetchedUrls(setting: (typeof HOST_SETTINGS)[number], value: string, origin: string): readonly string[] {
+  const env = { [setting]: value };
+  try {
+    switch (setting) {
+      case "MIRROR_SITEMAPS":
+        return readVariable(env, MIRROR_SITEMAPS);
+      case "ROBOTS_ORIGIN_URL": {
+        const template = readVariable(env, ROBOTS_ORIGIN_URL);
+        return template === null ? [] : [fillTemplate(template, origin)];
+      }
+      case "PING_URLS":
+        return readVariable(env, PING_URLS).flatMap((template) => indexUrls(origin).map((index) => pingUrl(template, origin, index)));
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) return [];
+    throw error;
+  }
+}
+
+/**
+ * Whether the Search Console property `property` (as read, filled for the site as Search Console is
+ * called with it) holds the site at `origin` and no other registrant's: the origin followed by `/`,
+ * or `sc-domain:` of a domain between the site's host and its registrable domain.
+ */
 function propertyHolds(property: string, origin: string): boolean {
   const filled = fillTemplate(property, origin);
   if (filled.startsWith("sc-domain:")) {
-    // A domain property holds every host under it: one above the site's own domain holds other registrants' sites.
     const domain = filled.slice("sc-domain:".length).toLowerCase();
-    return within(new URL(origin).hostname, domain) && within(domain, ownDomain(origin));
+    return within(siteHost(origin), domain) && owns(origin, domain);
   }
   try {
-    const url = new URL(filled);
-    return url.origin === origin && url.pathname === "/" && url.search === "" && url.hash === "";
+    return new URL(filled).href === `${origin}/`;
   } catch {
     return false;
+  }
+}
+
+/** The property `GSC_PROPERTY` names (its default when empty); null when it does not read (its own rule says so). */
+function propertyOf(value: string): string | null {
+  try {
+    return readVariable({ GSC_PROPERTY: value }, GSC_PROPERTY);
+  } catch (error) {
+    if (error instanceof ConfigError) return null;
+    throw error;
   }
 }
 
 /** What is wrong with the hosts `settings` name for the site at `origin`; `anyHost`: SITE_SETTINGS_ANY_HOST. */
 export function hostProblems(origin: string, settings: Readonly<Record<string, string>>, anyHost: boolean): HostProblem[] {
   const problems: HostProblem[] = [];
-  const domain = ownDomain(origin);
   if (!anyHost) {
     for (const setting of HOST_SETTINGS) {
       const value = settings[setting];
-      if (value === undefined) continue;
-      const foreign = urlsOf(setting, value, origin).some((url) => {
-        const host = hostnameOf(url);
-        return host !== null && !within(host, domain);
+      if (value === undefined || fetchedUrls(setting, value, origin).every((url) => reachesOwnHost(url, origin))) continue;
+      problems.push({
+        setting,
+        rule: `must name http(s) URLs without userinfo on the site's own domain (${ownHosts(origin)}) unless SITE_SETTINGS_ANY_HOST is on`,
       });
-      if (foreign)
-        problems.push({ setting, rule: `must name hosts of the site's own domain (${domain} or under it) unless SITE_SETTINGS_ANY_HOST is on` });
     }
   }
-  const property = settings["GSC_PROPERTY"];
-  if (property !== undefined && !propertyHolds(property, origin)) {
+  const value = settings["GSC_PROPERTY"];
+  const property = value === undefined ? null : propertyOf(value);
+  if (property !== null && !propertyHolds(property, origin)) {
     problems.push({
       setting: "GSC_PROPERTY",
-      rule: "must be a property the site belongs to: its origin followed by /, or sc-domain: of its own domain or a domain between that and its host",
+      rule: "must be a property the site belongs to: its origin followed by /, or sc-domain: of a domain between its host and its registrable domain",
     });
   }
   return problems;

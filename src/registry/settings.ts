@@ -5,7 +5,8 @@
  * is valid exactly when the same variable would be. Deployment-wide variables (tokens, limits,
  * caching, the crawler ranges) and bindings stay the deployment's.
  */
-import { checkConfig } from "../config/parse.ts";
+import { checkConfig, parseConfig } from "../config/parse.ts";
+import type { Config } from "../config/types.ts";
 import { readVariable } from "../config/variable.ts";
 import { SITE_SETTINGS_ANY_HOST } from "../config/variables/index.ts";
 import { hostProblems } from "./hosts.ts";
@@ -50,6 +51,18 @@ export function registeredSiteEnv(env: object, origin: string, settings: Readonl
   const database = settings[DATABASE_SETTING] ?? "DB";
   out["DB"] = raw[database];
   return out;
+}
+
+/**
+ * The configuration a registered site's services run on: its env (`registeredSiteEnv`) read as the
+ * variables are, and its settings that name hosts checked again as they would be now: one the
+ * deployment no longer allows (SITE_SETTINGS_ANY_HOST turned off since it was stored, a rule
+ * tightened) is read as a bad value, so its feature is off for this site alone and its status names
+ * it (`configuration.disabled`), the rest of the site unaffected. Throws ConfigError as parseConfig does.
+ */
+export function registeredSiteConfig(env: object, origin: string, settings: Readonly<Record<string, string>>): Config {
+  const refused = new Map(hostProblems(origin, settings, anyHost(env)).map((p) => [p.setting, p.rule]));
+  return parseConfig(registeredSiteEnv(env, origin, settings), refused);
 }
 
 /** SITE_SETTINGS_ANY_HOST of the deployment; a value that does not read is its default (off: the safe side). */

@@ -1,8 +1,9 @@
 /**
  * A hostile review of issue 50 items 4–8 ("isolation"): each test here is a way around a claim the
  * code makes, written as the claim would have it hold; its comment says what it shows and where the
- * cause was. The findings still open (a PING_URLS template breaking the checked URL, siblings and
- * `www.<tld>` domains, settings kept after SITE_SETTINGS_ANY_HOST is turned off, rows left in a
+ * cause was. Those of item 4 since fixed (a PING_URLS template breaking the checked URL, siblings
+ * and `www.<tld>` domains, settings kept after SITE_SETTINGS_ANY_HOST is turned off) are tested in
+ * tenant-hosts*.test.ts and src/registry/hosts.test.ts. The findings still open (rows left in a
  * database a site left, a list of many plausible prefixes covering everything, 404s for made-up
  * paths as rows) are listed in issue 50's closing note, not here: CI runs only what holds. Workers pool, real D1/KV/Queues; remote hosts and
  * search engines faked at the fetch boundary.

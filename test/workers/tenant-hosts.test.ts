@@ -32,9 +32,9 @@ const send = (e: Env, url: string, method: string, body: unknown) =>
 /** A value of `setting` naming `url` (a ping URL template needs its placeholder). */
 const settingValue = (setting: (typeof HOST_SETTINGS)[number], url: string): string => (setting === "PING_URLS" ? `${url}?sitemap={sitemap}` : url);
 
-/** Hosts a site at `https://www.<domain>` may name, and hosts it may not (`www.` dropped: its own domain is `<domain>`). */
+/** Hosts a site at `https://www.<domain>` may name (its registrable domain `<domain>` and under it, siblings too), and hosts it may not. */
 const hostsFor = (domain: string) => ({
-  own: [`www.${domain}`, domain, `cms.${domain}`, `a.b.${domain}`],
+  own: [`www.${domain}`, domain, `cms.${domain}`, `a.b.${domain}`, `blog.${domain}`],
   foreign: [`evil-${domain}`, `${domain}.evil.test`, "other.example", "127.0.0.1", `x${domain}`],
 });
 
@@ -81,6 +81,32 @@ describe("settings that name hosts", () => {
       const res = await send(e, `${at}/sitemap-admin/sites`, "POST", { origin: `https://${uniqueHost()}`, settings: { ROBOTS_ORIGIN_URL: template } });
       expect(res.status, template).toBe(201);
     }
+  });
+
+  it("own is the registrable domain of the public suffix list: never a whole suffix, nor a private suffix's other tenants", async () => {
+    const { at, env: e } = deployment();
+    const tld = `t${Math.random().toString(36).slice(2, 8)}`;
+    const cases: [origin: string, url: string, ok: boolean][] = [
+      // `www.` is a label like any other: a site at www.<tld> owns its own subtree, not the TLD.
+      [`https://www.${tld}`, `https://evil.${tld}/s.xml`, false],
+      [`https://www.${tld}`, `https://cms.www.${tld}/s.xml`, true],
+      // Private suffixes: one tenant per label.
+      [`https://${tld}.github.io`, `https://other.github.io/s.xml`, false],
+      [`https://www.${tld}.co.uk`, `https://cms.${tld}.co.uk/s.xml`, true],
+      [`https://www.${tld}.co.uk`, `https://cms.co.uk/s.xml`, false],
+    ];
+    for (const [origin, url, ok] of cases) {
+      const res = await send(e, `${at}/sitemap-admin/sites`, "POST", { origin, settings: { MIRROR_SITEMAPS: url } });
+      expect(res.status, `${origin} ${url}`).toBe(ok ? 201 : 400);
+    }
+    // Nor is the TLD a domain property of a site at www.<tld> (`sc-domain:net` for https://www.net).
+    const wholeTld = await send(e, `${at}/sitemap-admin/sites`, "POST", {
+      origin: `https://www.n${tld}`,
+      settings: { GSC_PROPERTY: `sc-domain:n${tld}` },
+    });
+    expect(wholeTld.status).toBe(400);
+    const own = await send(e, `${at}/sitemap-admin/sites`, "POST", { origin: `https://www.n${tld}`, settings: { GSC_PROPERTY: `sc-domain:www.n${tld}` } });
+    expect(own.status).toBe(201);
   });
 
   it("SITE_SETTINGS_ANY_HOST=true lets them name any host", async () => {

@@ -88,12 +88,13 @@ describe("a registered site's settings", () => {
       INDEXNOW_KEY: "0123456789abcdef0123",
       MAX_URLS_PER_SHARD: "7",
     } as Env;
-    const a = await registered(e, { PING_URLS: "https://ping.example/?sitemap={sitemap}" });
+    // A ping endpoint on the site's own host (settings that name hosts: docs/tenants.md).
+    const a = await registered(e, { PING_URLS: "{origin}/ping?sitemap={sitemap}" });
     const config = registeredServices(e, a.site).config;
     expect(config.mirror.urls).toEqual([]);
     expect(config.notify.indexNow).toBeNull();
     expect(config.maxUrlsPerShard).toBe(50_000);
-    expect(config.notify.pingUrls).toEqual(["https://ping.example/?sitemap={sitemap}"]);
+    expect(config.notify.pingUrls).toEqual(["{origin}/ping?sitemap={sitemap}"]);
     expect([...config.sites]).toEqual([a.site.origin]);
   });
 });

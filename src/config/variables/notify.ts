@@ -18,7 +18,7 @@ export const INDEXNOW_BATCHES_PER_RUN = wholeNumber({
   max: 100,
 });
 
-const PING_RULE = 'must list http(s) URL templates with {sitemap}, e.g. "https://engine.example/ping?sitemap={sitemap}"';
+const PING_RULE = 'must list http(s) URL templates with {sitemap} (may use {origin} or {host}), e.g. "https://engine.example/ping?sitemap={sitemap}"';
 export const PING_URLS = variable({
   name: "PING_URLS",
   presence: "default",
@@ -27,7 +27,7 @@ export const PING_URLS = variable({
     for (const [i, template] of templates.entries()) {
       const problem = !template.includes("{sitemap}")
         ? "has no {sitemap} placeholder"
-        : !isUrlTemplate(template, { "{sitemap}": "x" })
+        : !isUrlTemplate(template, { "{sitemap}": "x", ...ORIGIN_SAMPLES })
           ? "is not an http(s) URL template"
           : null;
       if (problem !== null) {

@@ -1,0 +1,59 @@
+/**
+ * Whose host a URL reaches, for the settings of a registered site that name hosts
+ * (src/registry/hosts.ts, docs/tenants.md "Settings that name hosts"). A site owns the hosts of
+ * its registrable domain: the domain one label below its public suffix (the public suffix list,
+ * bundled by tldts, its private section included: `a.github.io` owns `a.github.io` and what is
+ * under it, never `b.github.io`), and every host under it, siblings of its own host included —
+ * a registrable domain has one registrant. A host with none owns only itself: an IP address,
+ * a single label (`localhost`), a public suffix itself (`co.uk`). Names under a top-level domain
+ * the list does not know (`.test`, `.example`, `.localhost`) follow the list's default rule: the
+ * unknown label is the suffix, so `shop.test` is registrable.
+ */
+import { parse } from "tldts";
+
+/** A hostname as compared: `URL.hostname` (lowercased, IDN as punycode, IPv4 normalised) without a trailing dot. */
+const comparable = (hostname: string): string => (hostname.endsWith(".") ? hostname.slice(0, -1) : hostname);
+
+/** The registrable domain of `host` (a comparable hostname), or null when it has none. */
+function registrableDomain(host: string): string | null {
+  const parsed = parse(host, { allowPrivateDomains: true, extractHostname: false });
+  return parsed.isIp ? null : parsed.domain;
+}
+
+/** Whether `host` is `domain` or a host under it. */
+export const within = (host: string, domain: string): boolean => host === domain || host.endsWith(`.${domain}`);
+
+/** The site's host as compared. */
+export const siteHost = (origin: string): string => comparable(new URL(origin).hostname);
+
+/** The hosts the site at `origin` owns, in words (for a rule's message): its registrable domain and under it, else its host alone. */
+export function ownHosts(origin: string): string {
+  const host = siteHost(origin);
+  const domain = registrableDomain(host);
+  return domain === null ? `${host} only` : `${domain} or a host under it`;
+}
+
+/** Whether the site at `origin` owns `host` (a comparable hostname). */
+export function owns(origin: string, host: string): boolean {
+  const own = siteHost(origin);
+  const domain = registrableDomain(own);
+  return domain === null ? host === own : within(host, domain);
+}
+
+/**
+ * Whether fetching `url` reaches a host the site at `origin` owns: an http(s) URL, parsed as
+ * fetch() parses it (backslashes, percent-encoding, IDN, IPv4 forms resolved), without userinfo
+ * (refused outright: it only ever serves to make a URL read as another host), whose hostname the
+ * site owns. The port is not the host's: any port of an own host is own.
+ */
+export function reachesOwnHost(url: string, origin: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
+  if (parsed.username !== "" || parsed.password !== "") return false;
+  return owns(origin, comparable(parsed.hostname));
+}
