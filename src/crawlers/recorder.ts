@@ -5,7 +5,8 @@
  *  - a verified crawler's fetch is written at most once per site, crawler, document, minute and
  *    outcome (ok / failed) by this isolate, and, where the location can say so (`claim`, the
  *    Cache API), by this location: a crawler reading the index 1,000 times a minute is one row;
- *  - a path that names no document (a made-up `/sitemap-x.xml`) is counted, never written as a row;
+ *  - an answer that names no document (src/http/crawlers/document-name.ts `loggedDocument`: a 404 for
+ *    a made-up `/sitemap-pages-99999.xml`) is counted, never written as a row;
  *  - requests claiming a crawler, verified or not, are only counted in memory, per D1 database (each
  *    database's counts through its own log: never one site's counts into another's database), and
  *    added to D1 in one statement per database: at once the first time this isolate counts for that
@@ -24,7 +25,7 @@ export interface ObservedFetch {
   origin: string;
   crawler: CrawlerName;
   verification: Verification;
-  /** The document the path names; null: none (only counted, so made-up paths cannot grow the log). */
+  /** The document the answer served (or a fixed path's, failed); null: none (only counted, so made-up paths cannot grow the log). */
   document: string | null;
   path: string;
   /** Epoch ms. */
