@@ -8,7 +8,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { claimedCrawler, verification } from "../../crawlers/identify.ts";
 import { rangeMatcher } from "../../crawlers/range-cache.ts";
-import { CrawlerRecorder, type ObservedFetch, type SiteLive } from "../../crawlers/recorder.ts";
+import { CrawlerRecorder, type FlushTimer, type ObservedFetch, type SiteLive } from "../../crawlers/recorder.ts";
+import { type Meter, currentMeter, metered } from "../../jobs/meter.ts";
 import { siteServices } from "../../services.ts";
 import type { Services } from "../../services-type.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -68,7 +69,14 @@ function counted(res: Response, ended: (bytes: number | null) => void): Response
 }
 
 /** `named`: the document the path's syntax names, for the data point (a made-up path's too: Analytics Engine is sampled and grows nothing of ours). */
-async function record(s: Services, request: Request, observed: Omit<ObservedFetch, "verification">, named: string | null, live: SiteLive): Promise<void> {
+async function record(
+  s: Services,
+  request: Request,
+  observed: Omit<ObservedFetch, "verification">,
+  named: string | null,
+  live: SiteLive,
+  timer: FlushTimer | null,
+): Promise<void> {
   const log = s.crawlerLog;
   const matcher = s.crawlerRanges ? await rangeMatcher(s.crawlerRanges) : null;
   const fetch: ObservedFetch = { ...observed, verification: verification(request, observed.crawler, matcher) };
@@ -78,7 +86,29 @@ async function record(s: Services, request: Request, observed: Omit<ObservedFetc
     blobs: [fetch.origin, fetch.crawler, fetch.verification ?? "unverified", named ?? "", fetch.source ?? "", fetch.path],
     doubles: [fetch.status, fetch.bytes ?? -1],
   });
-  if (log) await recorder.observe(log, fetch, locationClaim, live);
+  if (log) await recorder.observe(log, fetch, locationClaim, live, timer);
+}
+
+/** `work` as part of the invocation `meter` counts (what a `waitUntil` runs after the response is still its request's), or as it is without one. */
+const under = <T>(meter: Meter | undefined, work: () => Promise<T>): Promise<T> => (meter ? metered(meter, work) : work());
+
+/**
+ * The counts' timer of this request (CRAWLER_COUNT_FLUSH_SECONDS; null when 0): a wait in its
+ * `waitUntil`, then the flush, both under its meter.
+ */
+function flushTimer(seconds: number, waitUntil: (promise: Promise<unknown>) => void, meter: Meter | undefined): FlushTimer | null {
+  if (seconds === 0) return null;
+  const delayMs = seconds * 1000;
+  return {
+    delayMs,
+    start: (flush) =>
+      waitUntil(
+        under(meter, async () => {
+          await scheduler.wait(delayMs);
+          await flush();
+        }).catch((error: unknown) => console.error("crawler log: counts were not written", error)),
+      ),
+  };
 }
 
 /**
@@ -126,9 +156,14 @@ export const logCrawlerFetches: MiddlewareHandler<AppEnv> = async (c, next) => {
       status: res.status,
       source: url.pathname === "/robots.txt" ? robotsSource(res) : res.headers.get("X-Sitemap-Source"),
     };
+    // The record may start from the body's end, which the runtime runs outside this request's context: its meter is handed on.
+    const meter = currentMeter();
+    const timer = flushTimer(s.config.crawlers.countFlushSeconds, waitUntil, meter);
     const response = counted(res, (bytes) =>
       waitUntil(
-        record(s, request, { ...observed, bytes }, named, live).catch((error: unknown) => console.error("crawler log: a fetch was not recorded", error)),
+        under(meter, () => record(s, request, { ...observed, bytes }, named, live, timer)).catch((error: unknown) =>
+          console.error("crawler log: a fetch was not recorded", error),
+        ),
       ),
     );
     if (response !== res) {
