@@ -51,7 +51,7 @@ export function coverage(prefixes: Iterable<string>): Coverage {
 }
 
 /** The most addresses a list may cover per family: WIDEST_LIST prefixes of the shortest plausible length. */
-export function coverageCap(shortest: { ipv4: number; ipv6: number }): Coverage {
+function coverageCap(shortest: { ipv4: number; ipv6: number }): Coverage {
   return { ipv4: BigInt(WIDEST_LIST) << BigInt(32 - shortest.ipv4), ipv6: BigInt(WIDEST_LIST) << BigInt(128 - shortest.ipv6) };
 }
 
