@@ -58,6 +58,7 @@ export interface FlushTimer {
   delayMs: number;
   start(flush: () => Promise<void>): void;
 }
+
 /** Keys of fetches written this minute kept in memory at most (a site's documents × crawlers fits many times over). */
 const WRITTEN_KEPT = 10_000;
 
