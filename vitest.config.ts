@@ -31,6 +31,10 @@ export default defineConfig({
                 // npm run simulate's options (scripts/simulate.ts); empty: the fixed seeds of test/workers/simulation.test.ts.
                 SIM_CONFIG: process.env["SIM_CONFIG"] ?? "",
                 CRAWLER_IP_RANGES: "googlebot=http://127.0.0.1:9/googlebot.json bingbot=http://127.0.0.1:9/bingbot.json",
+                // No timer for the crawler log's counts (they go with the next request a minute on): a timer
+                // holds its request's waitUntil, and so each test's waitOnExecutionContext, for its
+                // 20 s. test/workers/crawler-count-timer.test.ts runs it, with seconds of its own.
+                CRAWLER_COUNT_FLUSH_SECONDS: "0",
               },
               // A second D1 database for sites spread over databases (SITE_DATABASES; test/workers/site-databases.test.ts).
               // Three more for one site over several databases (SITE_DATABASES "origin=DB,PART_B,PART_C"; test/workers/partitions*.test.ts).

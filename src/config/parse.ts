@@ -136,8 +136,13 @@ function regenConfig(env: RawEnv, manifestTtl: number, disabled: DisabledFeature
 function crawlersConfig(env: RawEnv, disabled: DisabledFeature[], refused: Refused): CrawlersConfig {
   const read = readFrom(env, refused);
   // Off: no ranges (Cloudflare's verified-bot flag alone verifies), stale after the default.
-  const off = { ranges: [], staleDays: defaultOf(v.CRAWLER_STALE_DAYS) };
-  return featureOrOff(disabled, "crawler-log", () => ({ ranges: read(v.CRAWLER_IP_RANGES), staleDays: read(v.CRAWLER_STALE_DAYS) }), off);
+  const off = { ranges: [], staleDays: defaultOf(v.CRAWLER_STALE_DAYS), countFlushSeconds: defaultOf(v.CRAWLER_COUNT_FLUSH_SECONDS) };
+  const parse = () => ({
+    ranges: read(v.CRAWLER_IP_RANGES),
+    staleDays: read(v.CRAWLER_STALE_DAYS),
+    countFlushSeconds: read(v.CRAWLER_COUNT_FLUSH_SECONDS),
+  });
+  return featureOrOff(disabled, "crawler-log", parse, off);
 }
 
 /** Throws a ConfigError for a bad core variable; a bad (or `refused`) feature variable turns the feature off (`disabled`). */

@@ -108,6 +108,8 @@ export interface CrawlersConfig {
   ranges: { name: string; url: string }[];
   /** CRAWLER_STALE_DAYS: a listed document no verified crawler fetched in this many days is stale. */
   staleDays: number;
+  /** CRAWLER_COUNT_FLUSH_SECONDS: counts wait in an isolate at most this long before a timer writes them; 0: no timer. */
+  countFlushSeconds: number;
 }
 
 export interface RegenConfig {

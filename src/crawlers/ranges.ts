@@ -8,6 +8,7 @@
  */
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
+import { tooWideAsAWhole } from "./range-coverage.ts";
 
 /** A list that could not be read: its message names what is wrong, never the body. */
 export class RangeFileError extends Error {
@@ -48,8 +49,9 @@ const REFUSED_KEPT = 10;
 /**
  * The prefixes of a published list (`text`: the file's body), canonical and without repeats, and
  * those refused as implausibly wide (at most REFUSED_KEPT); keys other than `prefixes`, and entries
- * that are no valid prefix, are ignored. Throws RangeFileError for a body that is not such a file
- * or holds no valid, plausible prefix.
+ * that are no valid prefix, are ignored. Throws RangeFileError for a body that is not such a file,
+ * holds no valid, plausible prefix, or whose plausible prefixes together cover more than a
+ * crawler's list can (range-coverage.ts: 256 /8s are each plausible, and every IPv4 address).
  */
 export function parseRangeList(text: string): { prefixes: string[]; refused: string[] } {
   let json: unknown;
@@ -74,6 +76,8 @@ export function parseRangeList(text: string): { prefixes: string[]; refused: str
     throw new RangeFileError(`every prefix is implausibly wide (shorter than /${SHORTEST_PREFIX.ipv4} for IPv4, /${SHORTEST_PREFIX.ipv6} for IPv6)`);
   }
   if (out.size === 0) throw new RangeFileError("no valid IP prefix in the list");
+  const wide = tooWideAsAWhole(out, SHORTEST_PREFIX);
+  if (wide !== null) throw new RangeFileError(wide);
   return { prefixes: [...out], refused: [...refused] };
 }
 
@@ -161,12 +165,17 @@ function contains(networks: Networks, address: Address): boolean {
   return false;
 }
 
-/** The matcher of `lists` (prefixes that do not parse, or are implausibly wide, are skipped: lists come from parseRangeList). */
+/**
+ * The matcher of `lists` (prefixes that do not parse, or are implausibly wide, are skipped: lists
+ * come from parseRangeList; a list stored before its rules is held to them here too, a list too
+ * wide as a whole then verifying nothing by address).
+ */
 export function compileRanges(lists: readonly CrawlerPrefixes[]): RangeMatcher {
   const byCrawler = new Map<string, Networks>();
   for (const { name, prefixes } of lists) {
     let networks = byCrawler.get(name);
     if (!networks) byCrawler.set(name, (networks = { v4: new Map(), v6: new Map() }));
+    if (tooWideAsAWhole(prefixes.filter(plausible), SHORTEST_PREFIX) !== null) continue;
     for (const prefix of prefixes) {
       if (!plausible(prefix)) continue;
       let address: ipaddr.IPv4 | ipaddr.IPv6;

@@ -14,7 +14,7 @@ export type Verification = "ip" | "cloudflare" | null;
 export interface CrawlerFetch {
   origin: string;
   crawler: CrawlerName;
-  /** The document fetched, whatever its form (`.xml`, `.xml.gz`): `index`, `<section>-<n>` for a shard, `news-<n>`, `feed`, `text-<section>-<n>`, `robots.txt`; a path that names none is kept as its path. */
+  /** The document fetched, whatever its form (`.xml`, `.xml.gz`): `index`, `<section>-<n>` for a shard, `news-<n>`, `feed`, `text-<section>-<n>`, `robots.txt`: one that was served, or a fixed path's (the index, robots.txt…) that failed. */
   document: string;
   /** The request's path as sent (≤ 200 characters). */
   path: string;

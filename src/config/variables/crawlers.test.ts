@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../error.ts";
 import { parseConfig } from "../parse.ts";
 import { readVariable } from "../variable.ts";
-import { CRAWLER_IP_RANGES, CRAWLER_STALE_DAYS } from "./crawlers.ts";
+import { CRAWLER_COUNT_FLUSH_SECONDS, CRAWLER_IP_RANGES, CRAWLER_STALE_DAYS } from "./crawlers.ts";
 
 const ranges = (value: string) => readVariable({ CRAWLER_IP_RANGES: value }, CRAWLER_IP_RANGES);
 
@@ -59,17 +59,31 @@ describe("CRAWLER_STALE_DAYS", () => {
   });
 });
 
+describe("CRAWLER_COUNT_FLUSH_SECONDS", () => {
+  it("is a whole number of seconds from 0 (no timer) to 25 (within waitUntil's 30 s), 20 by default", () => {
+    expect(readVariable({}, CRAWLER_COUNT_FLUSH_SECONDS)).toBe(20);
+    expect(readVariable({ CRAWLER_COUNT_FLUSH_SECONDS: "0" }, CRAWLER_COUNT_FLUSH_SECONDS)).toBe(0);
+    expect(readVariable({ CRAWLER_COUNT_FLUSH_SECONDS: "25" }, CRAWLER_COUNT_FLUSH_SECONDS)).toBe(25);
+    for (const value of ["26", "30", "1.5", "-1", "soon"])
+      expect(() => readVariable({ CRAWLER_COUNT_FLUSH_SECONDS: value }, CRAWLER_COUNT_FLUSH_SECONDS), value).toThrow(ConfigError);
+  });
+});
+
 describe("config.crawlers", () => {
   it("is read with the defaults", () => {
     const { crawlers, disabled } = parseConfig({ SITES: "https://e.com" });
-    expect(crawlers).toEqual({ ranges: [expect.objectContaining({ name: "googlebot" }), expect.objectContaining({ name: "bingbot" })], staleDays: 14 });
+    expect(crawlers).toEqual({
+      ranges: [expect.objectContaining({ name: "googlebot" }), expect.objectContaining({ name: "bingbot" })],
+      staleDays: 14,
+      countFlushSeconds: 20,
+    });
     expect(disabled).toEqual([]);
   });
 
   it("a bad value turns only the crawler log off: no ranges, the default stale days, the sitemaps served", () => {
-    for (const vars of [{ CRAWLER_IP_RANGES: "googlebot" }, { CRAWLER_STALE_DAYS: "0" }]) {
+    for (const vars of [{ CRAWLER_IP_RANGES: "googlebot" }, { CRAWLER_STALE_DAYS: "0" }, { CRAWLER_COUNT_FLUSH_SECONDS: "60" }]) {
       const config = parseConfig({ SITES: "https://e.com", ...vars });
-      expect(config.crawlers).toEqual({ ranges: [], staleDays: 14 });
+      expect(config.crawlers).toEqual({ ranges: [], staleDays: 14, countFlushSeconds: 20 });
       expect(config.disabled).toEqual([{ feature: "crawler-log", variable: Object.keys(vars)[0], rule: expect.stringMatching(/^must /) }]);
       expect([...config.sites]).toEqual(["https://e.com"]);
     }

@@ -52,3 +52,16 @@ export const CRAWLER_STALE_DAYS = wholeNumber({
   min: 1,
   max: 365,
 });
+
+/**
+ * Counts of requests claiming a crawler wait in an isolate at most this many seconds before a timer
+ * writes them (src/crawlers/recorder.ts), held by the request that counted first: Cloudflare keeps a
+ * request's `waitUntil` 30 s after its response, hence at most 25. 0: no timer; counts go with the
+ * next request a minute on.
+ */
+export const CRAWLER_COUNT_FLUSH_SECONDS = wholeNumber({
+  name: "CRAWLER_COUNT_FLUSH_SECONDS",
+  default: 20,
+  min: 0,
+  max: 25,
+});

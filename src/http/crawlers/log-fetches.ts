@@ -8,12 +8,13 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { claimedCrawler, verification } from "../../crawlers/identify.ts";
 import { rangeMatcher } from "../../crawlers/range-cache.ts";
-import { CrawlerRecorder, type ObservedFetch, type SiteLive } from "../../crawlers/recorder.ts";
+import { CrawlerRecorder, type FlushTimer, type ObservedFetch, type SiteLive } from "../../crawlers/recorder.ts";
+import { type Meter, currentMeter, metered } from "../../jobs/meter.ts";
 import { siteServices } from "../../services.ts";
 import type { Services } from "../../services-type.ts";
 import type { AppEnv } from "../app-env.ts";
 import { waitUntilOf } from "../request-context.ts";
-import { PATH_KEPT, documentName } from "./document-name.ts";
+import { PATH_KEPT, documentName, loggedDocument } from "./document-name.ts";
 import { locationClaim } from "./location-claim.ts";
 
 /** One per isolate: its coalescing state is what keeps the writes bounded. */
@@ -67,17 +68,47 @@ function counted(res: Response, ended: (bytes: number | null) => void): Response
   return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers, encodeBody });
 }
 
-async function record(s: Services, request: Request, observed: Omit<ObservedFetch, "verification">, live: SiteLive): Promise<void> {
+/** `named`: the document the path's syntax names, for the data point (a made-up path's too: Analytics Engine is sampled and grows nothing of ours). */
+async function record(
+  s: Services,
+  request: Request,
+  observed: Omit<ObservedFetch, "verification">,
+  named: string | null,
+  live: SiteLive,
+  timer: FlushTimer | null,
+): Promise<void> {
   const log = s.crawlerLog;
   const matcher = s.crawlerRanges ? await rangeMatcher(s.crawlerRanges) : null;
   const fetch: ObservedFetch = { ...observed, verification: verification(request, observed.crawler, matcher) };
   s.crawlerAnalytics?.writeDataPoint({
     // An index is at most 96 bytes (Analytics Engine's limit); an origin is ASCII (punycode).
     indexes: [fetch.origin.slice(0, 96)],
-    blobs: [fetch.origin, fetch.crawler, fetch.verification ?? "unverified", fetch.document ?? "", fetch.source ?? "", fetch.path],
+    blobs: [fetch.origin, fetch.crawler, fetch.verification ?? "unverified", named ?? "", fetch.source ?? "", fetch.path],
     doubles: [fetch.status, fetch.bytes ?? -1],
   });
-  if (log) await recorder.observe(log, fetch, locationClaim, live);
+  if (log) await recorder.observe(log, fetch, locationClaim, live, timer);
+}
+
+/** `work` as part of the invocation `meter` counts (what a `waitUntil` runs after the response is still its request's), or as it is without one. */
+const under = <T>(meter: Meter | undefined, work: () => Promise<T>): Promise<T> => (meter ? metered(meter, work) : work());
+
+/**
+ * The counts' timer of this request (CRAWLER_COUNT_FLUSH_SECONDS; null when 0): a wait in its
+ * `waitUntil`, then the flush, both under its meter.
+ */
+function flushTimer(seconds: number, waitUntil: (promise: Promise<unknown>) => void, meter: Meter | undefined): FlushTimer | null {
+  if (seconds === 0) return null;
+  const delayMs = seconds * 1000;
+  return {
+    delayMs,
+    start: (flush) =>
+      waitUntil(
+        under(meter, async () => {
+          await scheduler.wait(delayMs);
+          await flush();
+        }).catch((error: unknown) => console.error("crawler log: counts were not written", error)),
+      ),
+  };
 }
 
 /**
@@ -114,17 +145,26 @@ export const logCrawlerFetches: MiddlewareHandler<AppEnv> = async (c, next) => {
     const env = c.env;
     // Asked at a flush of counts: a stale list of sites is read again first (`fresh`).
     const live: SiteLive = async (origin) => (await siteServices(env, origin, waitUntil, true))?.config.sites.has(origin) ?? false;
+    const named = documentName(url.pathname, s.config.notify.indexNow?.key ?? null);
     const observed = {
       origin: url.origin,
       crawler,
-      document: documentName(url.pathname, s.config.notify.indexNow?.key ?? null),
+      // Decided by the answer as it goes out: what was served names a document (issue 50).
+      document: loggedDocument(named, res.status),
       path: url.pathname.slice(0, PATH_KEPT),
       at: Date.now(),
       status: res.status,
       source: url.pathname === "/robots.txt" ? robotsSource(res) : res.headers.get("X-Sitemap-Source"),
     };
+    // The record may start from the body's end, which the runtime runs outside this request's context: its meter is handed on.
+    const meter = currentMeter();
+    const timer = flushTimer(s.config.crawlers.countFlushSeconds, waitUntil, meter);
     const response = counted(res, (bytes) =>
-      waitUntil(record(s, request, { ...observed, bytes }, live).catch((error: unknown) => console.error("crawler log: a fetch was not recorded", error))),
+      waitUntil(
+        under(meter, () => record(s, request, { ...observed, bytes }, named, live, timer)).catch((error: unknown) =>
+          console.error("crawler log: a fetch was not recorded", error),
+        ),
+      ),
     );
     if (response !== res) {
       c.res = undefined;
