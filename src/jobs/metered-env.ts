@@ -14,6 +14,8 @@
  * - Durable Object and Cache API calls are subrequests, and service calls (src/jobs/meter.ts).
  * Where a page says "KB", the stricter reading: 1,000 bytes.
  */
+
+import { messageBytes } from "./message-size.ts";
 import { counted, currentMeter } from "./meter.ts";
 
 export const CALL_LIMITS = {
@@ -277,15 +279,19 @@ function meteredKv(kv: KVNamespace): KVNamespace {
   });
 }
 
-/** Bytes of a message as sent (JSON; a structured clone is no smaller for the plain objects we send). */
-const messageBytes = (body: unknown): number => (typeof body === "string" ? encoder.encode(body) : encoder.encode(JSON.stringify(body) ?? "")).byteLength;
+/** A message as `send` and `sendBatch` take it: its body and how it is serialized. */
+interface QueueMessage {
+  body: unknown;
+  contentType?: string;
+}
 
-function queueRefusal(bodies: readonly unknown[], batch: boolean): string | null {
+function queueRefusal(messages: readonly QueueMessage[], batch: boolean): string | null {
   const { queueMessageBytes, queueBatchMessages, queueBatchBytes } = CALL_LIMITS;
-  if (batch && bodies.length > queueBatchMessages) return `Queue sendBatch failed: ${bodies.length} messages (the limit is ${queueBatchMessages} a batch)`;
+  if (batch && messages.length > queueBatchMessages)
+    return `Queue sendBatch failed: ${messages.length} messages (the limit is ${queueBatchMessages} a batch)`;
   let total = 0;
-  for (const body of bodies) {
-    const bytes = messageBytes(body);
+  for (const { body, contentType } of messages) {
+    const bytes = messageBytes(body, contentType);
     if (bytes > queueMessageBytes) return `Queue send failed: a message of ${bytes} bytes (the limit is ${queueMessageBytes})`;
     total += bytes;
   }
@@ -296,21 +302,20 @@ function queueRefusal(bodies: readonly unknown[], batch: boolean): string | null
 function meteredQueue(queue: Queue): Queue {
   return forwarding(queue, (name, method) => {
     if (name === "send")
-      return (body, ...rest) =>
+      return (body, options, ...rest) =>
         checked(
-          () => queueRefusal([body], false),
-          () => counted("queueSends", 1, () => method(body, ...rest)),
+          () => queueRefusal([{ body, contentType: (options as QueueSendOptions | undefined)?.contentType }], false),
+          () => counted("queueSends", 1, () => method(body, options, ...rest)),
         );
     if (name === "sendBatch") {
-      return (messages, ...rest) =>
-        checked(
-          () =>
-            queueRefusal(
-              [...(messages as Iterable<{ body: unknown }>)].map((m) => m.body),
-              true,
-            ),
-          () => counted("queueSends", 1, () => method(messages, ...rest)),
+      return (messages, ...rest) => {
+        // Read once: an iterator given as the batch would be empty when sent after the check read it.
+        const batch = [...(messages as Iterable<QueueMessage>)];
+        return checked(
+          () => queueRefusal(batch, true),
+          () => counted("queueSends", 1, () => method(batch, ...rest)),
         );
+      };
     }
     return null;
   });
