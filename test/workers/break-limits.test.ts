@@ -5,7 +5,7 @@
  * (src/index.ts) or the metered env under the enforcing meter (INVOCATION_LIMITS=enforce,
  * vitest.config.ts), on real D1/KV/Queues/Cache.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { demoSection } from "../../src/demo/demo-data.ts";
@@ -201,6 +201,20 @@ describe("Deliver 2: every documented limit a test can hit is enforced", () => {
     expect(second).toMatch(/429/);
     expect(await baseEnv.SNAPSHOTS.get(key)).toBe("first");
   });
+  // The same across the Worker and its KV writer object (src/jobs/metered-object.ts wraps the
+  // object's own env): a key the object wrote is the Worker's to wait for too.
+  it("KV: a key the KV writer object wrote is refused as 429 to a Worker request within the second", async () => {
+    const key = unique("object-then-worker");
+    const writers = baseEnv.KV_WRITERS;
+    const stub = writers.get(writers.idFromName(unique("writer")));
+    // The object's own env (a DurableObject's `env`, protected), as its methods write through it.
+    const ownEnv = (object: unknown): Env => (object as { env: Env }).env;
+    await runInDurableObject(stub, (object) => metered(new Meter(), () => ownEnv(object).URLS.put(key, "object")));
+    const worker = await metered(new Meter(), () => outcome(meteredEnv(baseEnv as Env).URLS.put(key, "worker")));
+    expect(worker).toMatch(/429/);
+    expect(await baseEnv.URLS.get(key)).toBe("object");
+  });
+
   // Shows: a KV write the meter refused for the invocation's budget (nothing reached KV) still
   // counts as the key's write of this second, so the next invocation's write of that key — the
   // first KV ever sees — is refused as 429. The enforcing tests refuse what production takes (a job
