@@ -17,7 +17,7 @@ const encoder = new TextEncoder();
 export function messageBytes(body: unknown, contentType: string | undefined): number {
   switch (contentType?.toLowerCase() ?? "json") {
     case "json": {
-      const json = JSON.stringify(body) as string | undefined;
+      const json = jsonOf(body);
       return json === undefined ? 0 : encoder.encode(json).byteLength;
     }
     case "text":
@@ -28,6 +28,15 @@ export function messageBytes(body: unknown, contentType: string | undefined): nu
       return structuredBytes(body);
     default:
       return 0;
+  }
+}
+
+/** `body` as JSON; undefined where the runtime's own JSON fails too (a BigInt, a cycle). */
+function jsonOf(body: unknown): string | undefined {
+  try {
+    return JSON.stringify(body) as string | undefined;
+  } catch {
+    return undefined;
   }
 }
 

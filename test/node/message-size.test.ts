@@ -42,7 +42,10 @@ describe("structuredBytes", () => {
 
   it("counts an integer as V8 may write it: a double, in an object whose fields V8 keeps as doubles", () => {
     // Objects of this shape made with fractions first: V8 keeps the fields as doubles, and writes 1 as one.
-    const shaped = [{ a: 0.5, b: 1.5, c: 2.5 }, { a: 1, b: 2, c: 3 }];
+    const shaped = [
+      { a: 0.5, b: 1.5, c: 2.5 },
+      { a: 1, b: 2, c: 3 },
+    ];
     expect(structuredBytes(shaped[1])).toBeGreaterThanOrEqual(serialize(shaped[1]).byteLength);
     expect(serialize(shaped[1]).byteLength).toBeGreaterThan(serialize({ z: 1, y: 2, x: 3 }).byteLength);
   });
@@ -82,6 +85,8 @@ describe("messageBytes", () => {
     expect(messageBytes(bytes, "bytes")).toBe(100_000);
     expect(messageBytes(bytes, "V8")).toBe(structuredBytes(bytes));
     expect(messageBytes(new ArrayBuffer(200_000), "v8")).toBeGreaterThanOrEqual(200_000);
+    // What JSON cannot hold the runtime refuses itself (nothing sent): nothing to measure.
+    expect(messageBytes({ n: 1n }, undefined)).toBe(0);
   });
 
   it("holds its JSON default to the Worker's configuration: queues_json_messages is on (from 2024-03-18) and not turned off", () => {
