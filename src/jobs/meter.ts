@@ -12,7 +12,8 @@
  * `nodejs_als`): concurrent requests in one isolate each count their own. A response body read after
  * its handler returned runs in no invocation's context of its own (the runtime pulls it), so a body
  * that reads bindings is made with `invocationStream`, which pulls it in the context of the
- * invocation that made it. A call outside any invocation (a test calling a module with its own env)
+ * invocation that made it, and a callback the runtime calls late (a transform's `flush` or `cancel`)
+ * is bound to it with `inInvocation`. A call outside any invocation (a test calling a module with its own env)
  * is not counted: there is no fallback that could charge it to another request.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -112,6 +113,16 @@ export function metered<T>(meter: Meter, fn: () => T): T {
 /** The running invocation's meter, if any. */
 export function currentMeter(): Meter | undefined {
   return invocation.getStore();
+}
+
+/**
+ * `fn`, called later from wherever the runtime calls it (a stream's `flush` or `cancel`, pulled or
+ * cancelled by the client after the handler returned), run in the invocation running now, the one
+ * that made it, with what it starts (`waitUntil` work) counted there too. Outside an invocation, as is.
+ */
+export function inInvocation<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  const meter = invocation.getStore();
+  return meter ? (...args) => invocation.run(meter, () => fn(...args)) : fn;
 }
 
 /** Counts against the running invocation, throwing past its limit (a rejected promise, as the bindings fail). */

@@ -4,14 +4,18 @@
  * platform puts on one call, failing as production fails it (nothing sent). Wrapped once per env, so
  * the services wired on it stay cached. The limits, Workers Paid, read 2026-11-28 (docs/capacity.md
  * "Limits" cites the pages):
- * - D1 "Limits": 100 bound parameters per query, 100 KB per SQL statement, 2,000,000 bytes per
- *   string or BLOB (a bound value, UTF-8).
- * - KV "Limits": values 25 MiB, keys 512 bytes, metadata 1,024 bytes (serialized JSON), one write a
- *   second to the same key (429 past it).
- * - Queues "Limits": a message 128 KB; `sendBatch` 100 messages and 256 KB in all.
+ * - D1 "Limits" (https://developers.cloudflare.com/d1/platform/limits/): 100 bound parameters per
+ *   query, 100 KB per SQL statement, "Maximum string, BLOB or table row size": 2,000,000 bytes (a
+ *   bound value, UTF-8, and the bound values of one statement together: see `d1Refusal`).
+ * - KV "Limits" (https://developers.cloudflare.com/kv/platform/limits/): values 25 MiB, keys 512
+ *   bytes, metadata 1,024 bytes (serialized JSON), one write a second to the same key (429 past it).
+ * - Queues "Limits" (https://developers.cloudflare.com/queues/platform/limits/): a message 128 KB;
+ *   `sendBatch` 100 messages and 256 KB in all, measured as each message is sent (src/jobs/message-size.ts).
  * - Durable Object and Cache API calls are subrequests, and service calls (src/jobs/meter.ts).
  * Where a page says "KB", the stricter reading: 1,000 bytes.
  */
+
+import { messageBytes } from "./message-size.ts";
 import { counted, currentMeter } from "./meter.ts";
 
 export const CALL_LIMITS = {
@@ -94,7 +98,27 @@ function d1Refusal(s: Statement): string | null {
     const bytes = typeof p === "string" ? utf8Over(p, d1ValueBytes) : byteSize(p);
     if (bytes !== null && bytes > d1ValueBytes) return `D1_ERROR: string or blob too big: ${bytes} bytes (the limit is ${d1ValueBytes}): SQLITE_TOOBIG`;
   }
+  const together = boundBytes(s.params, d1ValueBytes);
+  if (together !== null)
+    return `D1_ERROR: string or blob too big: the bound values come to ${together} bytes together (the limit on a string, BLOB or row is ${d1ValueBytes}): SQLITE_TOOBIG`;
   return null;
+}
+
+/**
+ * The bytes of a statement's bound strings (UTF-8) and BLOBs together, when they pass `limit`. D1
+ * limits a row, not only a value, to 2,000,000 bytes ("Maximum string, BLOB or table row size"),
+ * and a value built in SQL from several parameters (`?1 || ?2`) passes it as one value would: the
+ * meter cannot see the row or the value a statement makes, so it takes the stricter reading, every
+ * bound value of the statement in one row. Numbers and nulls are left out (a few bytes each).
+ */
+function boundBytes(params: readonly unknown[], limit: number): number | null {
+  // Three bytes per UTF-16 unit is the most UTF-8 can take: most statements are settled without encoding.
+  let most = 0;
+  for (const p of params) most += typeof p === "string" ? p.length * 3 : (byteSize(p) ?? 0);
+  if (most <= limit) return null;
+  let bytes = 0;
+  for (const p of params) bytes += typeof p === "string" ? encoder.encode(p).byteLength : (byteSize(p) ?? 0);
+  return bytes > limit ? bytes : null;
 }
 
 function meteredD1(db: D1Database): D1Database {
@@ -175,38 +199,74 @@ function cappedValue(value: ReadableStream): ReadableStream {
   );
 }
 
+/** How many keys' last writes a namespace keeps: far more than one second of writes by the invocations of an isolate. */
+const RATE_KEYS = 10_000;
+
 /**
- * When each key of a namespace was last written, in this isolate: a second write within a second
- * is refused as production answers it (429). Pruned as it grows, so it stays small.
+ * When each key of a namespace was last written in this isolate, kept per namespace binding, so
+ * that every env wrapping it (each request's, the KV writer object's) shares it: the platform's
+ * one write a second is per key, whoever writes. In order of writing (a key written again moves to
+ * the end), so what is older than a second is pruned from the front, and never more than `RATE_KEYS`.
  */
-function writeRate(): (key: string, now: number) => string | null {
-  const lastWrite = new Map<string, number>();
-  return (key, now) => {
-    const last = lastWrite.get(key);
-    if (last !== undefined && now >= last && now - last < CALL_LIMITS.kvWriteIntervalMs) {
+const lastWrites = new WeakMap<object, Map<string, number>>();
+
+interface WriteRate {
+  /** The 429 production answers when `key` was written less than a second before `now`. */
+  refusal(key: string, now: number): string | null;
+  /** Notes a write the platform accepted (every check passed, the call made). */
+  wrote(key: string, now: number): void;
+}
+
+function writeRate(namespace: object): WriteRate {
+  let written = lastWrites.get(namespace);
+  if (!written) lastWrites.set(namespace, (written = new Map()));
+  const recent = (at: number, now: number): boolean => now >= at && now - at < CALL_LIMITS.kvWriteIntervalMs;
+  return {
+    refusal(key, now) {
+      const last = written.get(key);
+      if (last === undefined || !recent(last, now)) return null;
       return `KV PUT failed: 429 Too Many Requests: the key was written ${now - last} ms ago (one write a second per key)`;
-    }
-    if (lastWrite.size >= 10_000) for (const [k, at] of lastWrite) if (now - at >= CALL_LIMITS.kvWriteIntervalMs || now < at) lastWrite.delete(k);
-    lastWrite.set(key, now);
-    return null;
+    },
+    wrote(key, now) {
+      written.delete(key);
+      for (const [k, at] of written) {
+        if (recent(at, now) && written.size < RATE_KEYS) break;
+        written.delete(k);
+      }
+      written.set(key, now);
+    },
   };
 }
 
 function meteredKv(kv: KVNamespace): KVNamespace {
-  const written = writeRate();
+  const rate = writeRate(kv);
+  // A write holds its key's second only once it is sent: one refused by a check or by the
+  // invocation's budget never reached KV, so the next write of the key is the first KV sees.
+  const write = (key: unknown, refusal: () => string | null, send: () => unknown) => {
+    const now = Date.now();
+    return checked(
+      () => refusal() ?? rate.refusal(String(key), now),
+      () =>
+        counted("kvOperations", 1, () => {
+          rate.wrote(String(key), now);
+          return send();
+        }),
+    );
+  };
   return forwarding(kv, (name, method) => {
-    if (name === "put") {
+    if (name === "put")
       return (key, value, options) =>
-        checked(
-          () => kvPutRefusal(key, value, options) ?? written(String(key), Date.now()),
-          () => counted("kvOperations", 1, () => method(key, value instanceof ReadableStream ? cappedValue(value) : value, options)),
+        write(
+          key,
+          () => kvPutRefusal(key, value, options),
+          () => method(key, value instanceof ReadableStream ? cappedValue(value) : value, options),
         );
-    }
     if (name === "delete")
       return (key) =>
-        checked(
-          () => kvKeyRefusal(key) ?? written(String(key), Date.now()),
-          () => counted("kvOperations", 1, () => method(key)),
+        write(
+          key,
+          () => kvKeyRefusal(key),
+          () => method(key),
         );
     if (name === "get" || name === "getWithMetadata")
       return (key, ...rest) =>
@@ -219,15 +279,19 @@ function meteredKv(kv: KVNamespace): KVNamespace {
   });
 }
 
-/** Bytes of a message as sent (JSON; a structured clone is no smaller for the plain objects we send). */
-const messageBytes = (body: unknown): number => (typeof body === "string" ? encoder.encode(body) : encoder.encode(JSON.stringify(body) ?? "")).byteLength;
+/** A message as `send` and `sendBatch` take it: its body and how it is serialized. */
+interface QueueMessage {
+  body: unknown;
+  contentType?: string;
+}
 
-function queueRefusal(bodies: readonly unknown[], batch: boolean): string | null {
+function queueRefusal(messages: readonly QueueMessage[], batch: boolean): string | null {
   const { queueMessageBytes, queueBatchMessages, queueBatchBytes } = CALL_LIMITS;
-  if (batch && bodies.length > queueBatchMessages) return `Queue sendBatch failed: ${bodies.length} messages (the limit is ${queueBatchMessages} a batch)`;
+  if (batch && messages.length > queueBatchMessages)
+    return `Queue sendBatch failed: ${messages.length} messages (the limit is ${queueBatchMessages} a batch)`;
   let total = 0;
-  for (const body of bodies) {
-    const bytes = messageBytes(body);
+  for (const { body, contentType } of messages) {
+    const bytes = messageBytes(body, contentType);
     if (bytes > queueMessageBytes) return `Queue send failed: a message of ${bytes} bytes (the limit is ${queueMessageBytes})`;
     total += bytes;
   }
@@ -238,21 +302,20 @@ function queueRefusal(bodies: readonly unknown[], batch: boolean): string | null
 function meteredQueue(queue: Queue): Queue {
   return forwarding(queue, (name, method) => {
     if (name === "send")
-      return (body, ...rest) =>
+      return (body, options, ...rest) =>
         checked(
-          () => queueRefusal([body], false),
-          () => counted("queueSends", 1, () => method(body, ...rest)),
+          () => queueRefusal([{ body, contentType: (options as QueueSendOptions | undefined)?.contentType }], false),
+          () => counted("queueSends", 1, () => method(body, options, ...rest)),
         );
     if (name === "sendBatch") {
-      return (messages, ...rest) =>
-        checked(
-          () =>
-            queueRefusal(
-              [...(messages as Iterable<{ body: unknown }>)].map((m) => m.body),
-              true,
-            ),
-          () => counted("queueSends", 1, () => method(messages, ...rest)),
+      return (messages, ...rest) => {
+        // Read once: an iterator given as the batch would be empty when sent after the check read it.
+        const batch = [...(messages as Iterable<QueueMessage>)];
+        return checked(
+          () => queueRefusal(batch, true),
+          () => counted("queueSends", 1, () => method(batch, ...rest)),
         );
+      };
     }
     return null;
   });

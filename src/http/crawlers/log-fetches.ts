@@ -9,7 +9,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { claimedCrawler, verification } from "../../crawlers/identify.ts";
 import { rangeMatcher } from "../../crawlers/range-cache.ts";
 import { CrawlerRecorder, type FlushTimer, type ObservedFetch, type SiteLive } from "../../crawlers/recorder.ts";
-import { type Meter, currentMeter, metered } from "../../jobs/meter.ts";
+import { type Meter, currentMeter, inInvocation, metered } from "../../jobs/meter.ts";
 import { siteServices } from "../../services.ts";
 import type { Services } from "../../services-type.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -29,12 +29,15 @@ function crawlerNames(s: Services): readonly string[] {
 }
 
 /**
- * The answer with its body counted as it goes out (only for crawlers' requests); `ended` is called
+ * The answer with its body counted as it goes out (only for crawlers' requests); `onEnd` is called
  * once, with the bytes sent, or null when the transfer did not end (the client went away, the body
  * failed): at once when the length is known without reading, else when the body ends — while the
  * response still streams, so the record is handed to `waitUntil` then, not held open before.
  */
-function counted(res: Response, ended: (bytes: number | null) => void): Response {
+function counted(res: Response, onEnd: (bytes: number | null) => void): Response {
+  // Called from the body's flush or cancel, which the runtime runs late and, when the client goes
+  // away, from no invocation's context: bound to this request's, so what it records is counted there.
+  const ended = inInvocation(onEnd);
   const length = res.headers.get("Content-Length");
   if (!res.body || (length !== null && /^\d+$/.test(length))) {
     ended(res.body ? Number(length) : 0);
