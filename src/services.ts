@@ -312,11 +312,14 @@ export async function siteServices(
 /**
  * A D1 database binding: its methods (as the metered env finds one: src/jobs/metered-env.ts), and not
  * a service binding, whose RPC stub answers every method name (a Fetcher: it has `fetch`, D1 has not).
+ * `fetch` is looked at first: any other name read off a stub (through the metered env's wrapper,
+ * which binds what it reads) is a call to the remote worker, refused there.
  */
 function isD1(value: unknown): value is D1Database {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
-  return typeof v["prepare"] === "function" && typeof v["batch"] === "function" && typeof v["exec"] === "function" && typeof v["fetch"] !== "function";
+  if (typeof v["fetch"] === "function") return false;
+  return typeof v["prepare"] === "function" && typeof v["batch"] === "function" && typeof v["exec"] === "function";
 }
 
 /**
