@@ -112,6 +112,25 @@ describe("a DATABASE change", () => {
   });
 });
 
+describe("a DATABASE change of a site without records", () => {
+  it("is refused while snapshots its regeneration registered for collection are there (only those rows name their KV keys)", async () => {
+    const e = freshEnv();
+    const { site } = await registered(e);
+    await e.DB.prepare("INSERT INTO snapshot_gc (key, origin, since) VALUES (?1, ?2, ?3)")
+      .bind(`s1/_parts/${"a".repeat(32)}/`, site.origin, Date.now())
+      .run();
+    const res = await call(e, `http://localhost:8787/sitemap-admin/sites/${new URL(site.origin).host}`, {
+      method: "PATCH",
+      headers: { ...bearer, "Content-Type": "application/json" },
+      body: JSON.stringify({ settings: { DATABASE: "SITE_B_DB" } }),
+    });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ error: "database_in_use", message: expect.stringContaining("snapshots") });
+    expect(await count(e.DB, "SELECT COUNT(*) AS n FROM snapshot_gc WHERE origin = ?1", site.origin)).toBe(1);
+    expect((await new D1SiteRegistry(e.DB).get(site.origin))?.settings).toEqual({});
+  });
+});
+
 describe("housekeeping of a database holding only registered sites", () => {
   it("the cron's registry sweep plans its sync sweep: expired syncs and old crawler rows are trimmed there", async () => {
     vi.spyOn(console, "log").mockImplementation(() => undefined);
