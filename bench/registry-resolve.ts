@@ -38,7 +38,6 @@ function countingRegistry(rows: RegisteredSite[]): { registry: SiteRegistry; rea
     live: () => read(rows.map((s) => ({ origin: s.origin, updatedAt: s.updatedAt }))),
     // Fresh strings and objects, as D1's rows and the registry's JSON.parse of settings give them.
     liveSites: () => read(JSON.parse(JSON.stringify(rows)) as RegisteredSite[]),
-    databases: () => read([{ database: "DB", origin: rows[0]!.origin }]),
     get: (origin) => read(rows.find((s) => s.origin === origin) ?? null),
     byTokenHash: () => read(null),
     create: () => read(false),

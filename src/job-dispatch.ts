@@ -15,7 +15,7 @@ import { regenerateJob } from "./jobs/regenerate.ts";
 import { registrySweepJob } from "./jobs/registry-sweep.ts";
 import { sitePurgeJob } from "./jobs/site-purge.ts";
 import { syncSweepJob } from "./jobs/sync-sweep.ts";
-import { services, servicesFor, siteServices } from "./services.ts";
+import { databaseSweepServices, services, servicesFor, siteServices } from "./services.ts";
 import type { Services } from "./services-type.ts";
 
 /** The consumer's dispatch: one handler per job kind, a file each in src/jobs/ (docs/jobs.md). */
@@ -43,10 +43,12 @@ export const JOBS: JobHandlers = {
 /**
  * The services a job runs on: its site's database, or, for a partitioned site's regeneration or
  * notification, its partition's; a registered site's own (src/registry/); the registry's database
- * for the registry's jobs. null for a site neither configured nor registered (deleted since).
+ * for the registry's jobs; the database a sweep names. null for a site neither configured nor registered (deleted since).
  */
 export async function servicesOfJob(env: Env, job: Job): Promise<Services | null> {
   if (job.kind === "registry-sweep" || job.kind === "site-purge") return services(env);
+  // A bound database's own sweep (src/jobs/registry-sweep.ts): null once that binding is gone.
+  if (job.kind === "sync-sweep" && job.database !== undefined) return databaseSweepServices(env, job.database);
   let site: Services | null;
   if (job.kind === "mirror") {
     // A mirror job is named by its URL: a configured mirror writes to the database of the URL's site (SITE_DATABASES);

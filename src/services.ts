@@ -35,7 +35,7 @@ import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
-import { purgeEverywhere } from "./registry/purge.ts";
+import { type SitePurgeStore, purgeEverywhere } from "./registry/purge.ts";
 import { RegistryResolver } from "./registry/resolve.ts";
 import { registeredSiteConfig, registeredSiteEnv } from "./registry/settings.ts";
 import type { RegisteredSite, SiteRegistry } from "./registry/store.ts";
@@ -310,22 +310,62 @@ export async function siteServices(
   return site ? registeredServices(env, site) : null;
 }
 
-/** The site registry, its sites' services, and what purges a deleted one's rows (its database: setting DATABASE, default DB); for the jobs. */
+/**
+ * A D1 database binding: its methods (as the metered env finds one: src/jobs/metered-env.ts), and not
+ * a service binding, whose RPC stub answers every method name (a Fetcher: it has `fetch`, D1 has not).
+ * `fetch` is looked at first: any other name read off a stub (through the metered env's wrapper,
+ * which binds what it reads) is a call to the remote worker, refused there.
+ */
+function isD1(value: unknown): value is D1Database {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  if (typeof v["fetch"] === "function") return false;
+  return typeof v["prepare"] === "function" && typeof v["batch"] === "function" && typeof v["exec"] === "function";
+}
+
+/**
+ * The name of every D1 database the deployment binds, `DB` first, then in name order: what a
+ * registered site may have used (its DATABASE setting, then changed) and what is housekept.
+ */
+export function boundDatabases(env: Env): string[] {
+  const raw = env as unknown as Record<string, unknown>;
+  return Object.keys(raw)
+    .filter((name) => isD1(raw[name]))
+    .sort((a, b) => (a === "DB" ? -1 : b === "DB" ? 1 : a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** What purges a site's rows from the D1 database bound as `name`; null when none is bound by that name. */
+export function databasePurge(env: Env, name: string): SitePurgeStore | null {
+  const db = (env as unknown as Record<string, unknown>)[name];
+  return isD1(db) ? new D1SitePurge(db) : null;
+}
+
+/** Services wired on the D1 database bound as `name` for its housekeeping alone (no site its own); null when none is bound by that name. */
+export function databaseSweepServices(env: Env, name: string): Services | null {
+  const db = (env as unknown as Record<string, unknown>)[name];
+  if (!isD1(db)) return null;
+  return wire({ ...env, DB: db } as Env, { ...loadConfig(env), sites: new Set(), shardBase: new Map() });
+}
+
+/** The site registry, its sites' services, what purges a deleted one's rows, and every bound database's housekeeping; for the jobs. */
 export function registeredSites(env: Env): RegisteredSites | null {
   const registry = siteRegistry(env);
   return (
     registry && {
       registry,
       servicesOf: (site) => registeredServices(env, site),
-      purgeOf: (site, others = []) => {
-        // Its database first, then DB and the others named (those registered sites use): rows it left where its settings no longer point go too.
+      purgeOf: (site) => {
+        // Its database first, then every other the deployment binds: rows it left where its settings no longer point go too.
         const raw = env as unknown as Record<string, unknown>;
         const own = registeredSiteEnv(env, site.origin, site.settings)["DB"];
-        const databases = [...new Set([own, raw["DB"], ...others.map((name) => raw[name])])].filter(
-          (db): db is D1Database => typeof db === "object" && db !== null && "prepare" in db,
-        );
+        const databases = [...new Set([own, ...boundDatabases(env).map((name) => raw[name])])].filter(isD1);
         return databases.length === 0 ? null : purgeEverywhere(databases.map((db) => new D1SitePurge(db)));
       },
+      databases: () =>
+        boundDatabases(env).flatMap((binding) => {
+          const services = databaseSweepServices(env, binding);
+          return services ? [{ binding, services }] : [];
+        }),
     }
   );
 }

@@ -300,7 +300,9 @@ export const patchSite = createRoute({
     ...platformErrors,
     400: error("invalid_body, or invalid_settings (`problems` names each setting and its rule)"),
     404: unknownSite,
-    409: error("database_in_use: DATABASE changed while the site holds records (they stay where they are; delete them first)"),
+    409: error(
+      "database_in_use: DATABASE changed while the database it leaves holds the site's records, a sync under way or snapshots to collect (nothing changed), or while its state there is still being deleted (send it again)",
+    ),
     415: error("the body is not sent as application/json"),
   },
 });

@@ -25,8 +25,9 @@ import { currentMeter } from "../jobs/meter.ts";
 import { DATABASE_SETTING, type SettingProblem, settingsProblems } from "../registry/settings.ts";
 import type { RegisteredSite, SiteRegistry, SiteSettings } from "../registry/store.ts";
 import { newSiteToken, tokenHash } from "../registry/token.ts";
-import { registeredServices, registeredSites, registryResolver, services, siteRegistry } from "../services.ts";
+import { registeredServices, registryResolver, services, siteRegistry } from "../services.ts";
 import { onPlatformHost } from "./auth.ts";
+import { leaveDatabase } from "./database-change.ts";
 import { AdminError } from "./errors.ts";
 import type { HealthItem } from "./health.ts";
 import { jsonResponse } from "./json.ts";
@@ -261,16 +262,9 @@ export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
   const site = await liveSite(registry, host);
   const problems = settingsProblems(c.env, site.origin, settings);
   if (problems.length > 0) throw refusedSettings(problems);
-  // Records are not moved between databases: a site holding some keeps its database (else they would be stranded there).
-  if (
-    (settings[DATABASE_SETTING] ?? "DB") !== (site.settings[DATABASE_SETTING] ?? "DB") &&
-    (await registeredSites(c.env)?.purgeOf(site)?.holdsRecords(site.origin))
-  ) {
-    throw new AdminError(409, {
-      error: "database_in_use",
-      message: "DATABASE cannot change while the site holds records: delete them first (a full sync of none), then change it",
-    });
-  }
+  // Records are not moved between databases: a change is refused while its database holds some, else its state there is cleared first.
+  const from = site.settings[DATABASE_SETTING] ?? "DB";
+  if ((settings[DATABASE_SETTING] ?? "DB") !== from) await leaveDatabase(c.env, site, from);
   const updated = await registry.update(site.origin, settings, writeTime(site));
   if (updated === null) throw notFound(host);
   // This isolate serves the new settings at once; the others when their list is next read (MANIFEST_CACHE_TTL).

@@ -20,10 +20,12 @@ export interface RegisteredSites {
   /** A registered site's services (its database, its settings over the deployment's variables). Throws ConfigError. */
   servicesOf(site: RegisteredSite): Services;
   /**
-   * What removes the site's rows from its database, `DB`, and the D1 bindings named in `others`
-   * (those live registered sites use: where it may have been before a DATABASE change); null when none is bound.
+   * What removes the site's rows from its database and every other D1 database the deployment binds
+   * (where it may have been before a DATABASE change, whether or not a live site uses it now); null when none is bound.
    */
-  purgeOf(site: RegisteredSite, others?: readonly string[]): SitePurgeStore | null;
+  purgeOf(site: RegisteredSite): SitePurgeStore | null;
+  /** Every D1 database the deployment binds (its binding's name), with services for its housekeeping alone (src/jobs/sync-sweep.ts). */
+  databases(): { binding: string; services: Services }[];
 }
 
 interface JobContext {

@@ -10,7 +10,7 @@ export type JobKind = (typeof JOB_KINDS)[number];
 export interface Job {
   kind: JobKind;
   /**
-   * The site (sync-sweep: any site of the database swept; crawler-ranges: a site of the database that
+   * The site (sync-sweep: any site of the database swept, or `REGISTRY_TARGET` with `database`; crawler-ranges: a site of the database that
    * keeps its job; registry-sweep and site-purge: `REGISTRY_TARGET`, one chain each per deployment).
    */
   origin: string;
@@ -24,6 +24,8 @@ export interface Job {
   partition?: number;
   /** mirror of a registered site (src/registry/): the site whose MIRROR_SITEMAPS lists the URL, so its services run it. */
   site?: string;
+  /** sync-sweep of a bound D1 database on its own (src/jobs/registry-sweep.ts): its binding's name. */
+  database?: string;
   /** registry-sweep: the last origin its chain's previous steps scheduled (the registry's keyset position). */
   after?: string;
   /**
@@ -57,6 +59,7 @@ export function parseJob(body: unknown): Job | null {
   };
   const site = text("site");
   const after = text("after");
+  const database = text("database");
   return {
     kind: b["kind"],
     origin: b["origin"],
@@ -66,6 +69,7 @@ export function parseJob(body: unknown): Job | null {
     ...(partition === null ? {} : { partition }),
     ...(site === null ? {} : { site }),
     ...(after === null ? {} : { after }),
+    ...(database === null ? {} : { database }),
     ...(chain === null ? {} : { chain }),
   };
 }

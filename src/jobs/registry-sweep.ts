@@ -10,8 +10,8 @@
  * moves and tombstones no reader needs trimmed (`trimRegistered`, as the sync sweep does for the
  * configured sites), in at most TRIM_STATEMENTS statements. The first step also queues the purge of
  * deleted sites (src/jobs/site-purge.ts) when there are any, and a sync sweep (src/jobs/sync-sweep.ts:
- * expired syncs, the crawler log's trimming, stale job rows) for each database registered sites use,
- * named by its first site, so that a database holding only registered sites is housekept too.
+ * expired syncs, the crawler log's trimming, stale job rows) for every D1 database the deployment
+ * binds, so that a database holding only registered sites, or only what sites left there, is housekept too.
  *
  * Measured (test/workers/registry-sweep.test.ts): a page of 200 sites costs about 20 D1 queries and
  * 2–4 queue sends, so 10,000 sites take 10 steps of ~100 queries each.
@@ -43,7 +43,7 @@ export const registrySweepJob: JobHandler = async (job, c) => {
     const started = await c.scheduler.request("site-purge", REGISTRY_TARGET, 0, "sweep");
     purge = started ? ", purge queued" : ", purge running";
   }
-  // Each database registered sites use is housekept by a sync sweep of its own (docs/jobs.md "Housekeeping").
+  // Every D1 database the deployment binds is housekept by a sync sweep of its own (docs/jobs.md "Housekeeping").
   const swept = job.after === undefined ? await planSweeps(sites) : 0;
   let after = job.after ?? null;
   let seen = 0;
@@ -107,25 +107,21 @@ export const registrySweepJob: JobHandler = async (job, c) => {
 };
 
 /**
- * A sync sweep per database registered sites use (one query, then one read per database, a handful),
- * named by its first site and run on that site's services. A database the heartbeat also sweeps
- * for its SITES sites is swept twice a heartbeat at most: housekeeping is idempotent. The jobs sent.
+ * A sync sweep for every D1 database the deployment binds (src/jobs/sync-sweep.ts), each on services
+ * of that database alone, its chain in that database's jobs table under `REGISTRY_TARGET`: a database
+ * no live site uses any more (a DATABASE changed, its sites deleted) still has its syncs expired and
+ * its crawler log and jobs table trimmed. A database the heartbeat also sweeps for its SITES sites is
+ * swept twice a heartbeat at most: housekeeping is idempotent. One statement and one send per
+ * database (at 10 bound databases, 20 of the invocation's calls). The jobs sent.
  */
 async function planSweeps(sites: RegisteredSites): Promise<number> {
-  const planned: Planned[] = [];
-  const tableOf = new Map<Services, string>();
-  for (const { database, origin } of await sites.registry.databases()) {
-    const site = await sites.registry.get(origin);
-    if (site === null || site.deletedAt !== null) continue;
-    let services: Services;
-    try {
-      services = sites.servicesOf(site);
-    } catch {
-      continue; // its settings no longer read: the page's walk below reports it
-    }
-    if (services.store.sync === null) continue;
-    tableOf.set(services, database);
-    planned.push({ job: { kind: "sync-sweep", origin, trigger: "cron", step: 0 }, delaySeconds: 0, database: services });
-  }
-  return startPlanned(planned, Date.now(), (p) => tableOf.get(p.database) ?? p.database);
+  const planned: Planned[] = sites
+    .databases()
+    .filter(({ services }) => services.jobs !== null)
+    .map(({ binding, services }) => ({
+      job: { kind: "sync-sweep", origin: REGISTRY_TARGET, database: binding, trigger: "cron", step: 0 },
+      delaySeconds: 0,
+      database: services,
+    }));
+  return startPlanned(planned, Date.now());
 }

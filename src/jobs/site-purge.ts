@@ -4,12 +4,13 @@
  * Each step works on the oldest one: once no isolate can still serve it and no job step begun
  * before its deletion can still run (`MANIFEST_CACHE_TTL` + a step's lease after the deletion), it
  * deletes, in bounded statements, its records, then its other rows in every table keyed by its
- * origin, in its database, `DB` and every database registered sites use (src/registry/purge.ts), then its snapshots in KV (those
+ * origin, in its database and every other D1 database the deployment binds (src/registry/purge.ts), then its snapshots in KV (those
  * registered for the garbage collection, then its heads, page by page), its robots.txt last good
  * copy and loop mark, and last its registry row; then the next deleted site.
  * It stops at its time budget or its share of the invocation's KV operations, and its chain goes
  * on. Every delete is idempotent: a killed step's retry finds less to do.
  */
+import { mirrorsOf } from "../registry/purge.ts";
 import type { SnapshotStore } from "../snapshots/store.ts";
 import { JOB_LEASE_MS } from "./budget.ts";
 import type { JobHandler } from "./context.ts";
@@ -17,15 +18,17 @@ import { MAX_STEPS } from "./messages.ts";
 
 /** Rows per delete statement at most. */
 const PURGE_ROWS_PER_STATEMENT = 5_000;
-/** Record deletes per step at most (100,000 records). */
+/** Record delete rounds per step at most (each a statement per database still holding some: 100,000 records a database). */
 const RECORD_STATEMENTS_PER_STEP = 20;
+/**
+ * No further round of record deletes past this many service calls of the invocation's shared 1,000:
+ * the state's statements (~25 a database, 250 at 10 bound databases) and the snapshots' share still fit.
+ */
+const RECORD_SHARE = 300;
 /** The step deletes no further snapshot past this many service calls of its invocation's shared 1,000 (a document in parts costs a few more). */
 const KV_SHARE = 400;
 /** Snapshot keys read per page (registered for the garbage collection, or a site's heads listed). */
 const KEYS_PER_PAGE = 100;
-
-/** The site's mirrored URLs as its setting lists them (comma or space separated). */
-const mirrorsOf = (settings: Readonly<Record<string, string>>): string[] => (settings["MIRROR_SITEMAPS"] ?? "").split(/[\s,]+/).filter((u) => u !== "");
 
 /** `after` of a heads listing: the site it belongs to, then the KV cursor. */
 const cursorOf = (after: string | undefined, origin: string): string | null => (after?.startsWith(`${origin} `) ? after.slice(origin.length + 1) : null);
@@ -51,15 +54,13 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
     return `waiting for ${origin} to settle`;
   }
 
-  // Every database registered sites use, not only the one its settings name now (one query).
-  const purge = sites.purgeOf(
-    site,
-    (await sites.registry.databases()).map((d) => d.database),
-  );
+  // Every database the deployment binds, not only the one its settings name now: it may have left rows in any.
+  const purge = sites.purgeOf(site);
   let records = 0;
   if (purge !== null) {
     for (let i = 0; ; i++) {
-      if (i >= RECORD_STATEMENTS_PER_STEP || Date.now() >= c.deadline) return more(`${origin}: ${records} records deleted`);
+      const spent = i >= RECORD_STATEMENTS_PER_STEP || c.usage().serviceCalls >= RECORD_SHARE || Date.now() >= c.deadline;
+      if (spent) return more(`${origin}: ${records} records deleted`);
       const n = await purge.purgeRecords(origin, PURGE_ROWS_PER_STATEMENT);
       records += n;
       if (n < PURGE_ROWS_PER_STATEMENT) break;

@@ -1,13 +1,20 @@
 /**
- * Removing a deleted registered site's rows from every D1 database it may have used (the `site-purge` job,
- * src/jobs/site-purge.ts; adapter: src/adapters/d1/site-purge.ts). Every call is a few bounded
- * statements, each removing at most `limit` rows, and idempotent: a killed step's retry finds less
- * to do, never something wrong.
+ * Removing a deleted registered site's rows from every D1 database the deployment binds (the `site-purge` job,
+ * src/jobs/site-purge.ts; adapter: src/adapters/d1/site-purge.ts), and a site's state from the database a
+ * DATABASE change leaves (src/admin/database-change.ts). Every call is a few bounded statements, each
+ * removing at most `limit` rows, and idempotent: a killed step's retry finds less to do, never something wrong.
  */
 
+/**
+ * What of a site a database holds that a DATABASE change would strand or lose: its records
+ * (tombstones and a sync's staged batches included), a sync under way, snapshots its regeneration
+ * registered for collection (KV keys only those rows name). An open sync is one open or committing. null: nothing but state the change clears.
+ */
+export type Stranded = "records" | "open-sync" | "snapshots";
+
 export interface SitePurgeStore {
-  /** Whether any record of the site (a tombstone included) is kept there: a DATABASE change is refused while one is. */
-  holdsRecords(origin: string): Promise<boolean>;
+  /** What of the site is kept there that a DATABASE change must not leave behind (one read), or null. */
+  stranded(origin: string): Promise<Stranded | null>;
   /** Deletes up to `limit` of the site's records (`urls` rows, tombstones included): how many. */
   purgeRecords(origin: string, limit: number): Promise<number>;
   /**
@@ -29,17 +36,28 @@ export interface SitePurgeStore {
 
 /**
  * The purge over every database a site may have used (its own first): a site's rows are removed
- * wherever they are, not only where its settings point now. Each call goes to each database in turn.
+ * wherever they are, not only where its settings point now. Each call goes to each database in turn
+ * (the records' to those not yet found emptied by this object).
  */
 export function purgeEverywhere(stores: readonly SitePurgeStore[]): SitePurgeStore {
+  const emptied = new Set<SitePurgeStore>();
   return {
-    async holdsRecords(origin) {
-      for (const s of stores) if (await s.holdsRecords(origin)) return true;
-      return false;
+    async stranded(origin) {
+      for (const s of stores) {
+        const what = await s.stranded(origin);
+        if (what !== null) return what;
+      }
+      return null;
     },
     async purgeRecords(origin, limit) {
+      // A database that had fewer than `limit` left is done: the step's later rounds ask only the others.
       let n = 0;
-      for (const s of stores) n += await s.purgeRecords(origin, limit);
+      for (const s of stores) {
+        if (emptied.has(s)) continue;
+        const deleted = await s.purgeRecords(origin, limit);
+        if (deleted < limit) emptied.add(s);
+        n += deleted;
+      }
       return n;
     },
     async collectableKeys(origin, limit) {
@@ -57,3 +75,7 @@ export function purgeEverywhere(stores: readonly SitePurgeStore[]): SitePurgeSto
     },
   };
 }
+
+/** The site's mirrored URLs as its MIRROR_SITEMAPS setting lists them (comma or space separated): their state is the site's. */
+export const mirrorsOf = (settings: Readonly<Record<string, string>>): string[] =>
+  (settings["MIRROR_SITEMAPS"] ?? "").split(/[\s,]+/).filter((u) => u !== "");

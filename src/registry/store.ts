@@ -30,8 +30,6 @@ export interface SiteRegistry {
   live(): Promise<{ origin: string; updatedAt: number }[]>;
   /** Every live site whole: what each isolate keeps to resolve a Host and wire its services with no further query (one query). */
   liveSites(): Promise<RegisteredSite[]>;
-  /** Each D1 binding live sites keep their records in (setting DATABASE, default `DB`), with the first site (in origin order) on it. */
-  databases(): Promise<{ database: string; origin: string }[]>;
   /** One site, live or being deleted; null when unknown. */
   get(origin: string): Promise<RegisteredSite | null>;
   /** The live site whose token hashes to `tokenHash`; null when none. */

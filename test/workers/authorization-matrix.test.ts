@@ -6,12 +6,18 @@
  * A's own host naming B's resources (B's sync by id, B's host, B's locs and origin in the body or
  * query). Each is refused (401, 403 or 404; a body naming B's locs may also be 422), and afterwards
  * B's sync is still open with what it had received, B's records are all there and B's token and
- * settings are unchanged.
+ * settings are unchanged. The platform's own credentials too, as each route declares them: the
+ * ADMIN_TOKEN and an Access service token reach the platform routes on the platform's host only
+ * (each call on a site registered for it), and name nothing of B's through a site route there; a
+ * session signed in with the ADMIN_TOKEN on the platform's host reads its status there and nothing
+ * else, and on B's host is no one.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { clearJwksCache } from "../../src/admin/auth/access.ts";
 import { siteEnv } from "./notify-support.ts";
-import { bearer, signInForm } from "./support/admin.ts";
-import { call, freshOrigin } from "./support.ts";
+import { accessKey } from "./support/access-key.ts";
+import { bearer, signIn, signInForm } from "./support/admin.ts";
+import { call } from "./support.ts";
 
 interface Route {
   method: string;
@@ -22,6 +28,33 @@ interface Route {
 
 const label = () => Math.random().toString(36).slice(2, 9);
 const REFUSED = [401, 403, 404];
+
+/** The deployment's Cloudflare Access application, and the Client ID of the service token it lets write. */
+const TEAM = "https://team-matrix.cloudflareaccess.com";
+const AUD = "aud-matrix-0123456789";
+const CLIENT = "0123456789abcdef0123456789abcdef.access";
+
+/** Access's headers for its service token (a JWT signed by the team's key, whose JWKS the Worker fetches: faked here). */
+async function accessServiceToken(): Promise<Record<string, string>> {
+  const key = await accessKey("matrix");
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+    const url = input instanceof Request ? input.url : String(input);
+    return url === `${TEAM}/cdn-cgi/access/certs` ? Response.json({ keys: [key.public] }) : new Response("not found", { status: 404 });
+  });
+  const s = Math.floor(Date.now() / 1000);
+  return { "Cf-Access-Jwt-Assertion": await key.jwt({ aud: [AUD], iss: TEAM, type: "app", iat: s, nbf: s, exp: s + 3600, sub: "", common_name: CLIENT }) };
+}
+
+/**
+ * What a credential's call of a route must answer: the statuses allowed; `allowed`, a success, its
+ * `{host}` a site registered for this call alone (it may rotate its token or delete it); null: not called.
+ */
+type Outcome = readonly number[] | "allowed" | null;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  clearJwksCache();
+});
 
 /** A body for a route, naming B's resources wherever a body can name something. */
 function bodyFor(route: Route, b: string): unknown {
@@ -47,14 +80,19 @@ const pathFor = (route: Route, bSync: string, bHost: string, b: string): string 
   route.path.replace("{id}", bSync).replace("{host}", bHost) +
   (route.path === "/urls" && route.method === "get" ? `?loc=${encodeURIComponent(`${b}/one`)}` : "");
 
+/** Whether a route's body or query names B's locs or origin: on A's own host, a 422 says they are not A's (and names nothing of B's). */
+const namesLocs = (route: Route): boolean => route.path.endsWith("/urls") || route.path === "/syncs";
+
 /** Whether a route, called on A's own host, can name another site's resource at all (a path parameter, a body or a query). */
 const namesAResource = (route: Route): boolean =>
   route.path.includes("{") || route.path.includes("urls") || route.path === "/syncs" || route.path === "/sites";
 
 describe("the authorization matrix, derived from the route table", () => {
   it("refuses every route to every credential a tenant holds against another tenant, and B is untouched", async () => {
-    const platformOrigin = freshOrigin("authz");
-    const e = siteEnv(platformOrigin);
+    // Plain http like the tenants' (local hosts): a session cookie has the same name on both, so sending it across means something.
+    const platformOrigin = `http://platform-${label()}.test:8787`;
+    const e = siteEnv(platformOrigin, { ACCESS_TEAM_DOMAIN: TEAM, ACCESS_AUD: AUD, ACCESS_SERVICE_TOKEN_IDS: CLIENT });
+    const service = await accessServiceToken();
     const register = async (): Promise<{ origin: string; token: string }> => {
       const origin = `http://${label()}.test:8787`;
       const res = await call(e, `${platformOrigin}/sitemap-admin/sites`, {
@@ -98,22 +136,52 @@ describe("the authorization matrix, derived from the route table", () => {
     const signedIn = await call(e, `${a.origin}/sitemap-admin/sign-in`, signInForm(a.token, "198.51.100.77", { Origin: a.origin }));
     expect(signedIn.status).toBe(303);
     const aCookie = signedIn.headers.get("Set-Cookie")!.split(";")[0]!;
+    // The platform's browser session on the platform's host (the ADMIN_TOKEN at its sign-in form).
+    const platformCookie = await signIn(e, platformOrigin);
 
     // The route table, as the OpenAPI document derived from src/admin/routes.ts states it.
     const doc = (await (await call(e, `${platformOrigin}/sitemap-admin/openapi.json`, { headers: bearer })).json()) as {
       paths: Record<string, Record<string, { "x-access"?: string }>>;
     };
+    // The document names each path as served (under /sitemap-admin); a route here is its path below that, as the calls add it back.
+    const paths = Object.keys(doc.paths);
+    expect(paths.filter((path) => !path.startsWith("/sitemap-admin/"))).toEqual([]);
     const routes: Route[] = Object.entries(doc.paths).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, operation]) => ({ method, path, access: operation["x-access"] })),
+      Object.entries(methods).map(([method, operation]) => ({ method, path: path.slice("/sitemap-admin".length), access: operation["x-access"] })),
     );
     expect(routes.length).toBeGreaterThanOrEqual(17);
     // A route added without its declaration fails here.
     for (const route of routes) expect(["public", "site", "platform"], `${route.method} ${route.path} declares no x-access`).toContain(route.access);
 
-    // `onlyPlatformRoutes`: the platform's own credential, whose declared reach is every site's routes and, on the
-    // platform's hosts only, the platform routes: on a tenant's host those do not exist (404).
-    const credentials: { name: string; host: string; headers: Record<string, string>; onlyPlatformRoutes?: true }[] = [
-      { name: "the platform token on B's host", host: b.origin, headers: bearer, onlyPlatformRoutes: true },
+    // The platform's own credentials (the ADMIN_TOKEN, an Access service token), whose declared reach is every site's
+    // routes and, on the platform's hosts only, the platform routes: on a tenant's host those do not exist (404), and
+    // its site routes read (their writes would change B: not called). On the platform's host the platform routes are
+    // theirs, and a site route there is the platform's own site, naming nothing of B's.
+    const platformCredentials = [
+      { name: "the platform token", headers: bearer },
+      { name: "the platform's Access service token", headers: service },
+    ];
+    const credentials: { name: string; host: string; headers: Record<string, string>; outcome?: (r: Route) => Outcome }[] = [
+      ...platformCredentials.map(({ name, headers }) => ({
+        name: `${name} on B's host`,
+        host: b.origin,
+        headers,
+        outcome: (r: Route): Outcome => (r.access === "platform" ? [404] : r.method === "get" ? "allowed" : null),
+      })),
+      ...platformCredentials.map(({ name, headers }) => ({
+        name: `${name} on the platform's host`,
+        host: platformOrigin,
+        headers,
+        outcome: (r: Route): Outcome => (r.access === "platform" ? "allowed" : namesAResource(r) ? [...REFUSED, 422] : null),
+      })),
+      // A session carries no platform credential: the platform's reads its status (browser-readable) and nothing else; on B's host it is no one.
+      {
+        name: "the platform's session on the platform's host",
+        host: platformOrigin,
+        headers: { Cookie: platformCookie, Origin: platformOrigin },
+        outcome: (r) => (r.access === "site" && r.method === "get" && r.path === "/status" ? [200] : [403]),
+      },
+      { name: "the platform's session on B's host", host: b.origin, headers: { Cookie: platformCookie, Origin: b.origin }, outcome: () => REFUSED },
       { name: "no credential on B's host", host: b.origin, headers: {} },
       { name: "a wrong token on B's host", host: b.origin, headers: { Authorization: "Bearer esk_wrong0123456789abcdefghijklmnopqrstuvwxyzABCD" } },
       { name: "A's token on B's host", host: b.origin, headers: { Authorization: `Bearer ${a.token}` } },
@@ -125,16 +193,27 @@ describe("the authorization matrix, derived from the route table", () => {
     for (const route of routes) {
       if (route.access === "public") continue;
       for (const cred of credentials) {
-        if (cred.onlyPlatformRoutes && route.access !== "platform") continue;
+        if (cred.outcome) {
+          const outcome = cred.outcome(route);
+          if (outcome === null) continue;
+          // Allowed: on a site of its own, so that B is untouched and a DELETE or a token rotation harms no other call.
+          const host = outcome === "allowed" && route.path.includes("{host}") ? new URL((await register()).origin).host : bHost;
+          const res = await call(e, `${cred.host}/sitemap-admin${pathFor(route, bSync, host, b.origin)}`, request(route, cred.headers, b.origin));
+          outcomes.push(`${route.method.toUpperCase()} ${route.path} · ${cred.name}: ${res.status}`);
+          const message = `${route.method.toUpperCase()} ${route.path} with ${cred.name} answered ${res.status}`;
+          if (outcome === "allowed") expect(res.status, message).toBeLessThan(300);
+          else expect(outcome, message).toContain(res.status);
+          continue;
+        }
         const onOwnHost = cred.host === a.origin;
         // A site route naming nothing (A's own status, A's own regeneration) is A's own business on A's host.
         if (onOwnHost && route.access === "site" && !namesAResource(route)) continue;
         const res = await call(e, `${cred.host}/sitemap-admin${pathFor(route, bSync, bHost, b.origin)}`, request(route, cred.headers, b.origin));
         // A platform route does not exist on a tenant's host (404) whoever calls; a site route refuses what is not the caller's.
         const allowed =
-          route.access === "platform" && (cred.onlyPlatformRoutes || (onOwnHost && "Authorization" in cred.headers))
+          route.access === "platform" && onOwnHost && "Authorization" in cred.headers
             ? [404]
-            : onOwnHost && route.path === "/urls" && route.method === "delete"
+            : onOwnHost && namesLocs(route)
               ? [...REFUSED, 422]
               : REFUSED;
         outcomes.push(`${route.method.toUpperCase()} ${route.path} · ${cred.name}: ${res.status}`);

@@ -1,9 +1,10 @@
 /**
  * Issue 50 items 5–6 (defects 5 and 6 of its "Why"): deleting a registered site is complete and
- * prompt, and every database registered sites use is housekept. An isolate whose list of sites is
+ * prompt, and every D1 database the deployment binds is housekept. An isolate whose list of sites is
  * stale takes no write and runs no job for a site deleted elsewhere once the list is MANIFEST_CACHE_TTL
  * old; the purge leaves no robots.txt key in KV; a DATABASE change is refused while the site holds
  * records; a database holding only registered sites has its expired syncs and old crawler rows trimmed.
+ * (test/workers/database-left.test.ts: nothing is left in a database a site left.)
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
@@ -111,6 +112,25 @@ describe("a DATABASE change", () => {
   });
 });
 
+describe("a DATABASE change of a site without records", () => {
+  it("is refused while snapshots its regeneration registered for collection are there (only those rows name their KV keys)", async () => {
+    const e = freshEnv();
+    const { site } = await registered(e);
+    await e.DB.prepare("INSERT INTO snapshot_gc (key, origin, since) VALUES (?1, ?2, ?3)")
+      .bind(`s1/_parts/${"a".repeat(32)}/`, site.origin, Date.now())
+      .run();
+    const res = await call(e, `http://localhost:8787/sitemap-admin/sites/${new URL(site.origin).host}`, {
+      method: "PATCH",
+      headers: { ...bearer, "Content-Type": "application/json" },
+      body: JSON.stringify({ settings: { DATABASE: "SITE_B_DB" } }),
+    });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ error: "database_in_use", message: expect.stringContaining("snapshots") });
+    expect(await count(e.DB, "SELECT COUNT(*) AS n FROM snapshot_gc WHERE origin = ?1", site.origin)).toBe(1);
+    expect((await new D1SiteRegistry(e.DB).get(site.origin))?.settings).toEqual({});
+  });
+});
+
 describe("housekeeping of a database holding only registered sites", () => {
   it("the cron's registry sweep plans its sync sweep: expired syncs and old crawler rows are trimmed there", async () => {
     vi.spyOn(console, "log").mockImplementation(() => undefined);
@@ -131,9 +151,9 @@ describe("housekeeping of a database holding only registered sites", () => {
         .bind(site.origin, Math.floor(longAgo / 60_000), longAgo),
     ]);
     const deliveries = await runCron(e);
-    // Named by the first registered site on SITE_B_DB (this file's others may be there too), never by a SITES site: none is there.
-    const sweeps = deliveries.filter((d) => d.job.kind === "sync-sweep" && d.result === "acked").map((d) => d.job.origin);
-    expect(sweeps.some((origin) => origin.endsWith(".test") && origin.startsWith("https://life"))).toBe(true);
+    // Named by its binding (every bound database is swept, a site on it or not), never by a SITES site: none is there.
+    const sweeps = deliveries.filter((d) => d.job.kind === "sync-sweep" && d.result === "acked").map((d) => [d.job.origin, d.job.database]);
+    expect(sweeps).toContainEqual([REGISTRY_TARGET, "SITE_B_DB"]);
     expect(await count(db, "SELECT COUNT(*) AS n FROM crawler_fetches WHERE origin = ?1", site.origin)).toBe(0);
     expect(await count(db, "SELECT COUNT(*) AS n FROM syncs WHERE id = ?1 AND state = 'open'", `${site.origin}#old`)).toBe(0);
   });

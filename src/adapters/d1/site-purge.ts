@@ -4,7 +4,7 @@
  * origin where the table has one (the small tables without one — notify_targets, admin_sessions,
  * mirrors, syncs — are scanned: a few rows per site), so each statement reads about what it removes.
  */
-import type { SitePurgeStore } from "../../registry/purge.ts";
+import type { SitePurgeStore, Stranded } from "../../registry/purge.ts";
 
 /**
  * Every table keyed by a site's origin (migrations/), with what names one of its rows: the rowid,
@@ -48,8 +48,18 @@ export class D1SitePurge implements SitePurgeStore {
     this.#db = db;
   }
 
-  async holdsRecords(origin: string): Promise<boolean> {
-    return (await this.#db.prepare("SELECT 1 AS one FROM urls WHERE origin = ?1 LIMIT 1").bind(origin).first()) !== null;
+  /** One read: a seek on urls and snapshot_gc by origin, and a scan of the open syncs (a few per database). */
+  async stranded(origin: string): Promise<Stranded | null> {
+    return this.#db
+      .prepare(
+        `SELECT CASE
+           WHEN EXISTS (SELECT 1 FROM urls WHERE origin = ?1) THEN 'records'
+           WHEN EXISTS (SELECT 1 FROM syncs, json_each(syncs.scope, '$.sites') AS s WHERE syncs.state IN ('open', 'committing') AND s.value = ?1) THEN 'open-sync'
+           WHEN EXISTS (SELECT 1 FROM snapshot_gc WHERE origin = ?1) THEN 'snapshots'
+         END AS what`,
+      )
+      .bind(origin)
+      .first<Stranded | null>("what");
   }
 
   /** SEARCH urls USING INTEGER PRIMARY KEY, from a covering index on (origin, …): reads what it deletes. */

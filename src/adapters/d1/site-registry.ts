@@ -52,16 +52,6 @@ export class D1SiteRegistry implements SiteRegistry {
     return results.map(siteOf);
   }
 
-  async databases(): Promise<{ database: string; origin: string }[]> {
-    const { results } = await this.#db
-      .prepare(
-        `SELECT coalesce(json_extract(settings, '$.DATABASE'), 'DB') AS database, min(origin) AS origin
-         FROM registry_sites WHERE deleted_at IS NULL GROUP BY 1 ORDER BY 1`,
-      )
-      .all<{ database: string; origin: string }>();
-    return results;
-  }
-
   async get(origin: string): Promise<RegisteredSite | null> {
     const r = await this.#db.prepare(`SELECT ${COLUMNS} FROM registry_sites WHERE origin = ?1`).bind(origin).first<SiteRow>();
     return r ? siteOf(r) : null;
