@@ -13,19 +13,30 @@ export const LOCAL_RANGES = JSON.stringify({ prefixes: [{ ipv4Prefix: "127.0.0.0
 
 const CRAWLERS = ["googlebot", "bingbot"] as const;
 
-/** Starts the server; resolves to the CRAWLER_IP_RANGES value that names it. */
-export function serveLocalCrawlerRanges(): Promise<string> {
+export interface LocalCrawlerRanges {
+  /** The CRAWLER_IP_RANGES value that names the server. */
+  value: string;
+  /** Resolves once every crawler's list was fetched (by the Worker's `crawler-ranges` job). */
+  fetched: Promise<void>;
+}
+
+/** Starts the server. */
+export function serveLocalCrawlerRanges(): Promise<LocalCrawlerRanges> {
+  const waiting = new Set<string>(CRAWLERS);
+  let allFetched = () => {};
+  const fetched = new Promise<void>((resolve) => (allFetched = resolve));
   const server = createServer((req, res) => {
-    const known = CRAWLERS.some((name) => req.url === `/${name}.json`);
-    res.writeHead(known ? 200 : 404, { "Content-Type": known ? "application/json" : "text/plain" });
-    res.end(known ? LOCAL_RANGES : "not found");
+    const name = CRAWLERS.find((n) => req.url === `/${n}.json`);
+    res.writeHead(name ? 200 : 404, { "Content-Type": name ? "application/json" : "text/plain" });
+    res.end(name ? LOCAL_RANGES : "not found");
+    if (name && waiting.delete(name) && waiting.size === 0) allFetched();
   });
   server.unref();
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo;
-      resolve(CRAWLERS.map((name) => `${name}=http://127.0.0.1:${port}/${name}.json`).join(" "));
+      resolve({ value: CRAWLERS.map((n) => `${n}=http://127.0.0.1:${port}/${n}.json`).join(" "), fetched });
     });
   });
 }

@@ -3,7 +3,7 @@
  * it whatever its port: `npm start` records its origin in a git-ignored file under .wrangler/ (the
  * local state wrangler keeps there), the import reads it when no `--url` is given.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 /** The record, relative to the project's root. */
@@ -27,4 +27,9 @@ export function recordedLocalServer(root: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The record removed when it still names `origin` (the server stopped): an import then says no server runs, rather than aim at a dead port. */
+export function forgetLocalServer(root: string, origin: string): void {
+  if (recordedLocalServer(root) === origin) rmSync(join(root, LOCAL_SERVER_FILE), { force: true });
 }

@@ -166,6 +166,9 @@ export function startPlan(args: readonly string[], environment: Readonly<Record<
   const wranglerArgs = [
     "dev",
     "--test-scheduled",
+    // Once wrangler.jsonc has routes (the README's deploy step), wrangler dev would hand the Worker
+    // the first route's host instead of localhost: every local URL "unknown site".
+    "--infer-origin-from-routes=false",
     "--port",
     String(port),
     "--ip",

@@ -17,7 +17,7 @@ import { parseEnv } from "node:util";
 import { ROBOTS_ORIGIN_URL_DEFAULT } from "../src/config/notify.ts";
 import { configProblems, deploymentVars } from "./local-config.ts";
 import { serveLocalCrawlerRanges } from "./local-crawler-ranges.ts";
-import { recordLocalServer } from "./local-server.ts";
+import { forgetLocalServer, recordLocalServer } from "./local-server.ts";
 import { type AdminAccess, DevOutputGate, demoSitesLine, migrationsLine, seedLine, stepLine, whereToLook } from "./start-output.ts";
 import { StartArgsError, type StartPlan, startPlan } from "./start-plan.ts";
 import type { PrepareMessage, PrepareRequest } from "./start-prepare.ts";
@@ -105,10 +105,11 @@ async function prepare(plan: StartPlan): Promise<void> {
 }
 
 /** `wrangler dev`: its start-up held back until it is ready, then where to look, then its request log. */
-function serve(plan: StartPlan, admin: AdminAccess, robotsNote: string): void {
+function serve(plan: StartPlan, admin: AdminAccess, robotsNote: string, rangesFetched: Promise<void> | null): void {
   const started = Date.now();
-  // `npm run import` with no --url finds this server by it (scripts/local-server.ts).
+  // `npm run import` with no --url finds this server by it (scripts/local-server.ts), until it stops.
   recordLocalServer(process.cwd(), plan.origin);
+  process.on("exit", () => forgetLocalServer(process.cwd(), plan.origin));
   if (plan.verbose) {
     for (const line of whereToLook(plan.origin, admin, true, robotsNote)) console.log(line);
     const child = spawn("npx", ["wrangler", ...plan.wranglerArgs], { stdio: "inherit" });
@@ -130,9 +131,12 @@ function serve(plan: StartPlan, admin: AdminAccess, robotsNote: string): void {
       const { show, ready } = gate.line(line);
       if (ready) {
         done(stepLine(`wrangler dev ready (${((Date.now() - started) / 1000).toFixed(1)} s)`));
-        console.log("");
-        for (const where of whereToLook(plan.origin, admin, false, robotsNote)) console.log(where);
-        console.log("");
+        // With the stand-in ranges, "running" is said once they are in: the recipe's first Googlebot fetch is verified.
+        void (rangesFetched ? firstHeartbeat(plan.origin, rangesFetched) : Promise.resolve()).then(() => {
+          console.log("");
+          for (const where of whereToLook(plan.origin, admin, false, robotsNote)) console.log(where);
+          console.log("");
+        });
       } else if (show) {
         clearPending();
         out.write(`${line}\n`);
@@ -143,6 +147,23 @@ function serve(plan: StartPlan, admin: AdminAccess, robotsNote: string): void {
     if (!gate.ready) fail(`wrangler dev exited before it was ready (exit ${code})`, `${gate.held.join("\n")}\n`);
     process.exit(code ?? 0);
   });
+}
+
+/** The range lists need a heartbeat's `crawler-ranges` job: one is run now, so the crawler log verifies from the first request. */
+async function firstHeartbeat(origin: string, rangesFetched: Promise<void>): Promise<void> {
+  const waited = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 30_000).unref());
+  try {
+    await fetch(`${origin}/__scheduled?cron=17+*+*+*+*`);
+  } catch {
+    // Said below: the lists were not fetched.
+  }
+  if (await Promise.race([rangesFetched.then(() => true), waited])) {
+    // The job stores the lists right after it fetched them.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    console.log(stepLine("crawler ranges in (the first heartbeat fetched the stand-in lists): a request with Googlebot's User-Agent is verified"));
+  } else {
+    console.log(stepLine(`crawler ranges not fetched within 30 s: run a heartbeat (curl "${origin}/__scheduled?cron=17+*+*+*+*")`));
+  }
 }
 
 function forward(child: ChildProcess): void {
@@ -159,9 +180,11 @@ try {
 }
 if (plan.verbose) live = false;
 
+let rangesFetched: Promise<void> | null = null;
 if (plan.crawlerRangesLocal) {
   // Before the configuration check: it checks this value too.
-  const ranges = await serveLocalCrawlerRanges();
+  const { value: ranges, fetched } = await serveLocalCrawlerRanges();
+  rangesFetched = fetched;
   plan.vars["CRAWLER_IP_RANGES"] = ranges;
   plan.wranglerArgs.splice(1, 0, "--var", `CRAWLER_IP_RANGES:${ranges}`);
   console.log(stepLine(`crawler IP ranges served locally (127.0.0.0/8, ::1): ${ranges}`));
@@ -181,4 +204,4 @@ const robotsLoops = (deploymentVars(sources)["ROBOTS_ORIGIN_URL"] ?? ROBOTS_ORIG
 if (robotsLoops) plan.wranglerArgs.splice(1, 0, "--var", "ROBOTS_ORIGIN_URL:none");
 const robotsNote = robotsLoops ? "no origin file: --var ROBOTS_ORIGIN_URL:<your origin's robots.txt>" : "from ROBOTS_ORIGIN_URL";
 await prepare(plan);
-serve(plan, admin, robotsNote);
+serve(plan, admin, robotsNote, rangesFetched);

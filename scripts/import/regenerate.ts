@@ -57,8 +57,14 @@ function regenerationLine(run: unknown): string {
 const WAIT_MS = 120_000;
 
 interface StatusAnswer {
-  jobs?: { kind: string; state: string; outcome: string | null }[];
+  jobs?: { kind: string; state: string; outcome: string | null; dueAt?: string | null }[];
   runs?: unknown[];
+}
+
+/** " (due in 42 s)", or "" when the job's due time is unknown or past. */
+function dueIn(dueAt: string | null | undefined): string {
+  const ms = dueAt ? Date.parse(dueAt) - Date.now() : Number.NaN;
+  return Number.isFinite(ms) && ms > 0 ? ` (due in ${Math.ceil(ms / 1000)} s)` : "";
 }
 
 /**
@@ -68,10 +74,18 @@ interface StatusAnswer {
  */
 async function waitForJob(client: AdminClient, progress: Progress): Promise<boolean> {
   const until = Date.now() + WAIT_MS;
+  let said = 0;
   while (Date.now() < until) {
     const answer = await client.request("GET", "sitemap-admin/status").catch(() => null);
     const status = (answer?.json ?? null) as StatusAnswer | null;
     const job = status?.jobs?.find((j) => j.kind === "regenerate");
+    // Said at once and then every 15 s: a write's regeneration waits REGEN_SETTLE_SECONDS (a minute by default) for more changes.
+    if (job?.state === "scheduled" && Date.now() - said >= 15_000) {
+      said = Date.now();
+      progress.message(
+        `waiting for the regeneration${dueIn(job.dueAt)}: the Worker gathers a write's changes for REGEN_SETTLE_SECONDS (60 s by default) before it renders them`,
+      );
+    }
     if (job && job.state !== "scheduled") {
       const last = status?.runs?.[0];
       if (job.state === "idle") {

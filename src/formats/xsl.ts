@@ -48,6 +48,18 @@ export const SITEMAP_XSL = `<?xml version="1.0" encoding="UTF-8"?>
           td.n, th.n { text-align: right; color: var(--muted); width: 3.5rem; }
           td.date { white-space: nowrap; }
           .tag { display: inline-block; font-size: .75rem; border: 1px solid var(--line); border-radius: 999px; padding: 0 .5rem; margin: 0 .25rem .15rem 0; color: var(--muted); }
+          /* A phone: each row stacked, the URL on a line of its own and the rest wrapping under it (as src/formats/view/page.ts). */
+          @media (max-width: 40rem) {
+            body { padding: 1rem; overflow-wrap: anywhere; }
+            table, tbody, tr { display: block; width: 100%; }
+            thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
+            tr { display: flex; flex-wrap: wrap; gap: .15rem .75rem; padding: .5rem 0; border-bottom: 1px solid var(--line); }
+            th, td { display: block; padding: 0; border: 0; min-width: 0; }
+            tbody td:nth-child(2) { flex: 1 1 calc(100% - 3.5rem); }
+            tbody td:first-child { flex: 0 0 2.75rem; }
+            tbody td:empty { display: none; }
+            td.n, td.date { white-space: normal; text-align: left; width: auto; }
+          }
         </style>
       </head>
       <body>
@@ -121,4 +133,4 @@ export const SITEMAP_XSL = `<?xml version="1.0" encoding="UTF-8"?>
 export const SITEMAP_XSL_VERSION = new Fingerprint().addString(SITEMAP_XSL).digest();
 
 /** Last-Modified of the stylesheet: the date its text last changed (bump with SITEMAP_XSL). */
-export const SITEMAP_XSL_LAST_MODIFIED = Date.UTC(2026, 10, 20);
+export const SITEMAP_XSL_LAST_MODIFIED = Date.UTC(2026, 10, 28);

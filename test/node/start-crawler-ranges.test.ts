@@ -17,7 +17,9 @@ describe("npm start --crawler-ranges-local", () => {
   });
 
   it("serves googlebot's and bingbot's lists on loopback, each holding 127.0.0.1 and ::1", async () => {
-    const value = await serveLocalCrawlerRanges();
+    const { value, fetched } = await serveLocalCrawlerRanges();
+    let done = false;
+    void fetched.then(() => (done = true));
     const pairs = value.split(" ").map((pair) => pair.split("=") as [string, string]);
     expect(pairs.map(([name]) => name)).toEqual(["googlebot", "bingbot"]);
     for (const [name, url] of pairs) {
@@ -28,6 +30,9 @@ describe("npm start --crawler-ranges-local", () => {
       expect(matcher.has(name, "127.0.0.1")).toBe(true);
       expect(matcher.has(name, "::1")).toBe(true);
       expect(matcher.has(name, "66.249.64.1")).toBe(false);
+      // npm start says the lists are in once both were fetched, not before.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(done).toBe(name === "bingbot");
     }
   });
 });

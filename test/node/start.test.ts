@@ -52,6 +52,7 @@ describe("npm start's arguments", () => {
     expect(plan.wranglerArgs).toEqual([
       "dev",
       "--test-scheduled",
+      "--infer-origin-from-routes=false",
       "--port",
       "18401",
       "--ip",
