@@ -58,7 +58,9 @@ export interface NotifyStateStore {
   retire(template: string, status: number, now: number): Promise<void>;
 }
 
-export const cursorAfter = (a: Cursor, b: Cursor): boolean => a.stamp > b.stamp || (a.stamp === b.stamp && a.key > b.key);
+/** Whether `a` comes after `b` in their feed's order: commit order (`seq`) when both carry it, else (stamp, key). */
+export const cursorAfter = (a: Cursor, b: Cursor): boolean =>
+  a.seq !== undefined && b.seq !== undefined ? a.seq > b.seq : a.stamp > b.stamp || (a.stamp === b.stamp && a.key > b.key);
 
 /** The state after an acknowledged attempt: cursor moved, failures and backoff cleared. */
 export function succeeded(state: TargetState, now: number, status: number, acked: Cursor, sent: number): TargetState {
