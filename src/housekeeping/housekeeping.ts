@@ -275,7 +275,8 @@ async function trimSite(unit: Unit, site: SiteLitter, run: Run): Promise<boolean
   const stamped: ChangeStamp =
     watermark !== null && watermark.stamp - 1 < published.stamp ? { stamp: watermark.stamp - 1, key: Number.MAX_SAFE_INTEGER } : published;
   const seqs = [published.seq, watermark?.seq ?? undefined].filter((seq) => seq !== undefined);
-  const through: ChangeStamp = seqs.length > 0 ? { stamp: stamped.stamp, key: stamped.key, seq: Math.min(...seqs) } : { stamp: stamped.stamp, key: stamped.key };
+  const through: ChangeStamp =
+    seqs.length > 0 ? { stamp: stamped.stamp, key: stamped.key, seq: Math.min(...seqs) } : { stamp: stamped.stamp, key: stamped.key };
   if (site.oldestTombstone > through.stamp) {
     report.held++;
     return true;

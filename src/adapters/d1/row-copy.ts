@@ -7,8 +7,8 @@
  */
 import { utf8Length } from "../../core/escape.ts";
 import type { CopiedRow, RowCopy, ScanPosition, SequencedChange } from "../../store/port.ts";
-import { sitePages } from "./site-pages.ts";
 import { changesAfterStatement, sequenceHead } from "./sequence.ts";
+import { sitePages } from "./site-pages.ts";
 import { RETURNING_ROWS } from "./writer.ts";
 
 interface Row {
