@@ -50,16 +50,18 @@ export async function incremental(
     let block = 0;
     for (let first = true; ; first = false) {
       const page = await feed.changes(run.origin, cursor, CHANGE_PAGE);
-      // Only a stamp-ordered feed reads changes again (a cursor saved by stamp is read on by seq from a margin before it).
-      if (first && page.cursor.seq === undefined) for (const interval of state.recent) run.recent.restore(interval);
+      // Only a stamp-ordered feed reads changes again, and only it reads a stamp's rows in key
+      // order, as the intervals of `recent` need (a cursor saved by stamp is read on by seq).
+      const byStamp = page.cursor.seq === undefined;
+      if (first && byStamp) for (const interval of state.recent) run.recent.restore(interval);
       run.counters.changesRead += page.rows.length;
       let stamp = Number.NaN;
       block++;
       for (const row of page.rows) {
         if (row.updatedAt !== stamp) block++;
         stamp = row.updatedAt;
-        if (run.recent.has(row.section, row.key, row.updatedAt)) continue;
-        run.recent.add(row.section, row.key, row.updatedAt, -block);
+        if (byStamp && run.recent.has(row.section, row.key, row.updatedAt)) continue;
+        if (byStamp) run.recent.add(row.section, row.key, row.updatedAt, -block);
         const shard = run.draft.containing(row.section, row.key);
         const key = shard ? shard.entry.firstKey : 0;
         touched.set(`${row.section}\u0000${key}`, [row.section, key]);
