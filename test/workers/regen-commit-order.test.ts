@@ -1,7 +1,7 @@
 /**
  * The regeneration reads D1's change feed in commit order (issue 49): the rows of one batch are
  * numbered in the batch's order, not in key order, and with one stamp. Every shard one of them lies
- * in is rendered again, whatever that order (generated: the seed simulation of seed 77 found a
+ * in is rendered again, whatever that order (generated: the simulation, seed 77, found a
  * batch of keys 1, 21, 11 whose middle shard kept its old snapshot while changes of one stamp were
  * still folded into key intervals, which only a stamp-ordered feed reads in key order).
  */
