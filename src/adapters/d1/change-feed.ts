@@ -37,7 +37,7 @@ const COLUMNS = "seq, section, id, loc, updated_at, deleted, size, ext_kinds";
  * window (REGEN_SETTLE_SECONDS' default) behind the newest change, and a write stamped earlier may
  * have committed after it.
  */
-export const STAMP_CURSOR_MARGIN_MS = 60_000;
+const STAMP_CURSOR_MARGIN_MS = 60_000;
 
 export class D1ChangeFeed implements ChangeFeed {
   readonly indexed = true;
