@@ -247,12 +247,13 @@ async function trimSite(unit: Unit, site: SiteLitter, run: Run): Promise<boolean
   const old = now - (unit.config.cache.manifestTtl + CACHE_MARGIN_SECONDS) * 1000;
   let changed = false;
   if (seen.next && seen.next.at <= old) {
-    seen.use = { stamp: seen.next.stamp, key: seen.next.key };
+    const { stamp, key, seq } = seen.next;
+    seen.use = seq === undefined ? { stamp, key } : { stamp, key, seq };
     seen.next = null;
     changed = true;
   }
   if (!seen.next && (!seen.use || cursorAfter(cursor, seen.use))) {
-    seen.next = { stamp: cursor.stamp, key: cursor.key, at: now };
+    seen.next = { stamp: cursor.stamp, key: cursor.key, ...(cursor.seq === undefined ? {} : { seq: cursor.seq }), at: now };
     changed = true;
   }
   if (changed) {
@@ -267,9 +268,15 @@ async function trimSite(unit: Unit, site: SiteLitter, run: Run): Promise<boolean
   }
   if (!budget.has(WATERMARK_STATEMENTS + 1)) return false;
   budget.used += WATERMARK_STATEMENTS;
-  // Every target has acknowledged the changes stamped before its watermark (stamps are whole milliseconds).
+  // Every target has acknowledged the changes stamped before its watermark (stamps are whole
+  // milliseconds), and, on a commit-ordered feed, those numbered up to its `seq`: a tombstone goes
+  // only once both the regeneration's and every target's cursor passed it in both orders.
   const watermark = await notifyLowWatermark(unit, site.origin, now);
-  const through: ChangeStamp = watermark !== null && watermark - 1 < published.stamp ? { stamp: watermark - 1, key: Number.MAX_SAFE_INTEGER } : published;
+  const stamped: ChangeStamp =
+    watermark !== null && watermark.stamp - 1 < published.stamp ? { stamp: watermark.stamp - 1, key: Number.MAX_SAFE_INTEGER } : published;
+  const seqs = [published.seq, watermark?.seq ?? undefined].filter((seq) => seq !== undefined);
+  const through: ChangeStamp =
+    seqs.length > 0 ? { stamp: stamped.stamp, key: stamped.key, seq: Math.min(...seqs) } : { stamp: stamped.stamp, key: stamped.key };
   if (site.oldestTombstone > through.stamp) {
     report.held++;
     return true;

@@ -37,7 +37,7 @@ export interface HousekeepingStore {
   saveSite(origin: string, seen: string, now: number): Promise<void>;
   /** Deletes up to `limit` of the site's section moves numbered `through` or lower, oldest first; how many. */
   trimMoves(origin: string, through: number, limit: number): Promise<number>;
-  /** Deletes up to `limit` of the site's tombstones at or before `through` in (change stamp, key) order, oldest first; how many. */
+  /** Deletes up to `limit` of the site's tombstones at or before `through` in (change stamp, key) order and, when it has one, numbered at most its `seq`, oldest first; how many. */
   purgeTombstones(origin: string, through: ChangeStamp, limit: number): Promise<number>;
   /** Up to `limit` rows of the jobs table after `after` in (kind, origin) order. */
   jobs(after: JobKey | null, limit: number): Promise<JobKey[]>;

@@ -26,7 +26,7 @@ export interface RunContext {
   fetch: Fetcher;
   /** Time of the run (ms). */
   now: number;
-  /** Changes stamped after this are left for the next run (now − settle time). */
+  /** On a stamp-ordered feed (KV), changes stamped after this are left for the next run (now − settle time); D1's ignores it. */
   horizon: number;
   /**
    * When the run stops starting requests (ms, wall clock): a job step's time budget. A request

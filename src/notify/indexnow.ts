@@ -55,8 +55,11 @@ const configKey = (c: IndexNowConfig): string => `${c.endpoint} ${c.key}`;
 export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, origin: string, current: TargetState | undefined): Promise<TargetReport> {
   const report: TargetReport = { target: INDEXNOW_TARGET, origin, result: "idle", requests: 0, acknowledged: 0 };
   if (!current) {
-    // First run for this site: changes made before IndexNow was turned on are not sent.
-    await ctx.store.save(newState(INDEXNOW_TARGET, origin, { stamp: ctx.horizon, key: CURSOR_END_OF_STAMP }, configKey(config)));
+    // First run for this site: changes made before IndexNow was turned on are not sent (a
+    // commit-ordered feed starts at its head, a stamp-ordered one at the settle horizon).
+    const { seq } = (await ctx.changes.changes(origin, null, 0)).cursor;
+    const baseline = { stamp: ctx.horizon, key: CURSOR_END_OF_STAMP, ...(seq === undefined ? {} : { seq }) };
+    await ctx.store.save(newState(INDEXNOW_TARGET, origin, baseline, configKey(config)));
     ctx.log.info(`IndexNow ${origin}: first run, changes from now on will be submitted`);
     return { ...report, result: "baseline" };
   }
@@ -90,7 +93,8 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
     report.status = answer.status;
     const kind = classify(answer.status, false);
     if (kind === "ok") {
-      state = succeeded(state, ctx.now, answer.status, { stamp: page.cursor.stamp, key: page.cursor.key }, changes.length);
+      const { stamp, key, seq } = page.cursor;
+      state = succeeded(state, ctx.now, answer.status, seq === undefined ? { stamp, key } : { stamp, key, seq }, changes.length);
       await ctx.store.save(state);
       report.acknowledged += changes.length;
       report.result = "sent";

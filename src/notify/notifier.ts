@@ -137,29 +137,37 @@ function groupStates(states: TargetState[]): Map<string, Map<string, TargetState
 }
 
 /**
- * The oldest change stamp some configured notification target of a site still needs: the
- * regeneration must not purge tombstones with `updated_at >= ` this value, or their deletion would
- * never be announced. null: no target needs any (nothing configured). Purging
- * `deleted = 1 AND updated_at < watermark` is always safe.
+ * What some configured notification target of a site still needs: the regeneration must not purge
+ * a tombstone it has not passed, or its deletion would never be announced. `stamp`: purging
+ * `deleted = 1 AND updated_at < stamp` passes no stamp cursor; `seq`: no commit cursor (D1's feed)
+ * is before a change numbered at most this, null when none binds (a target without a state starts
+ * at the feed's head). null: no target needs any (nothing configured).
  */
-export async function notifyLowWatermark(s: NotifyServices, origin: string, now = Date.now()): Promise<number | null> {
+export interface Watermark {
+  stamp: number;
+  seq: number | null;
+}
+
+export async function notifyLowWatermark(s: NotifyServices, origin: string, now = Date.now()): Promise<Watermark | null> {
   const { config, notify: store } = s;
   if (!anythingConfigured(config) || store === null) return null;
   const n = config.notify;
   const states = new Map((await store.states(origin)).map((s) => [s.target, s]));
   const retired = n.pingUrls.length > 0 ? await store.retired() : new Map();
-  const needed: number[] = [];
+  const needed: Cursor[] = [];
   if (n.indexNow) {
-    // Without a state yet, the first run will start from its horizon.
-    needed.push(states.get(INDEXNOW_TARGET)?.acked.stamp ?? now - n.settleMs);
+    // Without a state yet, the first run will start from its horizon (a commit-ordered feed: its head).
+    needed.push(states.get(INDEXNOW_TARGET)?.acked ?? { stamp: now - n.settleMs, key: 0 });
   }
   for (const template of n.pingUrls) {
     const s = states.get(pingTarget(template));
-    if (s && !retired.has(template)) needed.push(s.acked.stamp);
+    if (s && !retired.has(template)) needed.push(s.acked);
   }
   const gsc = states.get(GSC_TARGET);
-  if (n.searchConsole && gsc) needed.push(gsc.acked.stamp);
-  return needed.length > 0 ? Math.min(...needed) : null;
+  if (n.searchConsole && gsc) needed.push(gsc.acked);
+  if (needed.length === 0) return null;
+  const seqs = needed.flatMap((c) => (c.seq === undefined ? [] : [c.seq]));
+  return { stamp: Math.min(...needed.map((c) => c.stamp)), seq: seqs.length > 0 ? Math.min(...seqs) : null };
 }
 
 /** One row of the status endpoint: a configured target of a site. */

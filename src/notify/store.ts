@@ -1,6 +1,6 @@
 /**
- * State of the notifier: per target and site, an acknowledged cursor over the records' change
- * stamps, the last attempt and its outcome, and the backoff (kept in D1:
+ * State of the notifier: per target and site, an acknowledged cursor in the change feed's order
+ * (D1: commit order, `seq`; KV: change stamps), the last attempt and its outcome, and the backoff (kept in D1:
  * src/adapters/d1/notify-state.ts).
  *
  * What is pending is never copied: it is the store's change feed (src/store/port.ts) past the
@@ -10,7 +10,7 @@
 
 import type { ChangeStamp } from "../store/port.ts";
 
-/** A position in the change feed's (change stamp, key) order. */
+/** A position in the change feed's order: `seq` on a commit-ordered feed, else (change stamp, key). */
 export type Cursor = ChangeStamp;
 
 export const CURSOR_END_OF_STAMP = Number.MAX_SAFE_INTEGER;
@@ -58,7 +58,9 @@ export interface NotifyStateStore {
   retire(template: string, status: number, now: number): Promise<void>;
 }
 
-export const cursorAfter = (a: Cursor, b: Cursor): boolean => a.stamp > b.stamp || (a.stamp === b.stamp && a.key > b.key);
+/** Whether `a` comes after `b` in their feed's order: commit order (`seq`) when both carry it, else (stamp, key). */
+export const cursorAfter = (a: Cursor, b: Cursor): boolean =>
+  a.seq !== undefined && b.seq !== undefined ? a.seq > b.seq : a.stamp > b.stamp || (a.stamp === b.stamp && a.key > b.key);
 
 /** The state after an acknowledged attempt: cursor moved, failures and backoff cleared. */
 export function succeeded(state: TargetState, now: number, status: number, acked: Cursor, sent: number): TargetState {

@@ -1,8 +1,12 @@
 /**
- * The incremental strategy (a store whose change feed is indexed and which scans ranges: D1):
+ * The incremental strategy (a store whose change feed is indexed and which scans ranges: D1, KV):
  * reads the change feed since the stored cursor and marks the shard of every changed key
  * (tombstones and section moves included), then re-plans and renders only those shards; or, when
  * there is no usable cursor, runs (or resumes) a site pass over every row.
+ *
+ * A commit-ordered feed (D1: the cursor carries `seq`) is read up to its head: what commits later
+ * is numbered past the cursor whatever its stamp. A stamp-ordered one (KV) keeps its cursor a
+ * settle window behind the newest change and skips what it handled past it (`recent`).
  */
 import type { ChangeCursor, ChangeFeed, RangeScan } from "../store/port.ts";
 import { waiting } from "./failures.ts";
@@ -32,7 +36,7 @@ export async function incremental(
     // A site pass: every shard re-planned and rendered from one read of every row. The change
     // cursor starts at the head as of now (settled), so changes during the pass are seen later.
     const head = (await feed.changes(run.origin, null, 0)).cursor;
-    state.cursor = head.stamp <= horizon ? head : { stamp: horizon, key: Number.MAX_SAFE_INTEGER, moveSeq: head.moveSeq };
+    state.cursor = head.seq !== undefined || head.stamp <= horizon ? head : { stamp: horizon, key: Number.MAX_SAFE_INTEGER, moveSeq: head.moveSeq };
     state.recent = [];
     state.pending = [];
     run.recent.clear();
@@ -40,21 +44,24 @@ export async function incremental(
     state.fingerprint = fingerprint;
   } else {
     // Read what changed since the cursor.
-    for (const interval of state.recent) run.recent.restore(interval);
     let cursor: ChangeCursor = state.cursor;
     const touched = new Map<string, [string, number]>();
     for (const [section, key] of state.pending) touched.set(`${section}\u0000${key}`, [section, key]);
     let block = 0;
-    for (;;) {
+    for (let first = true; ; first = false) {
       const page = await feed.changes(run.origin, cursor, CHANGE_PAGE);
+      // Only a stamp-ordered feed reads changes again, and only it reads a stamp's rows in key
+      // order, as the intervals of `recent` need (a cursor saved by stamp is read on by seq).
+      const byStamp = page.cursor.seq === undefined;
+      if (first && byStamp) for (const interval of state.recent) run.recent.restore(interval);
       run.counters.changesRead += page.rows.length;
       let stamp = Number.NaN;
       block++;
       for (const row of page.rows) {
         if (row.updatedAt !== stamp) block++;
         stamp = row.updatedAt;
-        if (run.recent.has(row.section, row.key, row.updatedAt)) continue;
-        run.recent.add(row.section, row.key, row.updatedAt, -block);
+        if (byStamp && run.recent.has(row.section, row.key, row.updatedAt)) continue;
+        if (byStamp) run.recent.add(row.section, row.key, row.updatedAt, -block);
         const shard = run.draft.containing(row.section, row.key);
         const key = shard ? shard.entry.firstKey : 0;
         touched.set(`${row.section}\u0000${key}`, [row.section, key]);
@@ -62,18 +69,21 @@ export async function incremental(
       cursor = page.cursor;
       if (page.done || run.counters.changesRead >= config.regen.maxRows) break;
     }
-    // The cursor stays a settle window behind: a write stamped before `horizon` may still commit,
-    // so changes newer than that are read again next run, and skipped if handled (`recent`).
+    // By stamp, the cursor stays a settle window behind: a write stamped before `horizon` may still
+    // commit, so changes newer than that are read again next run, and skipped if handled (`recent`).
+    // By commit order it goes where the reading stopped: no later commit is numbered before it.
     const settle: ChangeCursor = { stamp: horizon, key: Number.MAX_SAFE_INTEGER, moveSeq: cursor.moveSeq };
-    state.cursor = !isAfter(cursor.stamp, cursor.key, settle)
-      ? cursor
-      : isAfter(settle.stamp, settle.key, state.cursor)
-        ? settle
-        : { ...state.cursor, moveSeq: cursor.moveSeq };
+    state.cursor =
+      cursor.seq !== undefined || !isAfter(cursor.stamp, cursor.key, settle)
+        ? cursor
+        : isAfter(settle.stamp, settle.key, state.cursor)
+          ? settle
+          : { ...state.cursor, moveSeq: cursor.moveSeq };
     state.pending = [...touched.values()];
   }
 
-  run.track = state.cursor;
+  // Rows scanned past a stamp cursor are noted as handled; a commit cursor reads nothing again.
+  run.track = state.cursor.seq === undefined ? state.cursor : null;
 
   // Shards to redo: changed ones first, then listed ones with no snapshot yet (no pass running),
   // except those whose store failed and whose retry time has not come.
@@ -113,6 +123,6 @@ export async function incremental(
   // Read by the publish: a first pass still under way publishes a partial manifest (publish.ts).
   summary.passPending = state.pass !== null;
   // Rows handled past the cursor (read from the feed or scanned): the next run's re-read skips them.
-  const recent = run.recent.after(state.cursor!);
+  const recent = run.track ? run.recent.after(run.track) : [];
   state.recent = recent.length <= RECENT_MAX ? recent : [];
 }

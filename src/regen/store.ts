@@ -8,12 +8,13 @@ import type { RecentInterval } from "./recent.ts";
 
 /** Per-site progress of the regeneration. */
 export interface RegenState {
-  /** Change feed position; null before the first complete pass. */
+  /** Change feed position (D1: a commit position, `seq`); null before the first complete pass. */
   cursor: ChangeCursor | null;
   /**
    * Changes past the cursor already handled (key intervals per section and stamp, src/regen/
-   * recent.ts): the cursor stays a settle window behind the newest change (a write stamped earlier
-   * may still commit), so the next run reads those changes again and skips these.
+   * recent.ts), on a stamp-ordered feed (KV): its cursor stays a settle window behind the newest
+   * change (a write stamped earlier may still commit), so the next run reads those changes again
+   * and skips these. Empty on a commit-ordered one (D1), which reads nothing twice.
    */
   recent: RecentInterval[];
   /** Shards still to re-render, each named by (section, a key in its range). */

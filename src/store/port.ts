@@ -64,10 +64,20 @@ export interface RecordWriter {
   delete(locs: readonly string[], now?: number): Promise<DeleteResult>;
 }
 
-/** A point in a site's change order: (change stamp, key). */
+/**
+ * A point in a site's change order. A stamp-ordered feed (KV) orders by (change stamp, key); a
+ * commit-ordered one (D1, migration 0023) by `seq` alone, and its `stamp` and `key` then only say
+ * which change was read last (status, housekeeping's index ranges), never where the feed goes on.
+ */
 export interface ChangeStamp {
   stamp: number;
   key: number;
+  /**
+   * The change's number in its database's commit order (`urls.seq`): present on every point a
+   * commit-ordered feed hands out. A change committed after a read is numbered past it whatever
+   * its stamp says, so a cursor on `seq` cannot skip one (a writer's clock may be behind).
+   */
+  seq?: number;
 }
 
 /** A position in a site's change order, plus the sequence of section moves. */
@@ -101,9 +111,10 @@ export interface ChangePage {
 
 /**
  * The change feed: regeneration and notification both read it, each with its own cursor.
- * `until` (ms, inclusive) leaves younger record changes for a later read (the settle window);
- * move rows come in sequence order whatever their stamp (the regeneration, which reads them,
- * keeps its own settle window).
+ * A commit-ordered feed (D1) reads changes in commit order (`seq`), so its cursors need no settle
+ * window and `until` is ignored. A stamp-ordered one (KV) reads them in (stamp, key) order, and
+ * `until` (ms, inclusive) leaves younger record changes for a later read (the settle window).
+ * Move rows come in sequence order whatever their stamp.
  */
 export interface ChangeFeed {
   /**
@@ -113,9 +124,13 @@ export interface ChangeFeed {
    * walking key rows instead.
    */
   readonly indexed: boolean;
-  /** Up to `limit` changes after `after`; `after = null` returns no rows and the cursor of the current head. */
+  /**
+   * Up to `limit` changes after `after`; `after = null` returns no rows and the cursor of the current
+   * head. A commit-ordered feed given a cursor without `seq` (saved before migration 0024) reads on
+   * from the first change stamped within a settle window before it (some changes read again).
+   */
   changes(origin: string, after: ChangeCursor | null, limit: number, until?: number): Promise<ChangePage>;
-  /** The newest change of a site not younger than `until` (ms); null: the site has no records. */
+  /** The newest change of a site (not younger than `until` (ms) on a stamp-ordered feed); null: the site has no records. */
   newest(origin: string, until: number): Promise<ChangeStamp | null>;
   /** How many changes of a site lie after `after` (the status endpoint). */
   pending(origin: string, after: ChangeStamp): Promise<number>;

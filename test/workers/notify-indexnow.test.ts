@@ -47,8 +47,8 @@ describe("IndexNow submissions", () => {
       host: new URL(origin).host,
       key: KEY,
       keyLocation: `${origin}/sitemap-indexnow-${KEY}.txt`,
-      // same stamp: stable-key order (page/1 existed before)
-      urlList: [`${origin}/page/1`, `${origin}/%C3%BCn%C3%AFcode?q=a&b=c`],
+      // commit order: the batch's own order (D1's feed reads changes as they were numbered)
+      urlList: [`${origin}/%C3%BCn%C3%AFcode?q=a&b=c`, `${origin}/page/1`],
     });
     expect(report.targets).toEqual([{ target: "indexnow", origin, result: "sent", requests: 1, acknowledged: 2, status: 202 }]);
   });
@@ -255,16 +255,31 @@ describe("IndexNow submissions", () => {
     expect(urlsOf(engine, 2)).toEqual([`${origin}/page/50000`]);
   });
 
-  it("leaves changes younger than the settle time for the next run", async () => {
-    const { origin, e } = indexNowSite();
+  it("on a stamp-ordered feed (KV), leaves changes younger than the settle time for the next run", async () => {
+    const { origin, e } = indexNowSite({ URL_SOURCE: "kv", MANIFEST_STORE: "kv" });
+    const writer = services(e).store.writer;
     await baseline(e);
-    await upsert(e, pages(origin, 2), T0 + 10 * MINUTE);
-    await upsert(e, pages(origin, 1, 100), T0 + 10 * MINUTE + 30_000);
+    await writer.upsert(validRecords(e, pages(origin, 2)), T0 + 10 * MINUTE);
+    await writer.upsert(validRecords(e, pages(origin, 1, 100)), T0 + 10 * MINUTE + 30_000);
     const engine = new FakeEngine();
     await run(e, engine, T0 + 11 * MINUTE); // settle 60 s: the last write is 30 s old
     expect(urlsOf(engine, 0)).toEqual([`${origin}/page/0`, `${origin}/page/1`]);
     await run(e, engine, T0 + 12 * MINUTE);
     expect(urlsOf(engine, 1)).toEqual([`${origin}/page/100`]);
+  });
+
+  it("on D1's commit-ordered feed, sends what committed at once, whatever its stamp: no settle time", async () => {
+    const { origin, e } = indexNowSite();
+    await baseline(e);
+    await upsert(e, pages(origin, 2), T0 + 10 * MINUTE);
+    await upsert(e, pages(origin, 1, 100), T0 + 10 * MINUTE + 30_000);
+    // Committed last, stamped before both: a stamp cursor would already be past it.
+    await upsert(e, pages(origin, 1, 200), T0 + 8 * MINUTE);
+    const engine = new FakeEngine();
+    await run(e, engine, T0 + 11 * MINUTE);
+    expect(urlsOf(engine, 0)).toEqual([`${origin}/page/0`, `${origin}/page/1`, `${origin}/page/100`, `${origin}/page/200`]);
+    await run(e, engine, T0 + 12 * MINUTE);
+    expect(engine.calls).toHaveLength(1);
   });
 
   it("keeps separate cursors per site (host)", async () => {
@@ -292,23 +307,23 @@ describe("IndexNow submissions", () => {
 
   it("reports a low watermark that protects tombstones not yet acknowledged", async () => {
     const { origin, e } = indexNowSite();
-    expect(await notifyLowWatermark(services(e), origin, T0)).toBe(T0 - MINUTE); // before the first run: its horizon
+    expect((await notifyLowWatermark(services(e), origin, T0))?.stamp).toBe(T0 - MINUTE); // before the first run: its horizon
     await baseline(e);
     await upsert(e, pages(origin, 3), T0 + 1000);
     await remove(e, [`${origin}/page/1`], T0 + 2000);
     const engine = new FakeEngine(() => new Response(null, { status: 503 }));
     await run(e, engine, T0 + 5 * MINUTE);
     const watermark = await notifyLowWatermark(services(e), origin);
-    expect(watermark).toBe(T0 - MINUTE);
+    expect(watermark?.stamp).toBe(T0 - MINUTE);
     // What the regeneration may purge: `deleted = 1 AND updated_at < watermark` — not this tombstone.
     const purgeable = await env.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ? AND deleted = 1 AND updated_at < ?")
-      .bind(origin, watermark)
+      .bind(origin, watermark?.stamp)
       .first<{ n: number }>();
     expect(purgeable?.n).toBe(0);
 
     engine.respond = () => new Response(null, { status: 200 });
     await run(e, engine, T0 + HOUR);
-    expect(await notifyLowWatermark(services(e), origin)).toBe(T0 + 2000);
+    expect((await notifyLowWatermark(services(e), origin))?.stamp).toBe(T0 + 2000);
   });
 
   it("shows each target in GET /sitemap-admin/status: last attempt, last success, HTTP status, pending", async () => {

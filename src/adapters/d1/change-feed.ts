@@ -1,12 +1,17 @@
 /**
- * The D1 change feed: rows of a site changed after a cursor in (updated_at, id) order (index
- * urls_site_changed), tombstones included, and the section moves the writer notes in `url_moves`
- * (migrations/0002_regeneration.sql) as `moved` rows of the section left.
+ * The D1 change feed: rows of a site changed after a cursor in commit order (`urls.seq`, migration
+ * 0023; sequence.ts), tombstones included, and the section moves the writer notes in `url_moves`
+ * (migrations/0002_regeneration.sql, numbered in commit order too) as `moved` rows of the section
+ * left. A change stamped before the cursor's (a writer whose clock is behind, a sync's commit
+ * stamped with its call's start) still commits with a number past it, so no cursor skips it and
+ * no settle window is waited for; stamps say when, never where the feed goes on.
  */
 import type { Change, ChangeCursor, ChangeFeed, ChangePage, ChangeStamp } from "../../store/port.ts";
 import type { D1Observer } from "./rows.ts";
+import { changesAfterStatement, sequenceHead } from "./sequence.ts";
 
 interface ChangeRowRaw {
+  seq: number;
   section: string;
   id: number;
   loc: string;
@@ -24,7 +29,15 @@ interface MoveRowRaw {
   updated_at: number;
 }
 
-const COLUMNS = "section, id, loc, updated_at, deleted, size, ext_kinds";
+const COLUMNS = "seq, section, id, loc, updated_at, deleted, size, ext_kinds";
+
+/**
+ * A cursor saved by stamp (before migration 0024, or by a Worker still running the stamp feed
+ * meanwhile) reads on from the first change stamped this long before it: its feed stayed a settle
+ * window (REGEN_SETTLE_SECONDS' default) behind the newest change, and a write stamped earlier may
+ * have committed after it.
+ */
+const STAMP_CURSOR_MARGIN_MS = 60_000;
 
 export class D1ChangeFeed implements ChangeFeed {
   readonly indexed = true;
@@ -36,7 +49,8 @@ export class D1ChangeFeed implements ChangeFeed {
     this.#observe = observe;
   }
 
-  async changes(origin: string, after: ChangeCursor | null, limit: number, until = Number.MAX_SAFE_INTEGER): Promise<ChangePage> {
+  /** `until` is not read: the cursor is a commit position, and what commits later is numbered past it. */
+  async changes(origin: string, after: ChangeCursor | null, limit: number): Promise<ChangePage> {
     if (after === null) {
       const [stamp, moves] = await this.#db.batch<{ head: number | null }>([
         this.#db.prepare("SELECT MAX(updated_at) AS head FROM urls WHERE origin = ?1").bind(origin),
@@ -44,16 +58,14 @@ export class D1ChangeFeed implements ChangeFeed {
       ]);
       this.#observe?.(stamp!.meta);
       this.#observe?.(moves!.meta);
-      const cursor = { stamp: stamp!.results[0]?.head ?? 0, key: Number.MAX_SAFE_INTEGER, moveSeq: moves!.results[0]?.head ?? 0 };
+      const seq = await sequenceHead(this.#db);
+      const cursor = { stamp: stamp!.results[0]?.head ?? 0, key: Number.MAX_SAFE_INTEGER, seq, moveSeq: moves!.results[0]?.head ?? 0 };
       return { rows: [], cursor, done: true };
     }
-    // (updated_at, id) > (stamp, key) as two index ranges, so rows read = rows returned: the rest
-    // of the cursor's stamp by id, then later stamps (a row-value comparison would re-read ties).
-    // Both reads and the moves go in one batch; a move's loc is the record's (one primary-key read).
-    const [sameStamp, moved] = await this.#db.batch<unknown>([
-      this.#db
-        .prepare(`SELECT ${COLUMNS} FROM urls WHERE origin = ?1 AND updated_at = ?2 AND updated_at <= ?5 AND id > ?3 ORDER BY id LIMIT ?4`)
-        .bind(origin, after.stamp, Math.min(after.key, Number.MAX_SAFE_INTEGER), limit, until),
+    const from = after.seq ?? (await this.#fromStamp(origin, after.stamp));
+    // The changes and the moves in one batch; a move's loc is the record's (one primary-key read).
+    const [changed, moved] = await this.#db.batch<unknown>([
+      changesAfterStatement(this.#db, COLUMNS).bind(origin, from, limit),
       this.#db
         .prepare(
           `SELECT m.seq, m.section, m.id, u.loc, m.updated_at FROM url_moves AS m JOIN urls AS u ON u.id = m.id
@@ -61,17 +73,9 @@ export class D1ChangeFeed implements ChangeFeed {
         )
         .bind(origin, after.moveSeq, limit),
     ]);
-    this.#observe?.(sameStamp!.meta);
+    this.#observe?.(changed!.meta);
     this.#observe?.(moved!.meta);
-    const urlRows = [...(sameStamp!.results as ChangeRowRaw[])];
-    if (urlRows.length < limit) {
-      const later = await this.#db
-        .prepare(`SELECT ${COLUMNS} FROM urls WHERE origin = ?1 AND updated_at > ?2 AND updated_at <= ?4 ORDER BY updated_at, id LIMIT ?3`)
-        .bind(origin, after.stamp, limit - urlRows.length, until)
-        .all<ChangeRowRaw>();
-      this.#observe?.(later.meta);
-      urlRows.push(...later.results);
-    }
+    const urlRows = changed!.results as ChangeRowRaw[];
     const moveRows = moved!.results as MoveRowRaw[];
     const rows: Change[] = moveRows.map((m) => ({
       section: m.section,
@@ -102,26 +106,43 @@ export class D1ChangeFeed implements ChangeFeed {
       cursor: {
         stamp: lastUrl ? lastUrl.updated_at : after.stamp,
         key: lastUrl ? lastUrl.id : after.key,
+        seq: lastUrl ? lastUrl.seq : from,
         moveSeq: lastMove ? lastMove.seq : after.moveSeq,
       },
       done: urlRows.length < limit && moveRows.length < limit,
     };
   }
 
-  async newest(origin: string, until: number): Promise<ChangeStamp | null> {
+  /**
+   * The commit position a stamp cursor stands for (STAMP_CURSOR_MARGIN_MS): just before the first
+   * change stamped within the margin before it, else the head. A range of urls_site_changed.
+   */
+  async #fromStamp(origin: string, stamp: number): Promise<number> {
     const row = await this.#db
-      .prepare("SELECT updated_at, id FROM urls WHERE origin = ?1 AND updated_at <= ?2 ORDER BY updated_at DESC, id DESC LIMIT 1")
-      .bind(origin, until)
-      .first<{ updated_at: number; id: number }>();
-    return row ? { stamp: row.updated_at, key: row.id } : null;
+      .prepare("SELECT MIN(seq) AS first FROM urls WHERE origin = ?1 AND updated_at >= ?2 AND seq > 0")
+      .bind(origin, stamp - STAMP_CURSOR_MARGIN_MS)
+      .first<{ first: number | null }>();
+    return row?.first != null ? row.first - 1 : sequenceHead(this.#db);
   }
 
-  /** Scans only the changes past the cursor (a range of urls_site_changed). */
-  async pending(origin: string, after: ChangeStamp): Promise<number> {
+  /** The site's last committed change (`until` is not read, as in `changes`). A range of urls_site_seq. */
+  async newest(origin: string): Promise<ChangeStamp | null> {
     const row = await this.#db
-      .prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND updated_at >= ?2 AND (updated_at > ?2 OR id > ?3)")
-      .bind(origin, after.stamp, Math.min(after.key, Number.MAX_SAFE_INTEGER))
-      .first<{ n: number }>();
+      .prepare("SELECT updated_at, id, seq FROM urls WHERE origin = ?1 ORDER BY seq DESC LIMIT 1")
+      .bind(origin)
+      .first<{ updated_at: number; id: number; seq: number }>();
+    return row ? { stamp: row.updated_at, key: row.id, seq: row.seq } : null;
+  }
+
+  /** Scans only the changes past the cursor (a range of urls_site_seq; of urls_site_changed for a stamp cursor). */
+  async pending(origin: string, after: ChangeStamp): Promise<number> {
+    const row =
+      after.seq === undefined
+        ? await this.#db
+            .prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND updated_at >= ?2 AND (updated_at > ?2 OR id > ?3)")
+            .bind(origin, after.stamp, Math.min(after.key, Number.MAX_SAFE_INTEGER))
+            .first<{ n: number }>()
+        : await this.#db.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND seq > ?2").bind(origin, after.seq).first<{ n: number }>();
     return row?.n ?? 0;
   }
 }

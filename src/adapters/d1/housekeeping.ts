@@ -73,18 +73,20 @@ export class D1Housekeeping implements HousekeepingStore {
   }
 
   /**
-   * SEARCH urls USING INTEGER PRIMARY KEY, from SEARCH urls USING COVERING INDEX urls_tombstones
-   * (origin=? AND updated_at<?): the key is in the index entry, so the tombstones of the last stamp
-   * past `through.key` are the only ones read and kept.
+   * SEARCH urls USING INTEGER PRIMARY KEY, from SEARCH urls USING INDEX urls_tombstones
+   * (origin=? AND updated_at<?): the tombstones of the last stamp past `through.key`, and those
+   * numbered past `through.seq` (a commit cursor's bound: a change stamped behind the cursor but
+   * committed after it), are read and kept.
    */
   async purgeTombstones(origin: string, through: ChangeStamp, limit: number): Promise<number> {
     const { meta } = await this.#db
       .prepare(
         `DELETE FROM urls WHERE id IN (
            SELECT id FROM urls INDEXED BY urls_tombstones
-           WHERE origin = ?1 AND deleted = 1 AND updated_at <= ?2 AND (updated_at < ?2 OR id <= ?3) ORDER BY updated_at LIMIT ?4)`,
+           WHERE origin = ?1 AND deleted = 1 AND updated_at <= ?2 AND (updated_at < ?2 OR id <= ?3) AND (?5 IS NULL OR seq <= ?5)
+           ORDER BY updated_at LIMIT ?4)`,
       )
-      .bind(origin, through.stamp, Math.min(through.key, Number.MAX_SAFE_INTEGER), limit)
+      .bind(origin, through.stamp, Math.min(through.key, Number.MAX_SAFE_INTEGER), limit, through.seq ?? null)
       .run();
     return meta.changes ?? 0;
   }

@@ -9,6 +9,8 @@ interface TargetRow {
   origin: string;
   acked_stamp: number;
   acked_id: number;
+  /** The cursor's commit position on a commit-ordered feed (migration 0024); null on a stamp-ordered one. */
+  acked_seq: number | null;
   config: string;
   last_attempt_at: number | null;
   last_success_at: number | null;
@@ -22,7 +24,7 @@ interface TargetRow {
 const fromRow = (r: TargetRow): TargetState => ({
   target: r.target,
   origin: r.origin,
-  acked: { stamp: r.acked_stamp, key: r.acked_id },
+  acked: r.acked_seq === null ? { stamp: r.acked_stamp, key: r.acked_id } : { stamp: r.acked_stamp, key: r.acked_id, seq: r.acked_seq },
   config: r.config,
   lastAttemptAt: r.last_attempt_at,
   lastSuccessAt: r.last_success_at,
@@ -57,10 +59,10 @@ export class D1NotifyStateStore implements NotifyStateStore {
     await this.#db
       .prepare(
         `INSERT INTO notify_targets (target, origin, acked_stamp, acked_id, config, last_attempt_at, last_success_at,
-           last_status, last_error, failures, next_attempt_at, sent_total)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+           last_status, last_error, failures, next_attempt_at, sent_total, acked_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
          ON CONFLICT (target, origin) DO UPDATE SET
-           acked_stamp = excluded.acked_stamp, acked_id = excluded.acked_id, config = excluded.config,
+           acked_stamp = excluded.acked_stamp, acked_id = excluded.acked_id, acked_seq = excluded.acked_seq, config = excluded.config,
            last_attempt_at = excluded.last_attempt_at, last_success_at = excluded.last_success_at,
            last_status = excluded.last_status, last_error = excluded.last_error, failures = excluded.failures,
            next_attempt_at = excluded.next_attempt_at, sent_total = excluded.sent_total`,
@@ -78,6 +80,7 @@ export class D1NotifyStateStore implements NotifyStateStore {
         state.failures,
         state.nextAttemptAt,
         state.sentTotal,
+        state.acked.seq ?? null,
       )
       .run();
   }

@@ -7,6 +7,7 @@
  */
 import { utf8Length } from "../../core/escape.ts";
 import type { CopiedRow, RowCopy, ScanPosition, SequencedChange } from "../../store/port.ts";
+import { changesAfterStatement, sequenceHead } from "./sequence.ts";
 import { sitePages } from "./site-pages.ts";
 import { RETURNING_ROWS } from "./writer.ts";
 
@@ -141,15 +142,12 @@ export class D1RowCopy implements RowCopy {
     return results.reduce((n, r) => n + r.results.length, 0);
   }
 
-  async head(): Promise<number> {
-    const row = await this.#db.prepare("SELECT head FROM url_sequence WHERE id = 1").first<{ head: number }>();
-    return row?.head ?? 0;
+  head(): Promise<number> {
+    return sequenceHead(this.#db);
   }
 
-  /** A range of urls_site_seq: rows read = rows returned. */
   async changesAfter(origin: string, after: number, limit: number): Promise<SequencedChange[]> {
-    const { results } = await this.#db
-      .prepare("SELECT seq, loc, deleted FROM urls WHERE origin = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")
+    const { results } = await changesAfterStatement(this.#db, "seq, loc, deleted")
       .bind(origin, after, limit)
       .all<{ seq: number; loc: string; deleted: number }>();
     return results.map((r) => ({ seq: r.seq, loc: r.loc, deleted: r.deleted === 1 }));
