@@ -41,12 +41,14 @@ export interface GscReadOptions {
   now?: number;
   fetch?: Fetcher;
   log?: Logger;
+  /** The job step's deadline (ms): no request starts after it (one under way finishes within its timeout, as the notifier's). */
+  deadline?: number;
 }
 
 export interface GscReadReport {
   origin: string;
-  /** read: stored; skipped: not due; otherwise the failure kind. */
-  result: "read" | "skipped" | "retry" | "config";
+  /** read: stored; skipped: not due; budget: the step's deadline came first (nothing saved: still due); otherwise the failure kind. */
+  result: "read" | "skipped" | "budget" | "retry" | "config";
   status?: number;
   /** Requests sent to the API for this site (the token request aside). */
   requests?: number;
@@ -105,6 +107,9 @@ async function saveFailure(
   return { origin: state.origin, result: failure, status: failed.answer.status, requests };
 }
 
+/** The step's time left (ms): unbounded without a deadline. */
+const timeLeft = (ctx: RunContext): number => (ctx.deadline === undefined ? Number.POSITIVE_INFINITY : ctx.deadline - Date.now());
+
 async function readSite(
   ctx: RunContext,
   config: SearchConsoleConfig,
@@ -114,6 +119,8 @@ async function readSite(
   tokens: TokenCache,
 ): Promise<GscReadReport> {
   const state = previous ?? newReadState(origin);
+  const stopped: GscReadReport = { origin, result: "budget" };
+  if (timeLeft(ctx) <= 0) return stopped;
   const token = await tokens.get(ctx, config);
   if (!token.ok) {
     const { answer } = token;
@@ -127,6 +134,7 @@ async function readSite(
     return saveFailure(ctx, store, state, failed, 0);
   }
   let requests = 1;
+  if (timeLeft(ctx) <= 0) return stopped;
   const top = await readList(ctx, listUrl(config, origin, null), token.token, MAX_LIST_BYTES);
   if (!top.ok) return saveFailure(ctx, store, state, top, requests);
   const lists: SitemapReport[][] = [top.list.sitemaps];
@@ -135,6 +143,7 @@ async function readSite(
   for (const indexUrl of indexUrls(origin)) {
     if (!top.list.sitemaps.some((s) => s.path === indexUrl)) continue;
     requests++;
+    if (timeLeft(ctx) <= 0) return { ...stopped, requests: requests - 1 };
     const under = await readList(ctx, listUrl(config, origin, indexUrl), token.token, MAX_INDEX_LIST_BYTES);
     if (!under.ok) return saveFailure(ctx, store, state, under, requests);
     lists.push(under.list.sitemaps);
@@ -162,6 +171,7 @@ async function readDatabase(s: Services, intervalMs: number, options: GscReadOpt
     now,
     horizon: now,
     log: options.log ?? consoleLogger,
+    ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
   };
   const tokens = new TokenCache(GSC_READ_SCOPE);
   const reports: GscReadReport[] = [];

@@ -10,7 +10,8 @@
  * - KV "Limits" (https://developers.cloudflare.com/kv/platform/limits/): values 25 MiB, keys 512
  *   bytes, metadata 1,024 bytes (serialized JSON), one write a second to the same key (429 past it).
  * - Queues "Limits" (https://developers.cloudflare.com/queues/platform/limits/): a message 128 KB;
- *   `sendBatch` 100 messages and 256 KB in all, measured as each message is sent (src/jobs/message-size.ts).
+ *   `sendBatch` 100 messages and 256 KB in all, measured as each message is sent (src/jobs/message-size.ts),
+ *   each with the ~100 bytes of internal metadata the page says count towards those limits.
  * - Durable Object and Cache API calls are subrequests, and service calls (src/jobs/meter.ts).
  * Where a page says "KB", the stricter reading: 1,000 bytes.
  */
@@ -27,6 +28,8 @@ export const CALL_LIMITS = {
   kvMetadataBytes: 1_024,
   kvWriteIntervalMs: 1_000,
   queueMessageBytes: 128_000,
+  /** Queues' footnote: "Messages can include up to ~100 bytes of internal metadata that counts towards total message limits." */
+  queueMessageMetadataBytes: 100,
   queueBatchMessages: 100,
   queueBatchBytes: 256_000,
 } as const;
@@ -45,9 +48,11 @@ function utf8Over(text: string, limit: number): number | null {
   return bytes > limit ? bytes : null;
 }
 
+/** A bound BLOB's bytes: an ArrayBuffer or a view, or an Array of numbers, which D1 binds as a BLOB of one byte an element. */
 function byteSize(value: unknown): number | null {
   if (value instanceof ArrayBuffer) return value.byteLength;
   if (ArrayBuffer.isView(value)) return value.byteLength;
+  if (Array.isArray(value)) return value.length;
   return null;
 }
 
@@ -286,16 +291,17 @@ interface QueueMessage {
 }
 
 function queueRefusal(messages: readonly QueueMessage[], batch: boolean): string | null {
-  const { queueMessageBytes, queueBatchMessages, queueBatchBytes } = CALL_LIMITS;
+  const { queueMessageBytes, queueMessageMetadataBytes, queueBatchMessages, queueBatchBytes } = CALL_LIMITS;
   if (batch && messages.length > queueBatchMessages)
     return `Queue sendBatch failed: ${messages.length} messages (the limit is ${queueBatchMessages} a batch)`;
   let total = 0;
   for (const { body, contentType } of messages) {
-    const bytes = messageBytes(body, contentType);
-    if (bytes > queueMessageBytes) return `Queue send failed: a message of ${bytes} bytes (the limit is ${queueMessageBytes})`;
+    const bytes = messageBytes(body, contentType) + queueMessageMetadataBytes;
+    if (bytes > queueMessageBytes)
+      return `Queue send failed: a message of ${bytes} bytes with its metadata (the limit is ${queueMessageBytes})`;
     total += bytes;
   }
-  if (batch && total > queueBatchBytes) return `Queue sendBatch failed: ${total} bytes (the limit is ${queueBatchBytes} a batch)`;
+  if (batch && total > queueBatchBytes) return `Queue sendBatch failed: ${total} bytes with the messages' metadata (the limit is ${queueBatchBytes} a batch)`;
   return null;
 }
 

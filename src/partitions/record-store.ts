@@ -7,6 +7,7 @@
  * Regeneration and notification never read through this view: each partition plans, renders and
  * announces its own records with its own change feed (src/services.ts hands them out one by one).
  */
+
 import type { StoredRecord } from "../core/types.ts";
 import type { ValidRecord } from "../core/validate.ts";
 import type {
@@ -26,6 +27,7 @@ import type {
   ShardRange,
   UpsertResult,
 } from "../store/port.ts";
+import { allParts } from "./all-parts.ts";
 import { forwardMoving } from "./forward.ts";
 import { partitionKey, siteKey } from "./keys.ts";
 import { homeOf } from "./layout.ts";
@@ -88,7 +90,7 @@ class PartitionedWriter implements RecordWriter {
   async upsert(records: readonly ValidRecord[], now?: number): Promise<UpsertResult> {
     const layout = await this.layoutOf();
     const groups = byPartition(records, (r) => r.loc, layout);
-    const results = await Promise.all([...groups].map(([p, group]) => this.parts[p]!.writer.upsert(group, now)));
+    const results = await allParts([...groups].map(([p, group]) => this.parts[p]!.writer.upsert(group, now)));
     await forwardMoving(
       this.parts,
       records.map((r) => r.loc),
@@ -107,7 +109,7 @@ class PartitionedWriter implements RecordWriter {
   async delete(locs: readonly string[], now?: number): Promise<DeleteResult> {
     const layout = await this.layoutOf();
     const groups = byPartition(locs, (loc) => loc, layout);
-    const results = await Promise.all([...groups].map(([p, group]) => this.parts[p]!.writer.delete(group, now)));
+    const results = await allParts([...groups].map(([p, group]) => this.parts[p]!.writer.delete(group, now)));
     await forwardMoving(this.parts, locs, layout);
     return {
       atomic: results.length <= 1 && results.every((r) => r.atomic),

@@ -14,6 +14,7 @@
  * new homes; its commit's deletions reach them through the catch-up before the flip, which waits
  * for a committing sync. A sync begun before a flip is refused from then on, before it deletes anything.
  */
+
 import type { ValidRecord } from "../core/validate.ts";
 import { SyncEmptyError, SyncGuardError, SyncNotFoundError, SyncScopeError, SyncStateError, checkSyncGuard } from "../store/errors.ts";
 import type {
@@ -28,6 +29,7 @@ import type {
   SyncSweep,
   UpsertResult,
 } from "../store/port.ts";
+import { allParts } from "./all-parts.ts";
 import { forwardMoving } from "./forward.ts";
 import type { PartitionLayout } from "./layout.ts";
 import { byPartition } from "./route.ts";
@@ -136,7 +138,7 @@ export class PartitionedSync implements RecordSync {
     const byHome = byPartition(records, (r) => r.loc, layout);
     const groups: ValidRecord[][] = ids.map((_, p) => byHome.get(p) ?? []);
     // Every part, even one given no record, so that every part's expiry moves on together.
-    const results = await Promise.all(groups.map((group, p) => this.parts[p]!.upsert(ids[p]!, group, now)));
+    const results = await allParts(groups.map((group, p) => this.parts[p]!.upsert(ids[p]!, group, now)));
     // During a move, what a batch wrote to a loc being moved goes to its new home too (forward.ts).
     await forwardMoving(
       this.stores,
@@ -156,7 +158,7 @@ export class PartitionedSync implements RecordSync {
   async keep(id: string, locs: readonly string[], now?: number): Promise<number> {
     const { ids, layout } = await this.#spanned(id);
     const byHome = byPartition(locs, (loc) => loc, layout);
-    const kept = await Promise.all([...byHome].map(([p, group]) => this.parts[p]!.keep(ids[p]!, group, now)));
+    const kept = await allParts([...byHome].map(([p, group]) => this.parts[p]!.keep(ids[p]!, group, now)));
     return kept.reduce((n, k) => n + k, 0);
   }
 
