@@ -81,6 +81,17 @@ describe("a full sync right after a flip", () => {
       .bind(origin)
       .first<{ n: number }>();
     expect(hidden!.n).toBeGreaterThan(blogLocs.filter((loc) => partitionOf(loc, 4) === 0).length);
+    // What the move marked in each old database is what the hash gives away (migration 0024), and nothing else.
+    for (const [p, name] of DATABASES.slice(0, 3).entries()) {
+      const { results } = await baseEnv[name]
+        .prepare("SELECT loc, moved_in FROM urls WHERE origin = ?1")
+        .bind(origin)
+        .all<{ loc: string; moved_in: number | null }>();
+      expect(results.filter((r) => r.moved_in !== null).map((r) => r.loc)).toEqual(results.filter((r) => partitionOf(r.loc, 4) !== p).map((r) => r.loc));
+      expect(new Set(results.map((r) => r.moved_in).filter((m) => m !== null))).toEqual(
+        new Set(results.some((r) => partitionOf(r.loc, 4) !== p) ? [4] : []),
+      );
+    }
 
     const started = await admin(four, origin, "POST", "/syncs", { sites: [origin], section: "blog", maxDelete: 0 });
     expect(started.status).toBe(201);
