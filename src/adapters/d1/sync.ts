@@ -70,9 +70,14 @@ function infoOf(row: SyncRow): SyncInfo {
  */
 function scopeFilter(row: SyncRow, scope: SyncScope, first: number): { sql: string; params: unknown[] } {
   // The sites as one JSON parameter: a scope of any size stays within D1's 100 bound parameters.
-  const params: unknown[] = [JSON.stringify(scope.sites), row.served_by ?? 0];
+  const params: unknown[] = [JSON.stringify(scope.sites)];
   let n = first;
-  let sql = `u.origin IN (SELECT value FROM json_each(?${n++})) AND u.deleted = 0 AND ${servedRow("u", `?${n++}`)}`;
+  let sql = `u.origin IN (SELECT value FROM json_each(?${n++})) AND u.deleted = 0`;
+  // A database that is no partition hides nothing: its counts stay within the covering index.
+  if (row.served_by !== null) {
+    sql += ` AND ${servedRow("u", `?${n++}`)}`;
+    params.push(row.served_by);
+  }
   if (scope.section !== null) {
     sql += ` AND u.section = ?${n++}`;
     params.push(scope.section);
@@ -263,27 +268,25 @@ export class D1RecordSync implements RecordSync {
         : { site: cursor.site, section: last!.section, key: last!.id };
     const statements: D1PreparedStatement[] = [];
     if (last !== null) {
-      const source = scope.source === null ? "" : " AND u.source = ?10";
+      const extra: unknown[] = [];
+      let where = "";
+      if (row.served_by !== null) {
+        extra.push(row.served_by);
+        where += ` AND ${servedRow("u", `?${8 + extra.length}`)}`;
+      }
+      if (scope.source !== null) {
+        extra.push(scope.source);
+        where += ` AND u.source = ?${8 + extra.length}`;
+      }
       statements.push(
         this.#db
           .prepare(
             `UPDATE urls AS u SET deleted = 1, updated_at = ?1
              WHERE u.origin = ?2 AND (u.section, u.id) > (?3, ?4) AND (u.section, u.id) <= (?5, ?6)
-               AND u.deleted = 0 AND u.updated_at < ?7 AND ${servedRow("u", "?9")}${source}
+               AND u.deleted = 0 AND u.updated_at < ?7${where}
                AND NOT EXISTS (SELECT 1 FROM sync_seen AS s WHERE s.sync = ?8 AND s.id = u.id)`,
           )
-          .bind(
-            now,
-            origin,
-            cursor.section,
-            cursor.key,
-            last.section,
-            last.id,
-            row.started_at,
-            row.id,
-            row.served_by ?? 0,
-            ...(scope.source === null ? [] : [scope.source]),
-          ),
+          .bind(now, origin, cursor.section, cursor.key, last.section, last.id, row.started_at, row.id, ...extra),
       );
     }
     // The section scope narrows the range through the (section, id) bounds: both ends lie in it.

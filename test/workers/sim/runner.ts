@@ -12,7 +12,7 @@ import worker from "../../../src/index.ts";
 import { PIN_GRACE_MS } from "../../../src/partitions/pinned.ts";
 import { type Sent, deliver } from "../support/jobs.ts";
 import { call, freshOrigin } from "../support.ts";
-import { AUTH, Violation, checkAdmin, checkCrawl } from "./checks.ts";
+import { AUTH, Violation, checkAdmin, checkCrawl, checkMarkers } from "./checks.ts";
 import { type Command, LOCS, type Program } from "./commands.ts";
 import { FlakyQueue, killedAfter } from "./faults.ts";
 import { Model, type OpenSync } from "./model.ts";
@@ -40,6 +40,8 @@ class Simulation {
   #grown = false;
   #clock: number;
   #flippedAt: number | null = null;
+  /** A full sync is due right after the next flip (`sync-after-flip`). */
+  #syncAtFlip = false;
 
   constructor(databases: number, start: number) {
     this.databases = databases;
@@ -172,6 +174,9 @@ class Simulation {
       case "purge":
         this.#advance(PIN_GRACE_MS);
         return this.#heartbeat();
+      case "sync-after-flip":
+        this.#syncAtFlip = true;
+        return;
     }
   }
 
@@ -264,7 +269,46 @@ class Simulation {
     if (layout && layout.flippedAt !== this.#flippedAt) {
       this.#flippedAt = layout.flippedAt;
       await checkAdmin(this.env(), this.origin, this.pool, this.model, `after the flip to ${layout.settled}`);
+      await checkMarkers(
+        DATABASES.map((name) => baseEnv[name]),
+        this.origin,
+        layout.settled,
+        `after the flip to ${layout.settled}`,
+      );
+      if (this.#syncAtFlip) await this.#syncServed(`the full sync after the flip to ${layout.settled}`);
     }
+  }
+
+  /**
+   * A full sync of the whole site that re-sends exactly what is served (as the admin API answers
+   * it), committed at maxDelete 0: it must delete nothing. The model is unchanged (every record is
+   * re-sent as stored: nothing is written); the checks after it find every loc still served.
+   */
+  async #syncServed(where: string): Promise<void> {
+    this.#syncAtFlip = false;
+    const served: { loc: string; lastmod?: string }[] = [];
+    for (const loc of this.pool) {
+      const res = await call(this.env(), `${this.origin}/sitemap-admin/urls?loc=${encodeURIComponent(loc)}`, { headers: AUTH });
+      if (res.status !== 200) continue;
+      const { lastmod } = (await res.json()) as { lastmod?: string | null };
+      served.push(lastmod ? { loc, lastmod } : { loc });
+    }
+    if (served.length === 0) return;
+    const opened = await this.#admin("POST", "/syncs", { sites: [this.origin] });
+    // The program's own syncs may have taken every open sync the site may have: nothing to check then.
+    if (opened.status === 429) return;
+    if (opened.status !== 201) throw new Violation(`${where}: POST /syncs answered ${opened.status}: ${JSON.stringify(opened.json)}`);
+    const id = opened.json["id"] as string;
+    const batch = await this.#admin("PUT", `/syncs/${id}/urls`, served);
+    if (batch.status !== 200) throw new Violation(`${where}: its batch answered ${batch.status}: ${JSON.stringify(batch.json)}`);
+    for (let round = 0; round < 20; round++) {
+      const res = await this.#admin("POST", `/syncs/${id}/commit`, { maxDelete: 0 });
+      if (res.status === 202) continue;
+      if (res.status !== 200 || res.json["done"] !== true || res.json["deleted"] !== 0)
+        throw new Violation(`${where}: re-sending the ${served.length} served records, its commit answered ${res.status}: ${JSON.stringify(res.json)}`);
+      return;
+    }
+    throw new Violation(`${where}: its commit not done after 20 calls`);
   }
 
   /** Every pending message delivered (the clock moved to when each is due), within `SETTLE_INVOCATIONS`. */
@@ -316,6 +360,14 @@ class Simulation {
     await this.settle("the purge");
     if (this.queue.pending.length > 0) throw new Violation("the purge: jobs still pending");
     await checkCrawl(this.env(), this.origin, this.pool, this.model, "after the purge");
+    const layout = await this.#layout();
+    if (layout)
+      await checkMarkers(
+        DATABASES.map((name) => baseEnv[name]),
+        this.origin,
+        layout.settled,
+        "after the purge",
+      );
   }
 }
 
