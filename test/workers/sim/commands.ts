@@ -19,8 +19,7 @@ export type Command =
   | { kind: "send-fails" }
   | { kind: "grow" }
   | { kind: "advance"; seconds: number }
-  | { kind: "purge" }
-  | { kind: "sync-after-flip" };
+  | { kind: "purge" };
 
 /**
  * A command kind, or "skewed-write": a PUT or DELETE from a writer whose clock disagrees with commit
@@ -79,8 +78,6 @@ const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> 
   grow: { weight: 1, arbitrary: fc.constant({ kind: "grow" }) },
   advance: { weight: 1, arbitrary: fc.record({ kind: fc.constant("advance"), seconds: fc.constantFrom(10, 70, 600) }) },
   purge: { weight: 1, arbitrary: fc.constant({ kind: "purge" }) },
-  // Arms a full sync run at the next flip, before anything else happens (issue 49, defect 1).
-  "sync-after-flip": { weight: 1, arbitrary: fc.constant({ kind: "sync-after-flip" }) },
 } as Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> }>;
 
 export const KINDS = Object.keys(COMMANDS) as Kind[];

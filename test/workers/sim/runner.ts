@@ -40,8 +40,6 @@ class Simulation {
   #grown = false;
   #clock: number;
   #flippedAt: number | null = null;
-  /** A full sync is due right after the next flip (`sync-after-flip`). */
-  #syncAtFlip = false;
 
   constructor(databases: number, start: number) {
     this.databases = databases;
@@ -174,9 +172,6 @@ class Simulation {
       case "purge":
         this.#advance(PIN_GRACE_MS);
         return this.#heartbeat();
-      case "sync-after-flip":
-        this.#syncAtFlip = true;
-        return;
     }
   }
 
@@ -275,7 +270,8 @@ class Simulation {
         layout.settled,
         `after the flip to ${layout.settled}`,
       );
-      if (this.#syncAtFlip) await this.#syncServed(`the full sync after the flip to ${layout.settled}`);
+      // Right after every flip, before its catch-up: a full sync re-sending what is served (issue 49, defect 1).
+      await this.#syncServed(`the full sync after the flip to ${layout.settled}`);
     }
   }
 
@@ -285,7 +281,6 @@ class Simulation {
    * re-sent as stored: nothing is written); the checks after it find every loc still served.
    */
   async #syncServed(where: string): Promise<void> {
-    this.#syncAtFlip = false;
     const served: { loc: string; lastmod?: string }[] = [];
     for (const loc of this.pool) {
       const res = await call(this.env(), `${this.origin}/sitemap-admin/urls?loc=${encodeURIComponent(loc)}`, { headers: AUTH });
