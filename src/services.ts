@@ -11,6 +11,7 @@ import { D1NotifyStateStore } from "./adapters/d1/notify-state.ts";
 import { D1LayoutStore } from "./adapters/d1/partition-layout.ts";
 import { d1RecordStore } from "./adapters/d1/record-store.ts";
 import { D1RegenStore } from "./adapters/d1/regen-store.ts";
+import type { ServedUnder } from "./adapters/d1/served.ts";
 import { D1SitePurge } from "./adapters/d1/site-purge.ts";
 import { D1SiteRegistry } from "./adapters/d1/site-registry.ts";
 import { faultAfterRecords, faultyRecordStore } from "./adapters/faulty/faulty-store.ts";
@@ -33,7 +34,7 @@ import { DatabaseList, checkedLayoutOf, checkedSync } from "./partitions/databas
 import { shardBase } from "./partitions/keys.ts";
 import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
-import { servedStore } from "./partitions/served.ts";
+import { servedStore, servedUnder } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
 import { type SitePurgeStore, purgeEverywhere } from "./registry/purge.ts";
 import { RegistryResolver } from "./registry/resolve.ts";
@@ -85,8 +86,13 @@ function wired(env: Env): Wired {
       const sites = new Set([origin]);
       // The layout (how many partitions hold records, a move under way) lives in the first database.
       const layouts = new D1LayoutStore(raw[names[0]!] as D1Database);
+      // Each partition's queries see the rows it serves under the layout read when they run (migration 0024).
       const wiredParts = names.map((name, p) =>
-        wire({ ...env, DB: raw[name] } as Env, { ...config, sites, shardBase: new Map([[origin, shardBase(p)]]) }),
+        wire(
+          { ...env, DB: raw[name] } as Env,
+          { ...config, sites, shardBase: new Map([[origin, shardBase(p)]]) },
+          servedUnder(() => layoutOf(), p),
+        ),
       );
       // Which database each partition is, checked before the layout is read: every read and write by partition reads it first.
       const databaseList = new DatabaseList(
@@ -202,14 +208,14 @@ function onePer<T>(kept: WeakMap<object, T>, binding: object, make: () => T): T 
 }
 
 /** The stores of one database (`env.DB`) for `config.sites`. */
-function wire(env: Env, config: Config): Services {
+function wire(env: Env, config: Config, servedUnder?: ServedUnder): Services {
   let store =
     config.urlSource === "kv"
       ? kvRecordStore(
           binding<KVNamespace>(env, "URLS", "URL_SOURCE=kv reads records from the KV namespace bound as URLS"),
           binding<SiteWriters>(env, "KV_WRITERS", "URL_SOURCE=kv writes each site through the Durable Object bound as KV_WRITERS"),
         )
-      : d1RecordStore(binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB"));
+      : d1RecordStore(binding<D1Database>(env, "DB", "URL_SOURCE=d1 reads records from the D1 database bound as DB"), servedUnder ? { servedUnder } : {});
   const fault = faultAfterRecords(env);
   if (fault !== null) store = faultyRecordStore(store, fault);
   const manifests: ManifestStore =

@@ -28,8 +28,12 @@ export const catchUpFrom = (parts: readonly RecordStore[]): Promise<number[]> =>
 export interface CatchUpOptions {
   /** The partition a changed loc of old partition `p` now goes to, or null when it stays. */
   goesTo: (loc: string, p: number) => number | null;
-  /** true: only deletions go over (after the flip); false: rows as stored (before it). */
+  /**
+   * true: only deletions go over (after the flip); false: rows as stored (before it), marked in
+   * their old homes as moving to `target` partitions (hidden there from the flip on, migration 0025).
+   */
   deletionsOnly: boolean;
+  target: number;
   maxRows: number;
   inTime: () => boolean;
   /** Saves the layout, whose `catchUp` cursors this moves on page by page. */
@@ -69,7 +73,7 @@ export async function catchUp(
         }
       } else if (moving.size > 0) {
         // As they are now (a later change of a loc is read again by a later page, and goes over this one).
-        const rows = await copyOf(parts[p]!).rows([...moving.keys()]);
+        const rows = await copyOf(parts[p]!).rows([...moving.keys()], options.target);
         for (const [to, group] of Map.groupBy(rows, (row) => moving.get(row.loc)!.to)) written += await copyOf(parts[to]!).put(group, "newer");
       }
       cursors[p] = page[page.length - 1]!.seq;

@@ -24,7 +24,8 @@ export async function forwardMoving(parts: readonly RecordStore[], locs: readonl
     group.push(loc);
   }
   for (const [home, group] of byHome) {
-    const rows = await copyOf(parts[home]!).rows(group);
+    // Read and marked as moving in one statement: hidden in the old home from the flip on (migration 0025).
+    const rows = await copyOf(parts[home]!).rows(group, layout.target);
     const byTarget = Map.groupBy(rows, (row) => movingTo(row.loc, layout)!);
     await Promise.all([...byTarget].map(([to, moving]) => copyOf(parts[to]!).put(moving, "newer")));
   }

@@ -96,14 +96,19 @@ async function copyPage(parts: readonly Services[], origin: string, layout: Part
   // earlier move left behind here (hidden until purged, maybe stale): only the one its home serves.
   const from = cursor.partition;
   const byTarget = new Map<number, CopiedRow[]>();
+  // Every row of the page this partition gives away, tombstones too: marked here after the copy, hidden from the flip on (migration 0025).
+  const leaving: number[] = [];
   for (const row of page) {
-    const to = row.deleted || homeOf(row.loc, layout) !== from ? null : movingTo(row.loc, layout);
+    const to = homeOf(row.loc, layout) !== from ? null : movingTo(row.loc, layout);
     if (to === null) continue;
+    leaving.push(row.key);
+    if (row.deleted) continue;
     const group = byTarget.get(to);
     if (group) group.push(row);
     else byTarget.set(to, [row]);
   }
   for (const [to, rows] of byTarget) await copyOf(parts[to]!.store).put(rows, "missing");
+  await copyOf(parts[from]!.store).markMoved(leaving, layout.target);
   const last = page[page.length - 1]!;
   layout.cursor = { partition: cursor.partition, section: last.section, key: last.key };
   return { read: page.length, copied: [...byTarget.values()].reduce((n, g) => n + g.length, 0) };
@@ -263,6 +268,7 @@ export async function rebalanceStep(
           return home >= from && home !== p ? home : null;
         },
         deletionsOnly: true,
+        target: layout.settled,
         maxRows,
         inTime,
         save: () => site.layouts!.save(layout, now),
@@ -316,6 +322,7 @@ export async function rebalanceStep(
   const caught = await catchUp(stores, origin, layout.catchUp, {
     goesTo: (loc: string, p: number) => (homeOf(loc, layout) === p ? movingTo(loc, layout) : null),
     deletionsOnly: false,
+    target: layout.target,
     inTime,
     now,
     maxRows: Math.max(0, maxRows - rowsRead),

@@ -1,20 +1,32 @@
 /**
  * One partition's store as it is served: after a move, rows the partition gave away (or holds for
- * a move not yet flipped) are left out of everything that renders, plans or announces — shard
- * pages, the regeneration's scan and key rows, the change feed, news and the feed — so that each
- * loc is served by exactly one partition, decided by the one layout row (layout.ts).
+ * a move not yet flipped) are left out of everything that renders, plans or announces, so that
+ * each loc is served by exactly one partition, decided by the one layout row (layout.ts).
  *
- * Until a site's first move, and from the purge of what a move left behind (purge.ts) until the
- * next flip, nothing is filtered and nothing is computed per row.
+ * The news, the feed and the change sample leave them out in SQL (`servedUnder`, the partition
+ * count handed to the D1 store: src/adapters/d1/served.ts, migration 0025). Shard pages, the
+ * regeneration's scan and key rows, lookups and the change feed are still filtered here, by the
+ * hash; until a site's first move, and from the purge of what a move left behind (purge.ts) until
+ * the next flip, nothing is filtered and nothing is computed per row.
  */
-import type { StoredRecord } from "../core/types.ts";
-import type { ChangeFeed, ChangeSample, KeyRow, NewsIndex, RangeScan, RecentIndex, RecordReader, RecordStore, ShardRange } from "../store/port.ts";
+import type { ChangeFeed, KeyRow, RangeScan, RecordReader, RecordStore, ShardRange } from "../store/port.ts";
 import { type PartitionLayout, hidesRows, isServedBy } from "./layout.ts";
 
 /** The layout of the partition's site, read for each operation (one small query in the site's first database). */
 export type LayoutOf = () => Promise<PartitionLayout>;
 
 type Served = (loc: string) => boolean;
+
+/**
+ * The partition count partition `partition`'s rows are served under, for its store's queries: the
+ * layout's `settled`; null while a move fills it (its rows are copies, served from the flip on).
+ */
+export const servedUnder =
+  (layoutOf: LayoutOf, partition: number): (() => Promise<number | null>) =>
+  async () => {
+    const { settled } = await layoutOf();
+    return partition < settled ? settled : null;
+  };
 
 async function servedTest(layoutOf: LayoutOf, partition: number): Promise<Served | null> {
   const layout = await layoutOf();
@@ -67,24 +79,5 @@ export function servedStore(store: RecordStore, partition: number, layoutOf: Lay
     newest: (origin, until) => store.changes.newest(origin, until),
     pending: (origin, after) => store.changes.pending(origin, after),
   };
-  const keep = async (records: Promise<StoredRecord[]>): Promise<StoredRecord[]> => {
-    const test = await served();
-    const list = await records;
-    return test ? list.filter((r) => test(r.loc)) : list;
-  };
-  const news: NewsIndex | null = store.news && {
-    stats: (origin, since, until) => store.news!.stats(origin, since, until),
-    records: (origin, since, until, offset, limit) => keep(store.news!.records(origin, since, until, offset, limit)),
-  };
-  const recent: RecentIndex | null = store.recent && { records: (origin, limit) => keep(store.recent!.records(origin, limit)) };
-  // As the change feed: a database being filled by a move holds copies, sampled from their served partition.
-  const sample: ChangeSample | null = store.sample && {
-    async newest(origin, limit) {
-      const layout = await layoutOf();
-      if (partition >= layout.settled) return [];
-      const rows = await store.sample!.newest(origin, limit);
-      return hidesRows(layout) ? rows.filter((r) => isServedBy(r.loc, partition, layout)) : rows;
-    },
-  };
-  return { ...store, reader, scan, changes, news, recent, sample };
+  return { ...store, reader, scan, changes };
 }

@@ -115,7 +115,8 @@ export class PartitionedSync implements RecordSync {
 
   async start(scope: SyncScope, options: StartOptions, now = Date.now()): Promise<SyncInfo> {
     const layout = await this.layoutOf();
-    const parts = await Promise.all(this.parts.slice(0, layout.settled).map((p) => p.start(scope, options, now)));
+    // Each part sees the rows its database serves under this layout: while the sync is open, the layout's count stays this one (#spanned).
+    const parts = await Promise.all(this.parts.slice(0, layout.settled).map((p) => p.start(scope, { ...options, servedBy: layout.settled }, now)));
     return combine(parts.map((p) => p.id).join(SEPARATOR), parts);
   }
 

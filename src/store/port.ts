@@ -278,8 +278,14 @@ export interface SequencedChange {
 export interface RowCopy {
   /** Up to `limit` rows of a site after `after` in (section, key) order, tombstones included. */
   page(origin: string, after: ScanPosition, limit: number): Promise<CopiedRow[]>;
-  /** The rows of these locs, as stored (locs with none are left out). */
-  rows(locs: readonly string[]): Promise<CopiedRow[]>;
+  /**
+   * The rows of these locs, as stored (locs with none are left out). `movedIn`: a move to that
+   * many partitions takes them away from this database; they are marked in the same statement,
+   * hidden from the move's flip on (migration 0024).
+   */
+  rows(locs: readonly string[], movedIn?: number): Promise<CopiedRow[]>;
+  /** Marks the rows of these keys as taken away from this database by a move to `movedIn` partitions (as `rows` does). */
+  markMoved(keys: readonly number[], movedIn: number): Promise<void>;
   /**
    * Writes rows as stored where the loc is absent (`missing`), or also over a copy of an earlier
    * commit of the same old home (`newer`: never over a row written in this database); returns rows written.

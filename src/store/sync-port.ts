@@ -14,6 +14,12 @@ export interface StartOptions {
   maxDelete: number;
   ttlMs: number;
   maxOpenPerSite?: number;
+  /**
+   * The partition count the store's rows are served under while the sync is open (a partitioned
+   * site's layout's `settled`, src/partitions/sync.ts): its guard and commit see only those rows.
+   * Absent: every row.
+   */
+  servedBy?: number;
 }
 
 export interface SyncScope {

@@ -10,6 +10,7 @@ import { D1RecentIndex } from "./recent-index.ts";
 import { D1RowCopy } from "./row-copy.ts";
 import type { D1Observer } from "./rows.ts";
 import { D1RangeScan } from "./scan.ts";
+import type { ServedUnder } from "./served.ts";
 import { D1RecordSync } from "./sync.ts";
 import { D1RecordWriter } from "./writer.ts";
 
@@ -18,10 +19,12 @@ interface D1StoreOptions {
   observe?: D1Observer;
   /** Rows per page of shard reads. */
   pageRows?: number;
+  /** A partition's: the count its rows are served under (served.ts); absent: every row. */
+  servedUnder?: ServedUnder;
 }
 
 export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): RecordStore {
-  const { observe } = options;
+  const { observe, servedUnder } = options;
   const writer = new D1RecordWriter(db);
   const scan = new D1RangeScan(db, observe);
   const changes = new D1ChangeFeed(db, observe);
@@ -30,9 +33,9 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
     reader: new D1RecordReader(db, options),
     writer,
     changes,
-    news: new D1NewsIndex(db, observe),
-    recent: new D1RecentIndex(db, observe),
-    sample: new D1ChangeSample(db, observe),
+    news: new D1NewsIndex(db, observe, servedUnder),
+    recent: new D1RecentIndex(db, observe, servedUnder),
+    sample: new D1ChangeSample(db, observe, servedUnder),
     scan,
     freshness: new D1RangeFreshness(db, observe),
     projection: null,

@@ -99,12 +99,22 @@ export class D1RowCopy implements RowCopy {
     return [];
   }
 
-  async rows(locs: readonly string[]): Promise<CopiedRow[]> {
-    const statement = this.#db.prepare(`SELECT ${COLUMNS} FROM urls WHERE loc IN (SELECT value FROM json_each(?1))`);
-    const statements = chunks(locs).map((json) => statement.bind(json));
+  async rows(locs: readonly string[], movedIn?: number): Promise<CopiedRow[]> {
+    // Marking needs no statement of its own: the read is the UPDATE's RETURNING (moved_in fires no change number).
+    const statement =
+      movedIn === undefined
+        ? this.#db.prepare(`SELECT ${COLUMNS} FROM urls WHERE loc IN (SELECT value FROM json_each(?1))`)
+        : this.#db.prepare(`UPDATE urls SET moved_in = ?2 WHERE loc IN (SELECT value FROM json_each(?1)) RETURNING ${COLUMNS}`);
+    const statements = chunks(locs).map((json) => (movedIn === undefined ? statement.bind(json) : statement.bind(json, movedIn)));
     if (statements.length === 0) return [];
     const results = await this.#db.batch<Row>(statements);
     return results.flatMap((r) => r.results.map(copiedRow));
+  }
+
+  /** One statement: a page's keys (integers, at most the copy's page of them) as one JSON parameter. */
+  async markMoved(keys: readonly number[], movedIn: number): Promise<void> {
+    if (keys.length === 0) return;
+    await this.#db.prepare("UPDATE urls SET moved_in = ?1 WHERE id IN (SELECT value FROM json_each(?2))").bind(movedIn, JSON.stringify(keys)).run();
   }
 
   async put(rows: readonly CopiedRow[], mode: "missing" | "newer"): Promise<number> {

@@ -11,6 +11,7 @@
 import type { ValidRecord } from "../../core/validate.ts";
 import { SyncEmptyError, SyncNotFoundError, SyncQuotaError, SyncScopeError, SyncStateError, checkSyncGuard } from "../../store/errors.ts";
 import type { CommitOptions, RecordSync, StartOptions, SyncCommit, SyncInfo, SyncScope, SyncState, SyncSweep, UpsertResult } from "../../store/port.ts";
+import { servedRow } from "./served.ts";
 import type { D1RecordWriter } from "./writer.ts";
 
 /** Records examined per commit chunk (one index range, one UPDATE). */
@@ -36,6 +37,7 @@ interface SyncRow {
   updated: number;
   unchanged: number;
   deleted: number;
+  served_by: number | null;
 }
 
 /** Where the commit has got to: the scope's site (index into scope.sites) and the last (section, key) done. */
@@ -61,12 +63,21 @@ function infoOf(row: SyncRow): SyncInfo {
   };
 }
 
-/** The scope's live-record filter on `urls` (alias u), its parameters numbered from `first`. */
-function scopeFilter(scope: SyncScope, first: number): { sql: string; params: unknown[] } {
+/**
+ * The scope's live served records on `urls` (alias u), its parameters numbered from `first`: a row
+ * its database does not serve under the sync's partition count (served.ts) is never counted,
+ * seen or deleted — the post-flip catch-up would carry such a deletion to the row's new home.
+ */
+function scopeFilter(row: SyncRow, scope: SyncScope, first: number): { sql: string; params: unknown[] } {
   // The sites as one JSON parameter: a scope of any size stays within D1's 100 bound parameters.
   const params: unknown[] = [JSON.stringify(scope.sites)];
   let n = first;
   let sql = `u.origin IN (SELECT value FROM json_each(?${n++})) AND u.deleted = 0`;
+  // A database that is no partition hides nothing: its counts stay within the covering index.
+  if (row.served_by !== null) {
+    sql += ` AND ${servedRow("u", `?${n++}`)}`;
+    params.push(row.served_by);
+  }
   if (scope.section !== null) {
     sql += ` AND u.section = ?${n++}`;
     params.push(scope.section);
@@ -94,15 +105,15 @@ export class D1RecordSync implements RecordSync {
     // The cap in the insert itself: D1 runs one statement at a time, so concurrent starts cannot pass it together.
     const inserted = await this.#db
       .prepare(
-        `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at)
-         SELECT ?1, ?2, 'open', ?3, ?4, ?5
+        `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at, served_by)
+         SELECT ?1, ?2, 'open', ?3, ?4, ?5, ?7
          WHERE ?6 IS NULL OR NOT EXISTS (
            SELECT 1 FROM json_each(?2, '$.sites') AS site
            WHERE (SELECT COUNT(*) FROM syncs WHERE state IN ('open', 'committing')
                   AND EXISTS (SELECT 1 FROM json_each(syncs.scope, '$.sites') WHERE value = site.value)) >= ?6)
          RETURNING id`,
       )
-      .bind(id, JSON.stringify(stored), options.maxDelete, now, now + options.ttlMs, options.maxOpenPerSite ?? null)
+      .bind(id, JSON.stringify(stored), options.maxDelete, now, now + options.ttlMs, options.maxOpenPerSite ?? null, options.servedBy ?? null)
       .first<{ id: string }>();
     if (inserted === null) throw new SyncQuotaError(`a site of the scope has ${options.maxOpenPerSite} open syncs, the most a site may have`);
     return (await this.get(id))!;
@@ -224,8 +235,8 @@ export class D1RecordSync implements RecordSync {
   async #guard(row: SyncRow, scope: SyncScope, maxDelete: number, partOfNonEmpty: boolean): Promise<void> {
     if (row.received === 0 && !partOfNonEmpty)
       throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
-    const live = scopeFilter(scope, 1);
-    const unseen = scopeFilter(scope, 3);
+    const live = scopeFilter(row, scope, 1);
+    const unseen = scopeFilter(row, scope, 3);
     const [total, gone] = await this.#db.batch<{ n: number }>([
       this.#db.prepare(`SELECT COUNT(*) AS n FROM urls AS u WHERE ${live.sql}`).bind(...live.params),
       this.#db
@@ -257,16 +268,25 @@ export class D1RecordSync implements RecordSync {
         : { site: cursor.site, section: last!.section, key: last!.id };
     const statements: D1PreparedStatement[] = [];
     if (last !== null) {
-      const source = scope.source === null ? "" : " AND u.source = ?9";
+      const extra: unknown[] = [];
+      let where = "";
+      if (row.served_by !== null) {
+        extra.push(row.served_by);
+        where += ` AND ${servedRow("u", `?${8 + extra.length}`)}`;
+      }
+      if (scope.source !== null) {
+        extra.push(scope.source);
+        where += ` AND u.source = ?${8 + extra.length}`;
+      }
       statements.push(
         this.#db
           .prepare(
             `UPDATE urls AS u SET deleted = 1, updated_at = ?1
              WHERE u.origin = ?2 AND (u.section, u.id) > (?3, ?4) AND (u.section, u.id) <= (?5, ?6)
-               AND u.deleted = 0 AND u.updated_at < ?7${source}
+               AND u.deleted = 0 AND u.updated_at < ?7${where}
                AND NOT EXISTS (SELECT 1 FROM sync_seen AS s WHERE s.sync = ?8 AND s.id = u.id)`,
           )
-          .bind(now, origin, cursor.section, cursor.key, last.section, last.id, row.started_at, row.id, ...(scope.source === null ? [] : [scope.source])),
+          .bind(now, origin, cursor.section, cursor.key, last.section, last.id, row.started_at, row.id, ...extra),
       );
     }
     // The section scope narrows the range through the (section, id) bounds: both ends lie in it.

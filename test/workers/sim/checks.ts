@@ -4,6 +4,7 @@
  * Worker's fetch (at the end): each acknowledged loc served exactly once with its last acknowledged
  * value, nothing deleted or dropped by a committed sync served.
  */
+import { partitionOf } from "../../../src/partitions/home.ts";
 import { locsOf } from "../../shared/locs.ts";
 import { call } from "../support.ts";
 import type { Model } from "./model.ts";
@@ -64,4 +65,22 @@ export async function checkCrawl(env: Env, origin: string, pool: readonly string
     }
   }
   for (const loc of pool) expectValue(model, loc, served.get(loc) ?? null, `${where} (crawl)`);
+}
+
+/**
+ * SQL's served rows are the layout's (migration 0024): in each of the site's databases, a row is
+ * marked as moved away under the current count exactly when its loc's home under that count is
+ * another database — what the move wrote agrees with the hash (src/partitions/home.ts).
+ */
+export async function checkMarkers(databases: readonly D1Database[], origin: string, settled: number, where: string): Promise<void> {
+  for (const [p, db] of databases.slice(0, settled).entries()) {
+    const { results } = await db.prepare("SELECT loc, moved_in FROM urls WHERE origin = ?1").bind(origin).all<{ loc: string; moved_in: number | null }>();
+    for (const row of results) {
+      const hiddenInSql = row.moved_in !== null && row.moved_in <= settled;
+      if (hiddenInSql !== (partitionOf(row.loc, settled) !== p))
+        throw new Violation(
+          `${where}: ${row.loc} in database ${p} is ${hiddenInSql ? "" : "not "}hidden in SQL (moved_in ${row.moved_in}), its home is ${partitionOf(row.loc, settled)}`,
+        );
+    }
+  }
 }

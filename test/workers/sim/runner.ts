@@ -12,11 +12,12 @@ import worker from "../../../src/index.ts";
 import { PIN_GRACE_MS } from "../../../src/partitions/pinned.ts";
 import { type Sent, deliver } from "../support/jobs.ts";
 import { call, freshOrigin } from "../support.ts";
-import { AUTH, Violation, checkAdmin, checkCrawl } from "./checks.ts";
+import { AUTH, Violation, checkAdmin, checkCrawl, checkMarkers } from "./checks.ts";
 import { type Command, LOCS, type Program } from "./commands.ts";
 import { FlakyQueue, killedAfter } from "./faults.ts";
 import { SimMirror } from "./mirror.ts";
 import { Model, type OpenSync } from "./model.ts";
+import { syncServed } from "./served-sync.ts";
 
 const DATABASES = ["DB", "PART_B", "PART_C", "PART_D"] as const;
 /** wrangler.jsonc: the consumer's max_retries. */
@@ -276,6 +277,20 @@ class Simulation {
     if (layout && layout.flippedAt !== this.#flippedAt) {
       this.#flippedAt = layout.flippedAt;
       await checkAdmin(this.env(), this.origin, this.#locs, this.model, `after the flip to ${layout.settled}`);
+      await checkMarkers(
+        DATABASES.map((name) => baseEnv[name]),
+        this.origin,
+        layout.settled,
+        `after the flip to ${layout.settled}`,
+      );
+      // Right after every flip, before its catch-up: a full sync re-sending what is served (issue 49, defect 1).
+      await syncServed(
+        this.env(),
+        this.origin,
+        this.#locs,
+        (method, path, body) => this.#admin(method, path, body),
+        `the full sync after the flip to ${layout.settled}`,
+      );
     }
   }
 
@@ -330,6 +345,14 @@ class Simulation {
     await this.settle("the purge");
     if (this.queue.pending.length > 0) throw new Violation("the purge: jobs still pending");
     await checkCrawl(this.env(), this.origin, this.#locs, this.model, "after the purge");
+    const layout = await this.#layout();
+    if (layout)
+      await checkMarkers(
+        DATABASES.map((name) => baseEnv[name]),
+        this.origin,
+        layout.settled,
+        "after the purge",
+      );
   }
 }
 

@@ -29,7 +29,8 @@ export function gatedCopy(site: Services, partition: number): { site: Services; 
     const inner = p.store.copy!;
     const copy: RowCopy = {
       page: (origin, after, limit) => inner.page(origin, after, limit),
-      rows: (locs) => inner.rows(locs),
+      rows: (locs, movedIn) => inner.rows(locs, movedIn),
+      markMoved: (keys, movedIn) => inner.markMoved(keys, movedIn),
       async put(rows, mode) {
         // Only the copy's own page writes wait; a write's forward ("newer") goes through.
         if (mode === "missing") await held.pass();
