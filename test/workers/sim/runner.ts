@@ -294,6 +294,19 @@ class Simulation {
     }
   }
 
+  /** Each of the site's jobs with its last outcome, in every database: what a chain that does not converge was doing. */
+  async #outcomes(): Promise<string> {
+    const lines: string[] = [];
+    for (const name of DATABASES) {
+      const rows = await baseEnv[name]
+        .prepare("SELECT kind, outcome FROM jobs WHERE origin = ?1")
+        .bind(this.origin)
+        .all<{ kind: string; outcome: string | null }>();
+      for (const r of rows.results) lines.push(`${name} ${r.kind}: ${r.outcome ?? "none"}`);
+    }
+    return lines.join("; ");
+  }
+
   /** Every pending message delivered (the clock moved to when each is due), within `SETTLE_INVOCATIONS`. */
   async settle(where: string): Promise<number> {
     this.queue.failNext = false;
@@ -308,7 +321,7 @@ class Simulation {
       if (++invocations > SETTLE_INVOCATIONS) {
         const most = [...delivered].sort((a, b) => b[1] - a[1]).slice(0, 4);
         throw new Violation(
-          `${where}: more than ${SETTLE_INVOCATIONS} invocations to bring the jobs to rest (a chain does not converge): ${most.map(([k, n]) => `${n}× ${k}`).join(", ")}`,
+          `${where}: more than ${SETTLE_INVOCATIONS} invocations to bring the jobs to rest (a chain does not converge): ${most.map(([k, n]) => `${n}× ${k}`).join(", ")}; the jobs' last outcomes: ${await this.#outcomes()}`,
         );
       }
       if (next.dueAt > this.#clock) this.#advance(next.dueAt - this.#clock);
