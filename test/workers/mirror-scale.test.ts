@@ -3,8 +3,9 @@
  * entry under the enforcing meter (src/jobs/meter.ts): the step that reads a 50,000-sitemap index
  * writes its list in a few statements and stays inside the limits, and a mirror of many one-URL
  * sitemaps runs its job's chain to the end — every URL published, the mirror idle, no invocation
- * refused or past the shared 1,000 calls. The whole 50,000 through the chain takes minutes here:
- * `npm run bench -- mirror-scale` (bench/mirror-scale.ts) measures it, docs/capacity.md keeps the figures.
+ * refused or past the shared 1,000 calls. The whole 50,000 through the chain takes many minutes
+ * here (the chain test below at CHILDREN = 50,000 and 1,000 requests a run): docs/capacity.md keeps
+ * what that measured; the suite keeps 1,000.
  */
 import { createExecutionContext, createScheduledController } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -60,7 +61,7 @@ const quiet = () => {
 };
 
 describe("a mirror of a 50,000-sitemap index", () => {
-  it("the step that reads the index writes its whole list in a few statements, inside the limits", async () => {
+  it("the step that reads the index writes its whole list in a few statements, inside the limits", { timeout: 120_000 }, async () => {
     quiet();
     const site = newSite("mirror-scale-list");
     const mirror = `${site.origin}/cms/sitemap.xml`;
@@ -107,10 +108,11 @@ describe("a mirror of a 50,000-sitemap index", () => {
 });
 
 describe("a mirror of many one-URL sitemaps through its job's chain", () => {
-  it("runs to the end: every URL published, the mirror idle with no error, every invocation inside the limits", async () => {
+  it("runs to the end: every URL published, the mirror idle with no error, every invocation inside the limits", { timeout: 180_000 }, async () => {
     quiet();
-    const CHILDREN = 2_000;
-    const site = newSite("mirror-scale-chain", { MIRROR_MAX_REQUESTS_PER_RUN: "1000" });
+    // ~2,000 requests (a read and a check per sitemap) at 500 a run: a chain of several steps.
+    const CHILDREN = 1_000;
+    const site = newSite("mirror-scale-chain", { MIRROR_MAX_REQUESTS_PER_RUN: "500" });
     const mirror = `${site.origin}/cms/sitemap.xml`;
     const { locs } = remote(site.origin, mirror, CHILDREN);
     const { env: e, queue } = withJobs({ ...site.env, MIRROR_SITEMAPS: mirror } as Env);
@@ -120,6 +122,7 @@ describe("a mirror of many one-URL sitemaps through its job's chain", () => {
     expect(deliveries.filter((d) => d.result !== "acked")).toEqual([]);
     const mirrorSteps = deliveries.filter((d) => d.job.kind === "mirror");
     expect(new Set(mirrorSteps.map((d) => d.job.chain)).size).toBe(1);
+    expect(mirrorSteps.length).toBeGreaterThan(3);
     expect(watch.refused).toEqual([]);
     expect(watch.largest()).toBeLessThan(1_000);
     const status = (await (await call(e, `${site.origin}/sitemap-admin/status`, { headers: ADMIN })).json()) as {
