@@ -15,7 +15,7 @@ import type { MirrorDeps } from "./deps.ts";
 import type { ChildRead, MirrorState } from "./store.ts";
 
 /** Records and kept locs per sync batch; sitemaps read per state write. */
-export const WRITE_BATCH = 500;
+const WRITE_BATCH = 500;
 
 export class PassWrites {
   records = new Map<string, ValidRecord>();
