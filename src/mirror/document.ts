@@ -9,18 +9,17 @@
  * read again from its start, within this pass. Every document of a pass is so read whole, as one
  * version, before anything is deleted.
  */
-import type { ValidRecord, ValidationContext } from "../core/validate.ts";
+import type { ValidationContext } from "../core/validate.ts";
 import { outOfShare } from "./budget.ts";
 import type { MirrorBudget, MirrorDeps } from "./deps.ts";
 import { SequenceDigest } from "./digest.ts";
 import { MirrorFailure, shownUrl } from "./failure.ts";
 import { type Fetched, fetchSitemap } from "./fetch.ts";
+import type { PassWrites } from "./pass-writes.ts";
 import { entryText, locText, sitemapItems } from "./read.ts";
 import { mirroredRecord } from "./records.ts";
 import type { MirrorState, Validators } from "./store.ts";
 
-/** Records per sync batch. */
-const BATCH = 500;
 /** Sitemaps one index may list (sitemaps.org). */
 const MAX_CHILDREN = 50_000;
 
@@ -30,14 +29,15 @@ export type DocumentRead =
    * the sitemaps it lists and their digest (null: it lists none, not an index).
    */
   | { finished: true; validators: Validators; digest: string; children: string[]; childrenDigest: string | null }
-  /** The run's budget ran out first; the position is saved. */
+  /** The run's budget ran out first; the position is saved (what `writes` held written with it). */
   | { finished: false };
 
 type Attempt = DocumentRead | { changed: true };
 
 /**
  * Sends the document at `url` (the pass's current one, `state.child`) from the saved position.
- * `fetched` is its answer when the caller already has one.
+ * `fetched` is its answer when the caller already has one. Its records go into `writes`, flushed
+ * (with the position) whenever it is full: read whole, the last of them may still wait there.
  */
 export async function readDocument(
   deps: MirrorDeps,
@@ -45,12 +45,13 @@ export async function readDocument(
   url: string,
   fetched: Fetched | null,
   budget: MirrorBudget,
+  writes: PassWrites,
 ): Promise<DocumentRead> {
   const limits = { timeoutMs: deps.config.mirror.timeoutMs, maxBytes: deps.config.mirror.maxBytes };
   let answer = fetched ?? (await fetchSitemap(url, null, limits, deps.fetch));
   for (;;) {
     if (answer.status !== 200) throw new MirrorFailure(`${shownUrl(url)} answered 304 to an unconditional request`);
-    const attempt = await sendFrom(deps, state, url, answer, budget);
+    const attempt = await sendFrom(deps, state, url, answer, budget, writes);
     if (!("changed" in attempt)) {
       if (!attempt.finished) await answer.cancel();
       return attempt;
@@ -63,7 +64,8 @@ export async function readDocument(
     state.recordsDone = 0;
     state.prefix = null;
     forceNextPass(state);
-    await deps.state.save(state);
+    // The position is saved only with what waits for it (the sitemaps before this one).
+    await writes.flush(deps, state);
     answer = await fetchSitemap(url, null, limits, deps.fetch);
   }
 }
@@ -78,7 +80,14 @@ export function forceNextPass(state: MirrorState): void {
   state.passLastModified = null;
 }
 
-async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetched: Fetched & { status: 200 }, budget: MirrorBudget): Promise<Attempt> {
+async function sendFrom(
+  deps: MirrorDeps,
+  state: MirrorState,
+  url: string,
+  fetched: Fetched & { status: 200 },
+  budget: MirrorBudget,
+  writes: PassWrites,
+): Promise<Attempt> {
   const { config } = deps;
   const top = state.child < 0;
   const ctx: ValidationContext = { sites: config.sites, defaultSection: config.defaultSection, sectionRules: config.sectionRules };
@@ -87,19 +96,12 @@ async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetch
   const content = new SequenceDigest();
   const listed = new SequenceDigest();
   const children: string[] = [];
-  let batch = new Map<string, ValidRecord>();
-  let kept = new Set<string>();
   let seen = 0;
-  // `last`: the document is read whole; the caller saves the state as it moves on to the next one.
-  const flush = async (upTo: number, last = false): Promise<void> => {
-    if (batch.size > 0) await deps.sync.upsert(state.syncId!, [...batch.values()]);
-    if (kept.size > 0) await deps.sync.keep(state.syncId!, [...kept]);
-    batch = new Map();
-    kept = new Set();
-    if (last) return;
+  /** Writes what waits, the position `upTo` records into this document. */
+  const flush = async (upTo: number): Promise<void> => {
     state.recordsDone = upTo;
     state.prefix = upTo === 0 ? null : { locs: await locs.value(), content: await content.value() };
-    await deps.state.save(state);
+    await writes.flush(deps, state);
   };
   for await (const item of sitemapItems(fetched.text, url)) {
     if (item.kind === "sitemap") {
@@ -144,18 +146,17 @@ async function sendFrom(deps: MirrorDeps, state: MirrorState, url: string, fetch
       state.site ??= origin;
       if (origin !== state.site) state.counts.foreign += 1;
       else if (mirrored.kind === "record") {
-        batch.set(mirrored.record.loc, mirrored.record);
+        writes.records.set(mirrored.record.loc, mirrored.record);
         if (mirrored.repaired) state.counts.repaired += 1;
       } else {
-        kept.add(mirrored.loc);
+        writes.kept.add(mirrored.loc);
         state.counts.repaired += 1;
       }
     }
-    if (batch.size + kept.size >= BATCH) await flush(n);
+    if (writes.full) await flush(n);
   }
   // Shorter than the part already sent: it changed.
   if (seen < skip) return { changed: true };
-  await flush(seen, true);
   const childrenDigest = children.length === 0 ? null : await listed.value();
   return { finished: true, validators: fetched.validators, digest: await content.value(), children, childrenDigest };
 }

@@ -24,8 +24,9 @@ import type { MirrorBudget, MirrorDeps } from "./deps.ts";
 import { forceNextPass, listedDigest, readDocument } from "./document.ts";
 import { MirrorFailure, scrubbed, shownUrl } from "./failure.ts";
 import { type Fetched, fetchSitemap } from "./fetch.ts";
+import { PassWrites } from "./pass-writes.ts";
 import { siteOfUrl } from "./site.ts";
-import { type ChildRead, type MirrorChild, type MirrorState, NO_PASS, newMirrorState, noCounts } from "./store.ts";
+import { type MirrorChild, type MirrorState, NO_PASS, newMirrorState, noCounts } from "./store.ts";
 
 export type MirrorOutcome = "unchanged" | "in-progress" | "synced" | "failed";
 
@@ -101,13 +102,15 @@ function endPass(state: MirrorState): MirrorState {
   return { ...state, ...NO_PASS };
 }
 
-/**
- * Moves the pass on to its next document (the one that failed last, if any, has been read: its
- * error goes); `read`: how the current one was read whole, saved in the same write.
- */
-async function nextDocument(deps: MirrorDeps, state: MirrorState, read?: ChildRead): Promise<void> {
+/** Moves the pass on to its next document, and saves it. */
+async function nextDocument(deps: MirrorDeps, state: MirrorState): Promise<void> {
+  movedOn(state);
+  await deps.state.save(state);
+}
+
+/** The state at the start of the pass's next document (the one that failed last, if any, has been read: its error goes). */
+function movedOn(state: MirrorState): void {
   Object.assign(state, { child: state.child + 1, recordsDone: 0, prefix: null, error: null, errorAt: null });
-  await deps.state.save(state, read);
 }
 
 /** Whether the budget allows starting a document: a request to fetch it, and a record to read. */
@@ -115,29 +118,40 @@ const canRead = (budget: MirrorBudget): boolean => budget.requests > 0 && budget
 
 /**
  * Reads the pass's documents in order from where it is: the mirrored one (-1), then each sitemap
- * its index lists. false: the run's budget ran out first.
+ * its index lists, their records and reads written together (src/mirror/pass-writes.ts), and
+ * written before it returns. false: the run's budget ran out first.
  */
 async function readAll(deps: MirrorDeps, state: MirrorState, first: Fetched | null, budget: MirrorBudget, now: number): Promise<boolean> {
   let answer = first;
+  const writes = new PassWrites();
   // The listed sitemaps ahead, read from D1 a page at a time.
   let ahead: MirrorChild[] = [];
   for (;;) {
     if (state.child >= 0 && ahead.length === 0) ahead = await deps.state.children(state.url, state.child, PAGE);
     const child = state.child < 0 ? null : (ahead.shift() ?? null);
-    if (state.child >= 0 && child === null) return true;
+    if (state.child >= 0 && child === null) {
+      await writes.flush(deps, state);
+      return true;
+    }
     if (budget.records <= 0 || (answer === null && budget.requests <= 0)) {
       if (answer?.status === 200) await answer.cancel();
+      await writes.flush(deps, state);
       return false;
     }
-    const read = await readDocument(deps, state, child?.url ?? state.url, answer, budget);
+    const read = await readDocument(deps, state, child?.url ?? state.url, answer, budget, writes);
     answer = null;
     if (!read.finished) return false;
     if (child === null) {
       await deps.state.setChildren(state.url, read.children);
       state.topReadAt = now;
       state.childrenDigest = read.childrenDigest;
-      await nextDocument(deps, state);
-    } else await nextDocument(deps, state, { n: state.child, validators: read.validators, digest: read.digest, readAt: now });
+      movedOn(state);
+      await writes.flush(deps, state);
+    } else {
+      writes.reads.push({ n: state.child, validators: read.validators, digest: read.digest, readAt: now });
+      movedOn(state);
+      if (writes.full) await writes.flush(deps, state);
+    }
   }
 }
 
@@ -205,9 +219,12 @@ async function readAgain(deps: MirrorDeps, state: MirrorState, url: string, budg
     await deps.state.save(state);
     return false;
   }
-  const read = await readDocument(deps, state, url, null, budget);
+  const writes = new PassWrites();
+  const read = await readDocument(deps, state, url, null, budget, writes);
   if (!read.finished) return false;
-  await nextDocument(deps, state, { n: state.child, validators: read.validators, digest: read.digest, readAt: now });
+  writes.reads.push({ n: state.child, validators: read.validators, digest: read.digest, readAt: now });
+  movedOn(state);
+  await writes.flush(deps, state);
   return true;
 }
 

@@ -91,8 +91,8 @@ export interface MirrorStateStore {
   load(url: string): Promise<MirrorState | null>;
   /** The states of these mirrors in one read (a mirror never run is absent). */
   loadMany(urls: readonly string[]): Promise<Map<string, MirrorState>>;
-  /** Saves the state; with `read`, in the same write, how its n-th sitemap was read whole (as setChildRead). */
-  save(state: MirrorState, read?: ChildRead): Promise<void>;
+  /** Saves the state; with `reads`, in the same write, how those sitemaps were read whole (as setChildRead). */
+  save(state: MirrorState, reads?: readonly ChildRead[]): Promise<void>;
   /** Replaces the index's sitemap list of the pass under way (none with validators or digest yet). */
   setChildren(url: string, children: readonly string[]): Promise<void>;
   /** The n-th sitemap of the index (null past the end). */

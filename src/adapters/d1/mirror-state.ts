@@ -1,4 +1,5 @@
 /** Mirror state in D1 (migrations/0006_mirrors.sql, 0007_mirror_validators.sql). */
+import { utf8Length } from "../../core/escape.ts";
 import {
   type ChildRead,
   type MirrorChild,
@@ -47,8 +48,35 @@ const childOf = (row: ChildRow): MirrorChild => ({
   readAt: row.read_at,
 });
 
-/** Index sitemaps per INSERT statement (3 parameters each, ≤ 100). */
-const CHILDREN_PER_STATEMENT = 33;
+/**
+ * The sitemap list goes to D1 as JSON arrays of at most this many UTF-8 bytes, one parameter of one
+ * INSERT … SELECT FROM json_each each: half of D1's 2,000,000 bytes for a value, so an index's
+ * 50,000 sitemaps (~4 MB of URLs) take ~5 statements, not 1,500 statements of 33 rows (3 parameters
+ * a row, ≤ 100 a statement), which passed the 1,000 queries an invocation may make.
+ */
+const CHILDREN_CHUNK_BYTES = 1_000_000;
+
+/** `children` as JSON arrays of at most CHILDREN_CHUNK_BYTES UTF-8 bytes each, with the index of each array's first one. */
+function childChunks(children: readonly string[]): { first: number; json: string }[] {
+  const out: { first: number; json: string }[] = [];
+  let chunk: string[] = [];
+  let first = 0;
+  let bytes = 2;
+  for (const [n, child] of children.entries()) {
+    const json = JSON.stringify(child);
+    const size = utf8Length(json) + 1;
+    if (chunk.length > 0 && bytes + size > CHILDREN_CHUNK_BYTES) {
+      out.push({ first, json: `[${chunk.join(",")}]` });
+      chunk = [];
+      first = n;
+      bytes = 2;
+    }
+    chunk.push(json);
+    bytes += size;
+  }
+  if (chunk.length > 0) out.push({ first, json: `[${chunk.join(",")}]` });
+  return out;
+}
 
 /** A `mirrors` row as the state it stores. */
 function stateOf(row: MirrorRow): MirrorState {
@@ -97,7 +125,7 @@ export class D1MirrorStateStore implements MirrorStateStore {
     return new Map(results.map((row) => [row.url, stateOf(row)]));
   }
 
-  async save(s: MirrorState, read?: ChildRead): Promise<void> {
+  async save(s: MirrorState, reads: readonly ChildRead[] = []): Promise<void> {
     const state = this.#db
       .prepare(
         `INSERT OR REPLACE INTO mirrors (url, etag, last_modified, sync_id, pass_etag, pass_last_modified, child, records_done, counts, checked_at, ok_at, error, error_at, site, prefix, check_child, verifying, top_read_at, children_digest)
@@ -124,28 +152,29 @@ export class D1MirrorStateStore implements MirrorStateStore {
         s.topReadAt,
         s.childrenDigest,
       );
-    if (read === undefined) await state.run();
-    else await this.#db.batch([state, this.#childRead(s.url, read)]);
+    if (reads.length === 0) await state.run();
+    else await this.#db.batch([state, this.#childReads(s.url, reads)]);
   }
 
-  #childRead(url: string, r: ChildRead): D1PreparedStatement {
+  /** How these sitemaps were read, as one JSON parameter (a pass saves up to 500 at once: src/mirror/pass-writes.ts). */
+  #childReads(url: string, reads: readonly ChildRead[]): D1PreparedStatement {
+    const rows = reads.map((r) => [r.n, r.validators.etag, r.validators.lastModified, r.digest, r.readAt]);
     return this.#db
-      .prepare("UPDATE mirror_children SET etag = ?3, last_modified = ?4, digest = ?5, read_at = ?6 WHERE url = ?1 AND n = ?2")
-      .bind(url, r.n, r.validators.etag, r.validators.lastModified, r.digest, r.readAt);
+      .prepare(
+        `UPDATE mirror_children SET etag = r.value ->> 1, last_modified = r.value ->> 2, digest = r.value ->> 3, read_at = r.value ->> 4
+         FROM json_each(?2) AS r WHERE mirror_children.url = ?1 AND mirror_children.n = r.value ->> 0`,
+      )
+      .bind(url, JSON.stringify(rows));
   }
 
   async setChildren(url: string, children: readonly string[]): Promise<void> {
-    const statements = [this.#db.prepare("DELETE FROM mirror_children WHERE url = ?1").bind(url)];
-    for (let i = 0; i < children.length; i += CHILDREN_PER_STATEMENT) {
-      const chunk = children.slice(i, i + CHILDREN_PER_STATEMENT);
-      statements.push(
-        this.#db
-          .prepare(`INSERT INTO mirror_children (url, n, child) VALUES ${chunk.map((_, j) => `(?${3 * j + 1}, ?${3 * j + 2}, ?${3 * j + 3})`).join(",")}`)
-          .bind(...chunk.flatMap((child, j) => [url, i + j, child])),
-      );
-    }
-    // Not one transaction (an index may list 50,000 sitemaps): a pass that dies here starts over.
-    for (let i = 0; i < statements.length; i += 200) await this.#db.batch(statements.slice(i, i + 200));
+    // One transaction of a few statements: the list is replaced whole or not at all.
+    await this.#db.batch([
+      this.#db.prepare("DELETE FROM mirror_children WHERE url = ?1").bind(url),
+      ...childChunks(children).map(({ first, json }) =>
+        this.#db.prepare("INSERT INTO mirror_children (url, n, child) SELECT ?1, ?2 + key, value FROM json_each(?3)").bind(url, first, json),
+      ),
+    ]);
   }
 
   async child(url: string, n: number): Promise<MirrorChild | null> {
@@ -165,7 +194,7 @@ export class D1MirrorStateStore implements MirrorStateStore {
   }
 
   async setChildRead(url: string, n: number, validators: Validators, digest: string, readAt: number): Promise<void> {
-    await this.#childRead(url, { n, validators, digest, readAt }).run();
+    await this.#childReads(url, [{ n, validators, digest, readAt }]).run();
   }
 
   async forgetChildReads(url: string): Promise<void> {

@@ -21,9 +21,9 @@ export class MemoryMirrorState implements MirrorStateStore {
   async loadMany(urls: readonly string[]) {
     return new Map(urls.flatMap((url) => (this.#states.has(url) ? [[url, structuredClone(this.#states.get(url)!)] as const] : [])));
   }
-  async save(state: MirrorState, read?: ChildRead) {
+  async save(state: MirrorState, reads: readonly ChildRead[] = []) {
     this.#states.set(state.url, structuredClone(state));
-    if (read !== undefined) await this.setChildRead(state.url, read.n, read.validators, read.digest, read.readAt);
+    for (const read of reads) await this.setChildRead(state.url, read.n, read.validators, read.digest, read.readAt);
   }
   async setChildren(url: string, children: readonly string[]) {
     this.#children.set(
