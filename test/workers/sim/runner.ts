@@ -299,8 +299,8 @@ class Simulation {
     const lines: string[] = [];
     for (const name of DATABASES) {
       const rows = await baseEnv[name]
-        .prepare("SELECT kind, outcome FROM jobs WHERE origin = ?1")
-        .bind(this.origin)
+        .prepare("SELECT kind, outcome FROM jobs WHERE origin = ?1 OR origin = ?2")
+        .bind(this.origin, this.mirror.url)
         .all<{ kind: string; outcome: string | null }>();
       for (const r of rows.results) lines.push(`${name} ${r.kind}: ${r.outcome ?? "none"}`);
     }
