@@ -304,6 +304,8 @@ class Simulation {
         .all<{ kind: string; outcome: string | null }>();
       for (const r of rows.results) lines.push(`${name} ${r.kind}: ${r.outcome ?? "none"}`);
     }
+    const mirror = await baseEnv.DB.prepare("SELECT error FROM mirrors WHERE url = ?1").bind(this.mirror.url).first<string | null>("error");
+    if (mirror) lines.push(`the mirror's error: ${mirror}`);
     return lines.join("; ");
   }
 
