@@ -11,7 +11,7 @@ import { vi } from "vitest";
 import worker from "../../../src/index.ts";
 import { PIN_GRACE_MS } from "../../../src/partitions/pinned.ts";
 import { type Sent, deliver } from "../support/jobs.ts";
-import { call, freshOrigin } from "../support.ts";
+import { call } from "../support.ts";
 import { AUTH, Violation, checkAdmin, checkCrawl, checkMarkers } from "./checks.ts";
 import { type Command, LOCS, type Program } from "./commands.ts";
 import { FlakyQueue, killedAfter } from "./faults.ts";
@@ -25,6 +25,8 @@ const MAX_RETRIES = 5;
 /** The invocations the end of a program may take to bring every chain to rest (a chain that needs more does not converge). */
 const SETTLE_INVOCATIONS = 300;
 const FIRST_LOCS = 24;
+/** Programs run in this file so far (each its own site). */
+let simulated = 0;
 
 interface Layout {
   settled: number;
@@ -33,7 +35,8 @@ interface Layout {
 }
 
 class Simulation {
-  readonly origin = freshOrigin("sim");
+  /** Numbered, not random: a loc's partition is a hash of it, so the same seed replays the same homes. */
+  readonly origin = `https://sim-${++simulated}.example`;
   readonly pool = Array.from({ length: LOCS }, (_, i) => `${this.origin}/p/${i}`);
   readonly model = new Model();
   readonly mirror = new SimMirror(this.origin);
