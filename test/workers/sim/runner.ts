@@ -47,8 +47,12 @@ class Simulation {
   #clock: number;
   #flippedAt: number | null = null;
 
-  constructor(databases: number, start: number) {
+  /** Whether the site mirrors a remote: programs with a `mirror-remote` command only. */
+  readonly mirrored: boolean;
+
+  constructor(databases: number, start: number, mirrored: boolean) {
     this.databases = databases;
+    this.mirrored = mirrored;
     this.#clock = start;
   }
 
@@ -60,7 +64,7 @@ class Simulation {
       MAX_URLS_PER_SHARD: "10",
       INDEXNOW_ENDPOINT: "",
       PING_URLS: "",
-      ...this.mirror.vars(),
+      ...(this.mirrored ? this.mirror.vars() : {}),
       JOBS: this.queue as unknown as Queue,
     } as Env;
   }
@@ -377,7 +381,11 @@ class Simulation {
 /** One program, start to end; throws the first violation. */
 export async function runProgram(program: Program, start = Date.now()): Promise<void> {
   vi.useFakeTimers({ toFake: ["Date"] });
-  const sim = new Simulation(program.databases, start);
+  const sim = new Simulation(
+    program.databases,
+    start,
+    program.commands.some((c) => c.kind === "mirror-remote"),
+  );
   try {
     await sim.start();
     for (const [i, command] of program.commands.entries()) {
