@@ -11,7 +11,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HOST_SETTINGS, hostProblems } from "./hosts.ts";
-import { reachesOwnHost } from "./own-host.ts";
+import { platformHosts, reachesOwnHost } from "./own-host.ts";
 
 /** No host served by SITES among the cases: the platform's hosts have their own cases below. */
 const NONE: ReadonlySet<string> = new Set();
@@ -193,6 +193,44 @@ describe("GSC_PROPERTY", () => {
         expect(holds(`sc-domain:${site.suffix}`)).toBe(false);
         expect(holds(`sc-domain:sibling-${site.name}.${site.suffix}`)).toBe(false);
         expect(holds(`sc-domain:other.${site.domain}`)).toBe(false);
+      }),
+    );
+  });
+});
+
+describe("a host SITES serves", () => {
+  // A platform giving tenants hosts under its own domain: by the registrable-domain rule alone each tenant would own the platform's host.
+  const platformArb = fc.record({
+    domain: fc.constantFrom("platform.example", "saas.co.uk", "host.test"),
+    tenant: fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/).filter((t) => t !== "www"),
+    www: fc.boolean(),
+  });
+
+  it("is never a registered site's own, even under its registrable domain; any other host of that domain still is", () => {
+    fc.assert(
+      fc.property(platformArb, fc.boolean(), ({ domain, tenant, www }, anyHost) => {
+        const platformHost = www ? `www.${domain}` : domain;
+        const platform = platformHosts([`https://${platformHost}`]);
+        const origin = `https://${tenant}.${domain}`;
+        for (const url of [`https://${platformHost}/sitemap.xml`, `http://${platformHost.toUpperCase()}.:8443/robots.txt`]) {
+          expect(reachesOwnHost(url, origin, platform), url).toBe(false);
+          const refused = hostProblems(origin, { MIRROR_SITEMAPS: url, ROBOTS_ORIGIN_URL: url, PING_URLS: `${url}?s={sitemap}` }, anyHost, platform);
+          expect(refused.map((p) => p.setting)).toEqual(anyHost ? [] : [...HOST_SETTINGS]);
+        }
+        expect(reachesOwnHost(`https://cms-${tenant}.${domain}/s.xml`, origin, platform)).toBe(true);
+      }),
+    );
+  });
+
+  it("is in no sc-domain property a registered site may name", () => {
+    fc.assert(
+      fc.property(platformArb, fc.boolean(), ({ domain, tenant, www }, anyHost) => {
+        const platform = platformHosts([`https://${www ? `www.${domain}` : domain}`]);
+        const origin = `https://${tenant}.${domain}`;
+        const holds = (property: string): boolean => hostProblems(origin, { GSC_PROPERTY: property }, anyHost, platform).length === 0;
+        expect(holds(`sc-domain:${domain}`)).toBe(false);
+        expect(holds(`sc-domain:${tenant}.${domain}`)).toBe(true);
+        expect(holds("{origin}/")).toBe(true);
       }),
     );
   });
