@@ -9,6 +9,7 @@
  * the code under test.
  */
 import fc from "fast-check";
+import { getPublicSuffix } from "tldts";
 import { describe, expect, it } from "vitest";
 import { HOST_SETTINGS, hostProblems } from "./hosts.ts";
 import { platformHosts, reachesOwnHost } from "./own-host.ts";
@@ -36,6 +37,8 @@ const label = fc.stringMatching(/^[a-z][a-z0-9]{0,6}$/);
 const siteArb: fc.Arbitrary<Site> = fc.oneof(
   fc
     .record({ sub: fc.constantFrom("", "www.", "shop.", "a.b."), name: label, suffix: fc.constantFrom(...SUFFIXES), port: fc.constantFrom("", ":8443") })
+    // A generated name that the list itself holds as a suffix (`de.com`, `us.com`: private section) is no registrable domain.
+    .filter(({ name, suffix }) => getPublicSuffix(`${name}.${suffix}`, { allowPrivateDomains: true }) === suffix)
     .map(({ sub, name, suffix, port }) => {
       const host = `${sub}${name}.${suffix}`;
       return { origin: `https://${host}${port}`, host, domain: `${name}.${suffix}`, suffix, name };
