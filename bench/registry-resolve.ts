@@ -41,6 +41,7 @@ function countingRegistry(rows: RegisteredSite[]): { registry: SiteRegistry; rea
     get: (origin) => read(rows.find((s) => s.origin === origin) ?? null),
     byTokenHash: () => read(null),
     create: () => read(false),
+    atHost: () => read(null),
     update: () => read(null),
     rotateToken: () => read(false),
     markDeleted: () => read(false),

@@ -250,7 +250,8 @@ const platformErrors = {
   ),
   503: error("the registry needs the DB (D1) binding"),
 };
-const unknownSite = error("no live registered site at this host (never registered, deleted, or configured by SITES)");
+const unknownSite = error("no live registered site at this host (never registered, or deleted)");
+const sitesSite = error("configured_by_sites: SITES serves this origin (the variables win for the sites they name): not read, changed nor deleted here");
 
 export const postSite = createRoute({
   method: "post",
@@ -265,7 +266,7 @@ export const postSite = createRoute({
       "invalid_body: malformed JSON or a body that breaks its schema; invalid_origin: not exactly an origin, or not https (http only for loopback, localhost, *.localhost, *.test); invalid_settings: `problems` names each setting and its rule (an unknown name, a value its variable refuses, a DATABASE not bound)",
     ),
     409: error(
-      "site_exists: the origin (or its host under the other scheme) is registered, or being deleted; or SITES configures it (the variables win for the sites they name)",
+      "site_exists: the origin (or its host under another scheme or port) is registered, or being deleted; or SITES serves its host (the variables win for the sites they name)",
     ),
     415: error("the body is not sent as application/json"),
   },
@@ -286,7 +287,7 @@ export const getSite = createRoute({
   "x-access": access("platform"),
   summary: "One registered site (never its token)",
   request: { params: SiteHostParamsSchema },
-  responses: { 200: { description: "the site", content: json(SiteSchema) }, ...platformErrors, 404: unknownSite },
+  responses: { 200: { description: "the site", content: json(SiteSchema) }, ...platformErrors, 404: unknownSite, 409: sitesSite },
 });
 
 export const patchSite = createRoute({
@@ -301,7 +302,7 @@ export const patchSite = createRoute({
     400: error("invalid_body, or invalid_settings (`problems` names each setting and its rule)"),
     404: unknownSite,
     409: error(
-      "database_in_use: DATABASE changed while the database it leaves holds the site's records, a sync under way or snapshots to collect (nothing changed), or while its state there is still being deleted (send it again)",
+      "configured_by_sites: SITES serves this origin; database_in_use: DATABASE changed while the database it leaves holds the site's records, a sync under way or snapshots to collect (nothing changed), or while its state there is still being deleted (send it again)",
     ),
     415: error("the body is not sent as application/json"),
   },
@@ -313,7 +314,7 @@ export const postSiteToken = createRoute({
   "x-access": access("platform"),
   summary: "Rotate a site's admin token: a new one, shown once; the previous one stops working",
   request: { params: SiteHostParamsSchema },
-  responses: { 200: { description: "the new token", content: json(SiteTokenSchema) }, ...platformErrors, 404: unknownSite },
+  responses: { 200: { description: "the new token", content: json(SiteTokenSchema) }, ...platformErrors, 404: unknownSite, 409: sitesSite },
 });
 
 export const deleteSite = createRoute({
@@ -322,5 +323,10 @@ export const deleteSite = createRoute({
   "x-access": access("platform"),
   summary: "Delete a site: it stops serving at once; its records, snapshots and state are removed by bounded jobs",
   request: { params: SiteHostParamsSchema },
-  responses: { 202: { description: "marked deleted; the purge is queued", content: json(SiteDeletedSchema) }, ...platformErrors, 404: unknownSite },
+  responses: {
+    202: { description: "marked deleted; the purge is queued", content: json(SiteDeletedSchema) },
+    ...platformErrors,
+    404: unknownSite,
+    409: sitesSite,
+  },
 });

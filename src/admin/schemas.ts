@@ -34,6 +34,7 @@ const ERROR_CODES = [
   "invalid_origin",
   "invalid_settings",
   "site_exists",
+  "configured_by_sites",
   "too_many_syncs",
   "too_many_writes",
   "site_deleted",

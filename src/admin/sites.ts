@@ -9,10 +9,12 @@
  * browser reads only the dashboard and status). Writes are audited like every admin write
  * (src/admin/audit.ts), in the trail of the host the request was sent to.
  *
- * The variables win for the sites they name: an origin in SITES cannot be registered (409), and
- * such sites are not listed here. A site is addressed by its host (`URL.host`, port included):
- * `https://` is tried first, then `http://`; registering the other scheme of a registered host is
- * refused, so a host names one site.
+ * The variables win for the sites they name: a host SITES serves cannot be registered, whatever its
+ * scheme or port (409); an origin registered before SITES named it is not listed here, and its
+ * `{host}` routes answer 409 naming SITES (its purge would delete the records SITES' site holds). A
+ * site is addressed by its host (`URL.host`, port included): `https://` is tried first, then
+ * `http://`. A host names one site: registering it under another scheme or port is refused
+ * (atomically, src/adapters/d1/site-registry.ts), and its one trailing dot is dropped.
  */
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
@@ -22,6 +24,7 @@ import { normalizeOrigin } from "../core/url.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { REGISTRY_TARGET } from "../jobs/messages.ts";
 import { currentMeter } from "../jobs/meter.ts";
+import { siteHost } from "../registry/own-host.ts";
 import { DATABASE_SETTING, type SettingProblem, settingsProblems } from "../registry/settings.ts";
 import type { RegisteredSite, SiteRegistry, SiteSettings } from "../registry/store.ts";
 import { newSiteToken, tokenHash } from "../registry/token.ts";
@@ -79,9 +82,19 @@ function localHost(hostname: string): boolean {
   );
 }
 
-/** The origin a registration names (as URL.origin gives it), or 400 saying what is wrong; never echoes the input. */
+/**
+ * `origin` without its host's one trailing dot: `https://h.example.` reaches the host `https://h.example`
+ * does, yet URL.origin keeps the dot; registered as given it would be a twin of that site.
+ */
+function withoutTrailingDot(origin: string): string | null {
+  const url = new URL(origin);
+  return url.hostname.endsWith(".") ? normalizeOrigin(`${url.protocol}//${url.hostname.slice(0, -1)}${url.port === "" ? "" : `:${url.port}`}`) : origin;
+}
+
+/** The origin a registration names (as URL.origin gives it, its host without a trailing dot), or 400 saying what is wrong; never echoes the input. */
 function registrableOrigin(raw: string): string {
-  const origin = normalizeOrigin(raw.trim());
+  const given = normalizeOrigin(raw.trim());
+  const origin = given === null ? null : withoutTrailingDot(given);
   if (origin === null) {
     throw new AdminError(400, {
       error: "invalid_origin",
@@ -109,19 +122,30 @@ function refusedSettings(problems: readonly SettingProblem[]): AdminError {
 const notFound = (host: string): AdminError =>
   new AdminError(404, { error: "not_found", message: `no registered site at ${host.slice(0, 300)} (never registered, deleted, or configured by SITES)` });
 
-/** The live registered site at `host` (https first, then http), or 404. */
-async function liveSite(registry: SiteRegistry, host: string): Promise<RegisteredSite> {
-  for (const scheme of ["https", "http"]) {
-    const origin = normalizeOrigin(`${scheme}://${host}`);
-    if (origin === null) continue;
+const configuredBySites = (origin: string): AdminError =>
+  new AdminError(409, {
+    error: "configured_by_sites",
+    message: `${origin} is configured by SITES: the variables win for the sites they name, so the platform API neither reads, changes nor deletes it (remove it from SITES and deploy first)`,
+  });
+
+/**
+ * The live registered site at `host` (https first, then http), or 404; 409 when the origin is one
+ * SITES serves (registered before SITES named it): its settings, token and purge are not the
+ * registry's to touch, since its records are now SITES' site's.
+ */
+async function liveSite(c: Ctx, registry: SiteRegistry, host: string): Promise<RegisteredSite> {
+  const sites = loadConfig(c.env).sites;
+  const origins = ["https", "http"].map((scheme) => normalizeOrigin(`${scheme}://${host}`)).filter((o): o is string => o !== null);
+  for (const origin of origins) {
     const site = await registry.get(origin);
-    if (site !== null && site.deletedAt === null) return site;
+    if (site === null || site.deletedAt !== null) continue;
+    if (sites.has(site.origin)) throw configuredBySites(site.origin);
+    return site;
   }
+  const configured = origins.find((origin) => sites.has(origin));
+  if (configured !== undefined) throw configuredBySites(configured);
   throw notFound(host);
 }
-
-/** The other scheme's origin at the same host. */
-const twinOf = (origin: string): string => (origin.startsWith("https:") ? `http:${origin.slice(6)}` : `https:${origin.slice(5)}`);
 
 /** A write's time, after the record's last: each isolate rereads a site whose update time moved (src/registry/resolve.ts). */
 const writeTime = (site: RegisteredSite): number => Math.max(Date.now(), site.updatedAt + 1);
@@ -150,8 +174,9 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
       message: "registered sites keep their records and manifests in D1: this deployment has URL_SOURCE or MANIFEST_STORE set to kv",
     });
   }
-  // Either scheme: a host SITES serves names one site, whose sessions and records a registered twin must never share.
-  const configured = config.sites.has(origin) ? origin : config.sites.has(twinOf(origin)) ? twinOf(origin) : null;
+  // Any scheme or port: a host SITES serves names one site, whose sessions (cookies ignore ports) and records a registered twin must never share.
+  const host = siteHost(origin);
+  const configured = [...config.sites].find((o) => siteHost(o) === host) ?? null;
   if (configured !== null) {
     throw new AdminError(409, {
       error: "site_exists",
@@ -161,22 +186,19 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
   const settings: SiteSettings = body.settings ?? {};
   const problems = settingsProblems(c.env, origin, settings);
   if (problems.length > 0) throw refusedSettings(problems);
-  const twin = await registry.get(twinOf(origin));
-  if (twin !== null) {
-    throw new AdminError(409, { error: "site_exists", message: `${twin.origin} is registered at the same host: a host names one site` });
-  }
   const token = newSiteToken();
   const now = Date.now();
   const site: RegisteredSite = { origin, settings, tokenHash: await tokenHash(token), createdAt: now, updatedAt: now, deletedAt: null };
+  // Inserted only where no site is registered at its host (any scheme or port), in one statement: of concurrent registrations one wins.
   if (!(await registry.create(site))) {
-    const existing = await registry.get(origin);
-    throw new AdminError(409, {
-      error: "site_exists",
-      message:
-        existing?.deletedAt != null
+    const existing = await registry.atHost(host);
+    const message =
+      existing === null || existing.origin === origin
+        ? existing?.deletedAt != null
           ? `${origin} is being deleted: register it again once its data is removed`
-          : `${origin} is registered already (its token can be rotated: POST /sitemap-admin/sites/{host}/token)`,
-    });
+          : `${origin} is registered already (its token can be rotated: POST /sitemap-admin/sites/{host}/token)`
+        : `${existing.origin} is registered at the same host${existing.deletedAt === null ? "" : " (being deleted)"}: a host names one site, whatever its scheme or port`;
+    throw new AdminError(409, { error: "site_exists", message });
   }
   // This isolate serves it at once; every other one once its list of sites is older than the TTL (src/registry/resolve.ts).
   registryResolver(c.env)?.remember(site);
@@ -244,14 +266,15 @@ export const readSites: RouteHandler<typeof listSites, AppEnv> = async (c) => {
   }
   const limit = query.limit ?? (withHealth ? HEALTH_PAGE : DEFAULT_PAGE);
   // One more than asked: whether there is a next page, without a query that finds it empty.
-  const rows = await registry.page(query.after ?? null, limit + 1, query.contains?.toLowerCase() ?? null);
+  // An origin registered before SITES named it is SITES' site now: not listed (the variables win).
+  const rows = await registry.page(query.after ?? null, limit + 1, query.contains?.toLowerCase() ?? null, [...loadConfig(c.env).sites]);
   if (withHealth) return jsonResponse(await healthPage(c, rows, limit), 200);
   const sites = rows.slice(0, limit);
   return jsonResponse({ sites: sites.map(siteBody), next: rows.length > limit ? sites.at(-1)!.origin : null }, 200);
 };
 
 export const readSite: RouteHandler<typeof getSite, AppEnv> = async (c) => {
-  const site = await liveSite(registryOf(c), c.req.valid("param").host);
+  const site = await liveSite(c, registryOf(c), c.req.valid("param").host);
   return jsonResponse(siteBody(site), 200);
 };
 
@@ -259,7 +282,7 @@ export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
   const registry = registryOf(c);
   const { host } = c.req.valid("param");
   const { settings } = c.req.valid("json");
-  const site = await liveSite(registry, host);
+  const site = await liveSite(c, registry, host);
   const problems = settingsProblems(c.env, site.origin, settings);
   if (problems.length > 0) throw refusedSettings(problems);
   // Records are not moved between databases: a change is refused while its database holds some, else its state there is cleared first.
@@ -275,7 +298,7 @@ export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
 export const rotateSiteToken: RouteHandler<typeof postSiteToken, AppEnv> = async (c) => {
   const registry = registryOf(c);
   const { host } = c.req.valid("param");
-  const site = await liveSite(registry, host);
+  const site = await liveSite(c, registry, host);
   const token = newSiteToken();
   if (!(await registry.rotateToken(site.origin, await tokenHash(token), writeTime(site)))) throw notFound(host);
   return jsonResponse({ token }, 200);
@@ -284,7 +307,7 @@ export const rotateSiteToken: RouteHandler<typeof postSiteToken, AppEnv> = async
 export const removeSite: RouteHandler<typeof deleteSite, AppEnv> = async (c) => {
   const registry = registryOf(c);
   const { host } = c.req.valid("param");
-  const site = await liveSite(registry, host);
+  const site = await liveSite(c, registry, host);
   if (!(await registry.markDeleted(site.origin, Date.now()))) throw notFound(host);
   // This isolate stops serving it at once; the others when their list of sites is next read (MANIFEST_CACHE_TTL).
   registryResolver(c.env)?.forget(site.origin);

@@ -9,9 +9,13 @@
  * the code under test.
  */
 import fc from "fast-check";
+import { getPublicSuffix } from "tldts";
 import { describe, expect, it } from "vitest";
 import { HOST_SETTINGS, hostProblems } from "./hosts.ts";
-import { reachesOwnHost } from "./own-host.ts";
+import { platformHosts, reachesOwnHost } from "./own-host.ts";
+
+/** No host served by SITES among the cases: the platform's hosts have their own cases below. */
+const NONE: ReadonlySet<string> = new Set();
 
 /** Suffixes whose registrable domains are one label below them: ICANN, private (one registrant per label), unknown (the list's default rule). */
 const SUFFIXES = ["com", "co.uk", "de", "github.io", "pages.dev", "example", "test"];
@@ -33,6 +37,8 @@ const label = fc.stringMatching(/^[a-z][a-z0-9]{0,6}$/);
 const siteArb: fc.Arbitrary<Site> = fc.oneof(
   fc
     .record({ sub: fc.constantFrom("", "www.", "shop.", "a.b."), name: label, suffix: fc.constantFrom(...SUFFIXES), port: fc.constantFrom("", ":8443") })
+    // A generated name that the list itself holds as a suffix (`de.com`, `us.com`: private section) is no registrable domain.
+    .filter(({ name, suffix }) => getPublicSuffix(`${name}.${suffix}`, { allowPrivateDomains: true }) === suffix)
     .map(({ sub, name, suffix, port }) => {
       const host = `${sub}${name}.${suffix}`;
       return { origin: `https://${host}${port}`, host, domain: `${name}.${suffix}`, suffix, name };
@@ -123,17 +129,17 @@ describe("reachesOwnHost", () => {
     fc.assert(
       fc.property(caseArb, (c) => {
         const { url, reachesTarget } = urlOf(c);
-        expect(reachesOwnHost(url, c.site.origin), url).toBe(reachesTarget && c.target.own);
+        expect(reachesOwnHost(url, c.site.origin, NONE), url).toBe(reachesTarget && c.target.own);
       }),
       { numRuns: 2000 },
     );
   });
 
   it("never lets a public suffix or a private one's other tenants be own (www.com, github.io)", () => {
-    expect(reachesOwnHost("https://evil.com/", "https://www.com")).toBe(false);
-    expect(reachesOwnHost("https://a.www.com/", "https://www.com")).toBe(true);
-    expect(reachesOwnHost("https://b.github.io/", "https://a.github.io")).toBe(false);
-    expect(reachesOwnHost("https://blog.shop.example/", "https://www.shop.example")).toBe(true);
+    expect(reachesOwnHost("https://evil.com/", "https://www.com", NONE)).toBe(false);
+    expect(reachesOwnHost("https://a.www.com/", "https://www.com", NONE)).toBe(true);
+    expect(reachesOwnHost("https://b.github.io/", "https://a.github.io", NONE)).toBe(false);
+    expect(reachesOwnHost("https://blog.shop.example/", "https://www.shop.example", NONE)).toBe(true);
   });
 });
 
@@ -145,9 +151,9 @@ describe("hostProblems", () => {
         // Only what the variables read (http(s) URLs; other values are their own rule's to refuse).
         fc.pre(/^https?:/i.test(url));
         const values = { MIRROR_SITEMAPS: url, ROBOTS_ORIGIN_URL: url, PING_URLS: `${url}?s={sitemap}` };
-        const refused = hostProblems(c.site.origin, values, false).map((p) => p.setting);
+        const refused = hostProblems(c.site.origin, values, false, NONE).map((p) => p.setting);
         expect(refused, url).toEqual(reachesTarget && c.target.own ? [] : [...HOST_SETTINGS]);
-        expect(hostProblems(c.site.origin, values, true)).toEqual([]);
+        expect(hostProblems(c.site.origin, values, true, NONE)).toEqual([]);
       }),
       { numRuns: 1000 },
     );
@@ -158,12 +164,12 @@ describe("hostProblems", () => {
       fc.property(siteArb, (site) => {
         const own = ["{origin}/x.xml?s={sitemap}", "https://{host}/ping?s={sitemap}", "http://{host}/{sitemap}"];
         for (const template of own) {
-          expect(hostProblems(site.origin, { ROBOTS_ORIGIN_URL: template, PING_URLS: template }, false), template).toEqual([]);
+          expect(hostProblems(site.origin, { ROBOTS_ORIGIN_URL: template, PING_URLS: template }, false, NONE), template).toEqual([]);
         }
         const foreign = ["https://{host}.evil.test/?s={sitemap}", "https://{host}@evil.test/?s={sitemap}", "https://{sitemap}@evil.test/"];
         for (const template of foreign) {
           expect(
-            hostProblems(site.origin, { ROBOTS_ORIGIN_URL: template, PING_URLS: template }, false).map((p) => p.setting),
+            hostProblems(site.origin, { ROBOTS_ORIGIN_URL: template, PING_URLS: template }, false, NONE).map((p) => p.setting),
             template,
           ).toEqual(["ROBOTS_ORIGIN_URL", "PING_URLS"]);
         }
@@ -176,7 +182,7 @@ describe("GSC_PROPERTY", () => {
   it("holds the site and no other registrant's: origin + /, or sc-domain: between its host and its registrable domain", () => {
     fc.assert(
       fc.property(siteArb, fc.boolean(), (site, anyHost) => {
-        const holds = (property: string): boolean => hostProblems(site.origin, { GSC_PROPERTY: property }, anyHost).length === 0;
+        const holds = (property: string): boolean => hostProblems(site.origin, { GSC_PROPERTY: property }, anyHost, NONE).length === 0;
         expect(holds("{origin}/")).toBe(true);
         expect(holds(`${site.origin}/`)).toBe(true);
         expect(holds(`${site.origin}/blog/`)).toBe(false);
@@ -190,6 +196,44 @@ describe("GSC_PROPERTY", () => {
         expect(holds(`sc-domain:${site.suffix}`)).toBe(false);
         expect(holds(`sc-domain:sibling-${site.name}.${site.suffix}`)).toBe(false);
         expect(holds(`sc-domain:other.${site.domain}`)).toBe(false);
+      }),
+    );
+  });
+});
+
+describe("a host SITES serves", () => {
+  // A platform giving tenants hosts under its own domain: by the registrable-domain rule alone each tenant would own the platform's host.
+  const platformArb = fc.record({
+    domain: fc.constantFrom("platform.example", "saas.co.uk", "host.test"),
+    tenant: fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/).filter((t) => t !== "www"),
+    www: fc.boolean(),
+  });
+
+  it("is never a registered site's own, even under its registrable domain; any other host of that domain still is", () => {
+    fc.assert(
+      fc.property(platformArb, fc.boolean(), ({ domain, tenant, www }, anyHost) => {
+        const platformHost = www ? `www.${domain}` : domain;
+        const platform = platformHosts([`https://${platformHost}`]);
+        const origin = `https://${tenant}.${domain}`;
+        for (const url of [`https://${platformHost}/sitemap.xml`, `http://${platformHost.toUpperCase()}.:8443/robots.txt`]) {
+          expect(reachesOwnHost(url, origin, platform), url).toBe(false);
+          const refused = hostProblems(origin, { MIRROR_SITEMAPS: url, ROBOTS_ORIGIN_URL: url, PING_URLS: `${url}?s={sitemap}` }, anyHost, platform);
+          expect(refused.map((p) => p.setting)).toEqual(anyHost ? [] : [...HOST_SETTINGS]);
+        }
+        expect(reachesOwnHost(`https://cms-${tenant}.${domain}/s.xml`, origin, platform)).toBe(true);
+      }),
+    );
+  });
+
+  it("is in no sc-domain property a registered site may name", () => {
+    fc.assert(
+      fc.property(platformArb, fc.boolean(), ({ domain, tenant, www }, anyHost) => {
+        const platform = platformHosts([`https://${www ? `www.${domain}` : domain}`]);
+        const origin = `https://${tenant}.${domain}`;
+        const holds = (property: string): boolean => hostProblems(origin, { GSC_PROPERTY: property }, anyHost, platform).length === 0;
+        expect(holds(`sc-domain:${domain}`)).toBe(false);
+        expect(holds(`sc-domain:${tenant}.${domain}`)).toBe(true);
+        expect(holds("{origin}/")).toBe(true);
       }),
     );
   });

@@ -6,7 +6,9 @@
  * fetch is built here by the very functions the jobs build it with, and must reach a host the site
  * owns (src/registry/own-host.ts: its registrable domain, siblings and subdomains included);
  * `SITE_SETTINGS_ANY_HOST` lifts this for mirrors, robots.txt and pings. `GSC_PROPERTY` must always
- * be a property the site's origin belongs to. Checked when settings are written, and again each
+ * be a property the site's origin belongs to and that holds no host SITES serves. A host SITES serves
+ * is the platform's, never a registered site's own, even under the site's registrable domain (a
+ * platform giving tenants hosts under its own domain). Checked when settings are written, and again each
  * time a site's services are wired (src/registry/settings.ts), so a setting stored while the
  * deployment allowed more turns its feature off once it no longer does.
  */
@@ -53,13 +55,14 @@ function fetchedUrls(setting: (typeof HOST_SETTINGS)[number], value: string, ori
 /**
  * Whether the Search Console property `property` (as read, filled for the site as Search Console is
  * called with it) holds the site at `origin` and no other registrant's: the origin followed by `/`,
- * or `sc-domain:` of a domain between the site's host and its registrable domain.
+ * or `sc-domain:` of a domain between the site's host and its registrable domain that holds none of
+ * `platform` (the hosts SITES serves: that property would read the platform's site and every tenant under it).
  */
-function propertyHolds(property: string, origin: string): boolean {
+function propertyHolds(property: string, origin: string, platform: ReadonlySet<string>): boolean {
   const filled = fillTemplate(property, origin);
   if (filled.startsWith("sc-domain:")) {
     const domain = filled.slice("sc-domain:".length).toLowerCase();
-    return within(siteHost(origin), domain) && owns(origin, domain);
+    return within(siteHost(origin), domain) && owns(origin, domain) && ![...platform].some((host) => within(host, domain));
   }
   try {
     return new URL(filled).href === `${origin}/`;
@@ -78,25 +81,28 @@ function propertyOf(value: string): string | null {
   }
 }
 
-/** What is wrong with the hosts `settings` name for the site at `origin`; `anyHost`: SITE_SETTINGS_ANY_HOST. */
-export function hostProblems(origin: string, settings: Readonly<Record<string, string>>, anyHost: boolean): HostProblem[] {
+/**
+ * What is wrong with the hosts `settings` name for the site at `origin`; `anyHost`: SITE_SETTINGS_ANY_HOST;
+ * `platform`: the hosts SITES serves (src/registry/own-host.ts `platformHosts`).
+ */
+export function hostProblems(origin: string, settings: Readonly<Record<string, string>>, anyHost: boolean, platform: ReadonlySet<string>): HostProblem[] {
   const problems: HostProblem[] = [];
   if (!anyHost) {
     for (const setting of HOST_SETTINGS) {
       const value = settings[setting];
-      if (value === undefined || fetchedUrls(setting, value, origin).every((url) => reachesOwnHost(url, origin))) continue;
+      if (value === undefined || fetchedUrls(setting, value, origin).every((url) => reachesOwnHost(url, origin, platform))) continue;
       problems.push({
         setting,
-        rule: `must name http(s) URLs without userinfo on the site's own domain (${ownHosts(origin)}) unless SITE_SETTINGS_ANY_HOST is on`,
+        rule: `must name http(s) URLs without userinfo on the site's own domain (${ownHosts(origin)}), not a host SITES serves, unless SITE_SETTINGS_ANY_HOST is on`,
       });
     }
   }
   const value = settings["GSC_PROPERTY"];
   const property = value === undefined ? null : propertyOf(value);
-  if (property !== null && !propertyHolds(property, origin)) {
+  if (property !== null && !propertyHolds(property, origin, platform)) {
     problems.push({
       setting: "GSC_PROPERTY",
-      rule: "must be a property the site belongs to: its origin followed by /, or sc-domain: of a domain between its host and its registrable domain",
+      rule: "must be a property the site belongs to: its origin followed by /, or sc-domain: of a domain between its host and its registrable domain holding no host SITES serves",
     });
   }
   return problems;

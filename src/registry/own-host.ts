@@ -23,8 +23,11 @@ function registrableDomain(host: string): string | null {
 /** Whether `host` is `domain` or a host under it. */
 export const within = (host: string, domain: string): boolean => host === domain || host.endsWith(`.${domain}`);
 
-/** The site's host as compared. */
+/** The site's host as compared: also its registry key (one site a host, whatever its scheme or port; src/adapters/d1/site-registry.ts). */
 export const siteHost = (origin: string): string => comparable(new URL(origin).hostname);
+
+/** The hosts of the sites SITES serves, as compared: never a registered site's own (the variables win for the sites they name). */
+export const platformHosts = (sites: Iterable<string>): ReadonlySet<string> => new Set([...sites].map(siteHost));
 
 /** The hosts the site at `origin` owns, in words (for a rule's message): its registrable domain and under it, else its host alone. */
 export function ownHosts(origin: string): string {
@@ -44,9 +47,10 @@ export function owns(origin: string, host: string): boolean {
  * Whether fetching `url` reaches a host the site at `origin` owns: an http(s) URL, parsed as
  * fetch() parses it (backslashes, percent-encoding, IDN, IPv4 forms resolved), without userinfo
  * (refused outright: it only ever serves to make a URL read as another host), whose hostname the
- * site owns. The port is not the host's: any port of an own host is own.
+ * site owns, and not one of `platform` (the hosts SITES serves, never a tenant's even under its
+ * domain). The port is not the host's: any port of an own host is own.
  */
-export function reachesOwnHost(url: string, origin: string): boolean {
+export function reachesOwnHost(url: string, origin: string, platform: ReadonlySet<string>): boolean {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -55,5 +59,6 @@ export function reachesOwnHost(url: string, origin: string): boolean {
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
   if (parsed.username !== "" || parsed.password !== "") return false;
-  return owns(origin, comparable(parsed.hostname));
+  const host = comparable(parsed.hostname);
+  return !platform.has(host) && owns(origin, host);
 }

@@ -8,8 +8,9 @@
 import { checkConfig, parseConfig } from "../config/parse.ts";
 import type { Config } from "../config/types.ts";
 import { readVariable } from "../config/variable.ts";
-import { SITE_SETTINGS_ANY_HOST } from "../config/variables/index.ts";
+import { SITES, SITE_SETTINGS_ANY_HOST } from "../config/variables/index.ts";
 import { hostProblems } from "./hosts.ts";
+import { platformHosts } from "./own-host.ts";
 
 /** The variables a registered site may set, each read as the variable of that name (README). */
 const SITE_VARIABLES = [
@@ -61,7 +62,7 @@ export function registeredSiteEnv(env: object, origin: string, settings: Readonl
  * it (`configuration.disabled`), the rest of the site unaffected. Throws ConfigError as parseConfig does.
  */
 export function registeredSiteConfig(env: object, origin: string, settings: Readonly<Record<string, string>>): Config {
-  const refused = new Map(hostProblems(origin, settings, anyHost(env)).map((p) => [p.setting, p.rule]));
+  const refused = new Map(hostProblems(origin, settings, anyHost(env), sitesHosts(env)).map((p) => [p.setting, p.rule]));
   return parseConfig(registeredSiteEnv(env, origin, settings), refused);
 }
 
@@ -71,6 +72,15 @@ function anyHost(env: object): boolean {
     return readVariable(env, SITE_SETTINGS_ANY_HOST);
   } catch {
     return false;
+  }
+}
+
+/** The hosts the deployment's SITES serves; none when SITES does not read (the deployment then serves nothing: its own error says so). */
+export function sitesHosts(env: object): ReadonlySet<string> {
+  try {
+    return platformHosts(readVariable(env, SITES));
+  } catch {
+    return new Set();
   }
 }
 
@@ -88,7 +98,7 @@ export function settingsProblems(env: object, origin: string, settings: Readonly
     }
   }
   // Settings that name hosts, held to the site's own domain (src/registry/hosts.ts), named with the rest.
-  problems.push(...hostProblems(origin, settings, anyHost(env)));
+  problems.push(...hostProblems(origin, settings, anyHost(env), sitesHosts(env)));
   // The deployment's own problems are not the site's: only its origin's and its settings' count.
   const own = (checked: Readonly<Record<string, string>>): SettingProblem[] =>
     checkConfig(registeredSiteEnv(env, origin, checked))

@@ -34,16 +34,21 @@ export interface SiteRegistry {
   get(origin: string): Promise<RegisteredSite | null>;
   /** The live site whose token hashes to `tokenHash`; null when none. */
   byTokenHash(tokenHash: string): Promise<string | null>;
-  /** Registers a site; false when its origin is already registered (live or being deleted). */
+  /**
+   * Registers a site; false when a site (live or being deleted) is registered at its host, whatever
+   * its scheme or port (`siteHost`, src/registry/own-host.ts): atomic, so of concurrent ones one wins.
+   */
   create(site: RegisteredSite): Promise<boolean>;
+  /** A site (live or being deleted) registered at `host` (as `siteHost` gives it), any scheme or port; null when none. */
+  atHost(host: string): Promise<RegisteredSite | null>;
   /** Replaces a live site's settings; null when there is no such live site. */
   update(origin: string, settings: SiteSettings, now: number): Promise<RegisteredSite | null>;
   /** Replaces a live site's token hash; false when there is no such live site. */
   rotateToken(origin: string, tokenHash: string, now: number): Promise<boolean>;
   /** Marks a live site deleted; false when there is no such live site. */
   markDeleted(origin: string, now: number): Promise<boolean>;
-  /** Live sites in origin order after `after`, at most `limit`, whose origin contains `contains` when given. */
-  page(after: string | null, limit: number, contains: string | null): Promise<RegisteredSite[]>;
+  /** Live sites in origin order after `after`, at most `limit`, whose origin contains `contains` when given, none of `except`. */
+  page(after: string | null, limit: number, contains: string | null, except?: readonly string[]): Promise<RegisteredSite[]>;
   /** Sites marked deleted, oldest first, at most `limit`: what the purge still has to remove. */
   deleting(limit: number): Promise<string[]>;
   /** Removes a deleted site's row, once its data is gone. */

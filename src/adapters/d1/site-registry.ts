@@ -1,4 +1,5 @@
-/** The site registry in D1 (migrations/0022_site_registry.sql, src/registry/store.ts): one statement per method. */
+/** The site registry in D1 (migrations/0022_site_registry.sql, 0025_registry_site_hosts.sql, src/registry/store.ts): one statement per method. */
+import { siteHost } from "../../registry/own-host.ts";
 import type { RegisteredSite, SiteRegistry, SiteSettings } from "../../registry/store.ts";
 
 interface SiteRow {
@@ -62,14 +63,22 @@ export class D1SiteRegistry implements SiteRegistry {
   }
 
   async create(site: RegisteredSite): Promise<boolean> {
+    // One statement: D1 runs a database's statements one at a time, so of two concurrent registrations of one host
+    // (another scheme or port) the second finds the first's row and inserts nothing.
     const { meta } = await this.#db
       .prepare(
-        `INSERT INTO registry_sites (${COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        `INSERT INTO registry_sites (${COLUMNS}, host)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE NOT EXISTS (SELECT 1 FROM registry_sites WHERE host = ?7)
          ON CONFLICT (origin) DO NOTHING`,
       )
-      .bind(site.origin, JSON.stringify(site.settings), site.tokenHash, site.createdAt, site.updatedAt, site.deletedAt)
+      .bind(site.origin, JSON.stringify(site.settings), site.tokenHash, site.createdAt, site.updatedAt, site.deletedAt, siteHost(site.origin))
       .run();
     return meta.changes > 0;
+  }
+
+  async atHost(host: string): Promise<RegisteredSite | null> {
+    const r = await this.#db.prepare(`SELECT ${COLUMNS} FROM registry_sites WHERE host = ?1 LIMIT 1`).bind(host).first<SiteRow>();
+    return r ? siteOf(r) : null;
   }
 
   async update(origin: string, settings: SiteSettings, now: number): Promise<RegisteredSite | null> {
@@ -94,15 +103,16 @@ export class D1SiteRegistry implements SiteRegistry {
     return meta.changes > 0;
   }
 
-  async page(after: string | null, limit: number, contains: string | null): Promise<RegisteredSite[]> {
+  async page(after: string | null, limit: number, contains: string | null, except: readonly string[] = []): Promise<RegisteredSite[]> {
     // Keyset paging by the primary key; `contains` filters the walk (instr: a plain substring, no LIKE patterns).
     const { results } = await this.#db
       .prepare(
         `SELECT ${COLUMNS} FROM registry_sites
          WHERE origin > ?1 AND deleted_at IS NULL AND (?3 IS NULL OR instr(origin, ?3) > 0)
+           AND origin NOT IN (SELECT value FROM json_each(?4))
          ORDER BY origin LIMIT ?2`,
       )
-      .bind(after ?? "", limit, contains)
+      .bind(after ?? "", limit, contains, JSON.stringify(except))
       .all<SiteRow>();
     return results.map(siteOf);
   }
