@@ -1,5 +1,5 @@
 /**
- * Migration 0025: each registered site's row keeps its host as the registration compares it
+ * Migration 0026: each registered site's row keeps its host as the registration compares it
  * (src/registry/own-host.ts siteHost: URL.hostname, no port, no trailing dot), backfilled in SQL
  * from origins stored before it: names, a trailing dot, ports, IPv4 and IPv6 addresses. The
  * migration's own statements, run against rows set up as before it (the column cleared).
@@ -11,13 +11,13 @@ import { siteHost } from "../../src/registry/own-host.ts";
 
 /** The migration's statements but those adding the column and the index (the test database has every migration applied). */
 const backfill = (): string[] => {
-  const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0025_"));
+  const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0026_"));
   expect(migration).toBeDefined();
   return migration!.queries.filter((q) => !/ALTER TABLE|CREATE INDEX/i.test(q));
 };
 
 const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,6}[a-z0-9]$/);
-/** An origin as URL.origin gives it, as the registry stored them before 0025. */
+/** An origin as URL.origin gives it, as the registry stored them before 0026. */
 const originArb = fc
   .record({
     scheme: fc.constantFrom("https", "http"),

@@ -1,4 +1,4 @@
-/** The site registry in D1 (migrations/0022_site_registry.sql, 0025_registry_site_hosts.sql, src/registry/store.ts): one statement per method. */
+/** The site registry in D1 (migrations/0022_site_registry.sql, 0026_registry_site_hosts.sql, src/registry/store.ts): one statement per method. */
 import { siteHost } from "../../registry/own-host.ts";
 import type { RegisteredSite, SiteRegistry, SiteSettings } from "../../registry/store.ts";
 
