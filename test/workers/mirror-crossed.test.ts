@@ -94,7 +94,9 @@ async function runCrossed(e: Env, queue: RecordingQueue, crossings: readonly Cro
     if (i >= 300) throw new Error("the chains do not end");
     const m = next(queue);
     if (!m) return { lastHeartbeat, happened };
-    const here = m.body.kind === "mirror" ? crossings.filter((c) => c.at === k++) : [];
+    // The how-manyth of the mirror's deliveries this is (counted once a delivery, not once a crossing).
+    const at = m.body.kind === "mirror" ? k++ : -1;
+    const here = crossings.filter((c) => c.at === at);
     const cross = async (c: Crossing) => {
       happened++;
       if (c.what === "heartbeat") {
