@@ -297,11 +297,11 @@ function queueRefusal(messages: readonly QueueMessage[], batch: boolean): string
   let total = 0;
   for (const { body, contentType } of messages) {
     const bytes = messageBytes(body, contentType) + queueMessageMetadataBytes;
-    if (bytes > queueMessageBytes)
-      return `Queue send failed: a message of ${bytes} bytes with its metadata (the limit is ${queueMessageBytes})`;
+    if (bytes > queueMessageBytes) return `Queue send failed: a message of ${bytes} bytes with its metadata (the limit is ${queueMessageBytes})`;
     total += bytes;
   }
-  if (batch && total > queueBatchBytes) return `Queue sendBatch failed: ${total} bytes with the messages' metadata (the limit is ${queueBatchBytes} a batch)`;
+  if (batch && total > queueBatchBytes)
+    return `Queue sendBatch failed: ${total} bytes with the messages' metadata (the limit is ${queueBatchBytes} a batch)`;
   return null;
 }
 

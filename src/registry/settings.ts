@@ -76,7 +76,7 @@ function anyHost(env: object): boolean {
 }
 
 /** The hosts the deployment's SITES serves; none when SITES does not read (the deployment then serves nothing: its own error says so). */
-export function sitesHosts(env: object): ReadonlySet<string> {
+function sitesHosts(env: object): ReadonlySet<string> {
   try {
     return platformHosts(readVariable(env, SITES));
   } catch {

@@ -11,8 +11,8 @@
 import { env as baseEnv } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Meter, metered } from "../../src/jobs/meter.ts";
 import { messageBytes } from "../../src/jobs/message-size.ts";
+import { Meter, metered } from "../../src/jobs/meter.ts";
 import { CALL_LIMITS, meteredEnv } from "../../src/jobs/metered-env.ts";
 
 const DELAY = { delaySeconds: 12 * 3_600 };
