@@ -164,7 +164,8 @@ export const readUrl: RouteHandler<typeof getUrl, AppEnv> = async (c) => {
   const { loc } = c.req.valid("query");
   // A loc of a site this host does not serve is not found here (as another site's sync is not): 404, not 422.
   const at = URL.canParse(loc) ? new URL(loc).origin : null;
-  if (at !== null && !c.var.services.config.sites.has(at)) throw new AdminError(404, { error: "not_found", message: `no record for ${loc.slice(0, 200)}` });
+  if (at !== null && !c.var.services.config.sites.has(at))
+    throw new AdminError(404, { error: "not_found", message: `no record for ${loc.slice(0, 200)}` });
   const checked = validateRecord({ loc }, validationContext(c));
   if (!checked.ok) throw validationFailed(checked.issues, "no record can exist for it");
   const found = await c.var.services.store.reader.find(checked.record.loc);
