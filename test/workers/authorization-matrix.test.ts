@@ -10,10 +10,12 @@
  * ADMIN_TOKEN and an Access service token reach the platform routes on the platform's host only
  * (each call on a site registered for it), and name nothing of B's through a site route there; a
  * session signed in with the ADMIN_TOKEN on the platform's host reads its status there and nothing
- * else, and on B's host is no one.
+ * else, and on B's host is no one. The admin's pages (src/admin/dashboard/routes.ts `pageRoutes`)
+ * too: each declares who may call it, and every credential of A's is refused the non-public ones on B's host.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearJwksCache } from "../../src/admin/auth/access.ts";
+import { pageRoutes } from "../../src/admin/dashboard/routes.ts";
 import { siteEnv } from "./notify-support.ts";
 import { accessKey } from "./support/access-key.ts";
 import { bearer, signIn, signInForm } from "./support/admin.ts";
@@ -224,6 +226,26 @@ describe("the authorization matrix, derived from the route table", () => {
         const allowed = route.access === "platform" && onOwnHost && "Authorization" in cred.headers ? [404] : REFUSED;
         outcomes.push(`${route.method.toUpperCase()} ${route.path} · ${cred.name}: ${res.status}`);
         expect(allowed, `${route.method.toUpperCase()} ${route.path} with ${cred.name} answered ${res.status}`).toContain(res.status);
+      }
+    }
+    // The pages beside the API (src/admin/dashboard/routes.ts `pageRoutes`, their declarations): each declares one of
+    // the three; a public page answers a reader with no credential on either host, and any other refuses A's credentials on B's host.
+    for (const page of pageRoutes) {
+      expect(["public", "site", "platform"], `${page.method} ${page.path} declares no access`).toContain(page.access);
+      const path = page.path === "/" ? "" : page.path.replace("/:root{/?}", "/");
+      if (page.access === "public") {
+        if (page.method !== "GET") continue; // the sign-in and sign-out forms: test/workers/break50c-matrix-gaps.test.ts, admin-auth.test.ts
+        for (const host of [platformOrigin, b.origin]) {
+          const res = await call(e, `${host}/sitemap-admin${path}`);
+          expect(res.status, `GET ${page.path} on ${host} with no credential (declared public)`).toBeLessThan(400);
+          outcomes.push(`GET ${page.path} · no credential: ${res.status}`);
+        }
+        continue;
+      }
+      for (const cred of credentials.filter((c) => c.outcome === undefined && c.host === b.origin)) {
+        const res = await call(e, `${cred.host}/sitemap-admin${path}`, { method: page.method, headers: cred.headers });
+        outcomes.push(`${page.method} ${page.path} · ${cred.name}: ${res.status}`);
+        expect(REFUSED, `${page.method} ${page.path} with ${cred.name} answered ${res.status}`).toContain(res.status);
       }
     }
     expect(outcomes.length).toBeGreaterThan(60);
