@@ -182,7 +182,7 @@ export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c)
   const { id } = c.req.valid("param");
   // The body is optional: without a JSON Content-Type it is not read, and the sync's own guard applies.
   const { maxDelete } = c.req.valid("json") ?? {};
-  if (await foreignSync(c, sync, id)) throw notFound(id);
+  // Another site's sync was answered 404 before the body was read (`syncOwnership`).
   const result = await answered(sync.commit(id, { ...(maxDelete === undefined ? {} : { maxDelete }), maxChunks: COMMIT_CHUNKS_PER_REQUEST }));
   await publishWrites(c.var.services, result.sync.scope.sites);
   return jsonResponse({ ...syncBody(result.sync), done: result.done }, result.done ? 200 : 202);
@@ -191,7 +191,7 @@ export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c)
 export const abortSync: RouteHandler<typeof deleteSync, AppEnv> = async (c) => {
   const sync = syncOf(c);
   const { id } = c.req.valid("param");
-  if (await foreignSync(c, sync, id)) throw notFound(id);
+  // Another site's sync was answered 404 before this (`syncOwnership`).
   const info = await answered(sync.abort(id));
   return jsonResponse(syncBody(info), 200);
 };
