@@ -35,13 +35,14 @@ export class SiteCheck {
     const json = answer.json as { error?: string; message?: string; issues?: { rule: string; message: string }[] } | null;
     if (answer.status === 401 || answer.status === 403)
       throw new Stop(3, `${client.endpoint("sitemap-admin/urls")}: the token was rejected (${answer.status})`);
+    // Not a site of this host: 404 with rule `site` (an older Worker: 422 with it).
+    if ((answer.status === 404 || answer.status === 422) && json?.issues?.some((i) => i.rule === "site")) return false;
     if (answer.status === 404 && json?.error !== "not_found") {
       throw new Stop(
         3,
         `${client.endpoint("sitemap-admin/urls")} answered 404: no admin API there (is ADMIN_TOKEN set for the Worker, and is the URL a configured site?)`,
       );
     }
-    if (answer.status === 422 && json?.issues?.some((i) => i.rule === "site")) return false;
     if (answer.status !== 200 && answer.status !== 404)
       throw new Stop(3, `${client.endpoint("sitemap-admin/urls")} answered ${answer.status}: ${json?.message ?? answer.text.slice(0, 200)}`);
     this.#probed.add(origin);

@@ -8,12 +8,14 @@
  * onError sees everything thrown here.
  */
 import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
 import { z } from "zod";
 import { RecordInputSchema } from "../core/record/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { auditWrites } from "./audit.ts";
 import { siteWriteLimit } from "./auth/write-limiter.ts";
-import { adminAuth } from "./auth.ts";
+import { adminAuth, adminEnabled } from "./auth.ts";
 import { dashboardActionAnswer } from "./dashboard/action-answer.ts";
 import { AdminError } from "./errors.ts";
 import { openApiHandler } from "./openapi.ts";
@@ -41,7 +43,7 @@ import {
 import { DeleteItemSchema } from "./schemas.ts";
 import { platformOnly, readSite, readSites, registerSite, removeSite, rotateSiteToken, updateSite } from "./sites.ts";
 import { status } from "./status.ts";
-import { abortSync, commitSync, readSync, startSync, upsertSyncUrls } from "./syncs.ts";
+import { abortSync, commitSync, readSync, startSync, syncOwnership, upsertSyncUrls } from "./syncs.ts";
 import { readUrl, removeUrls, upsertUrls } from "./urls.ts";
 
 /** The one record declaration as an OpenAPI 3.1 schema object (JSON Schema 2020-12). */
@@ -79,15 +81,30 @@ admin.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
   description: "the ADMIN_TOKEN secret",
 });
 
+/** The handlers of the routes declared `public` (`register` adds them): they hold no site's data. */
+const publicHandlers = new Set<unknown>();
+
+/** Sign-in, except for a route declared `public`, which answers anyone (and, like every admin path, is 404 when the admin is off). */
+const signedIn: MiddlewareHandler<AppEnv> = (c, next) => {
+  if (!matchedRoutes(c).some((r) => publicHandlers.has(r.handler))) return adminAuth(c, next);
+  return adminEnabled(c.env) ? next() : Promise.resolve(c.notFound());
+};
+
 // Outermost first: a dashboard action's way back, then the audit of every write, then sign-in.
-admin.use("*", dashboardActionAnswer, auditWrites, adminAuth, siteWriteLimit);
+admin.use("*", dashboardActionAnswer, auditWrites, signedIn, siteWriteLimit);
 
 /**
- * Registers a route with its handler, and the guard its own declaration (`x-access`,
- * src/admin/routes.ts) asks for: a platform route cannot be added without the platform's guard.
+ * Registers a route with its handler, and the guards its own declaration (`x-access`,
+ * src/admin/routes.ts) and path ask for, both before the route's validators: a platform route
+ * cannot be added without the platform's guard, and a sync named by id is another site's (404)
+ * before its body or query is looked at.
  */
 function register<R extends RouteConfig & { "x-access": RouteAccess }>(route: R, handler: RouteHandler<R, AppEnv>): void {
-  if (route["x-access"] === "platform") admin.on(route.method.toUpperCase(), route.path.replace(/\{(\w+)\}/g, ":$1"), platformOnly);
+  const method = route.method.toUpperCase();
+  const path = route.path.replace(/\{(\w+)\}/g, ":$1");
+  if (route["x-access"] === "platform") admin.on(method, path, platformOnly);
+  if (route.path.startsWith("/syncs/{id}")) admin.on(method, path, syncOwnership);
+  if (route["x-access"] === "public") publicHandlers.add(handler);
   admin.openapi(route, handler);
 }
 

@@ -6,7 +6,8 @@
  *
  * A write the admin refused (`refusal`: cross-site, a browser credential writing, the dashboard's
  * action with a query or within its cooldown; or answered 401, 403 or 404: a credential that does not
- * reach what it named, such as a site's token at the platform API or another site's sync) is not an audit row: any script on the site's pages
+ * reach what it named, such as a site's token at the platform API or another site's sync; another
+ * site's token sent to this host, which signs no one in, counted under "another site's token") is not an audit row: any script on the site's pages
  * can make such requests by the thousand, and as rows they would evict the accepted writes. They
  * are counted apart (per minute, reason and principal; the newest REFUSALS_KEPT rows per site), so
  * a flood shows as a count and the trail of accepted writes stays whole.
@@ -48,10 +49,10 @@ function marked(res: Response): Response {
 
 export const auditWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
-  const principal = c.get("principal");
-  if (READS.has(c.req.method) || !principal || c.get("siteGone")) return;
+  const who = c.get("principal")?.who ?? c.get("refusedCredential");
+  if (READS.has(c.req.method) || who === undefined || c.get("siteGone")) return;
   const reason = c.get("refusal") ?? (NOT_AUTHORIZED.has(c.res.status) ? "not-authorized" : undefined);
-  const entry = { at: Date.now(), who: principal.who, method: c.req.method, resource: c.req.path, records: await recordsOf(c.res), status: c.res.status };
+  const entry = { at: Date.now(), who, method: c.req.method, resource: c.req.path, records: await recordsOf(c.res), status: c.res.status };
   const store = c.var.services.admin;
   try {
     if (!store) throw new Error("no DB (D1) binding and no KV writer object to keep it in");

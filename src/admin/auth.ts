@@ -111,6 +111,8 @@ async function siteToken(c: Context<AppEnv>, given: string): Promise<Principal |
   if (owner === null) return null;
   // The variables win: a site of SITES is never a registered site's, whatever the registry holds.
   if (owner === c.var.origin && !loadConfig(c.env).sites.has(owner)) return { via: "site-token", who: "site token" };
+  // Counted among this host's refusals (src/admin/audit.ts), never naming whose token it is.
+  c.set("refusedCredential", "another site's token");
   return new AdminError(403, {
     error: "forbidden",
     message: "this token is another site's: a site token reads and writes its own site only",

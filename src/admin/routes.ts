@@ -38,7 +38,8 @@ import {
  * Who may call a route: its one declaration, carried by the OpenAPI document as `x-access`, from
  * which src/admin/app.ts wires the platform's guard and test/workers/authorization-matrix.test.ts
  * derives every route's expected answer to every credential (a route without it fails that test).
- * - `public`: anyone (this API's description);
+ * The admin's HTML pages carry the same declaration in src/admin/dashboard/routes.ts (`pageRoutes`).
+ * - `public`: anyone, with no credential (this API's description; the stylesheet, the sign-in form);
  * - `site`: a credential of the request's own site — the platform's token, or the site's own token on
  *   its own host; a resource found by id (a sync) answers 404 unless it is that site's;
  * - `platform`: the platform's credential only, on the platform's hosts only (src/admin/sites.ts `platformOnly`).

@@ -4,7 +4,7 @@
  * tombstones), or abort. Nothing is deleted before the commit.
  */
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { normalizeOrigin } from "../core/url.ts";
 import type { ValidRecord } from "../core/validate.ts";
 import type { AppEnv } from "../http/app-env.ts";
@@ -15,7 +15,7 @@ import type { RecordSync, SyncInfo } from "../store/port.ts";
 import { AdminError, validationFailed } from "./errors.ts";
 import { jsonResponse } from "./json.ts";
 import type { deleteSync, getSync, postSync, postSyncCommit, putSyncUrls } from "./routes.ts";
-import { DEFAULT_MAX_DELETE, type SyncBody } from "./schemas.ts";
+import { DEFAULT_MAX_DELETE, type SyncBody, SyncIdParamsSchema } from "./schemas.ts";
 import { readValidBatch, written } from "./urls.ts";
 
 /**
@@ -94,8 +94,10 @@ export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
   const sites: string[] = [];
   for (const raw of body.sites) {
     const origin = normalizeOrigin(raw);
-    if (origin === null || !config.sites.has(origin)) {
-      throw new AdminError(422, { error: "validation_failed", message: `${raw.slice(0, 200)} is not a configured site (SITES)` });
+    if (origin === null) throw new AdminError(422, { error: "validation_failed", message: `${raw.slice(0, 200)} is not an origin` });
+    // An origin this host does not serve is another site's (or none): a scope naming it is not this credential's to start.
+    if (!config.sites.has(origin)) {
+      throw new AdminError(403, { error: "forbidden", message: `${raw.slice(0, 200)} is not a site of this host: a sync covers this host's sites only` });
     }
     if (!sites.includes(origin)) sites.push(origin);
   }
@@ -138,6 +140,18 @@ async function foreignSync(c: Ctx, sync: RecordSync, id: string): Promise<boolea
   return info !== null && (await ownSync(c, sync, id, info)) === null;
 }
 
+/**
+ * Runs before a sync route's validators (src/admin/app.ts): another site's sync is 404 whatever the
+ * request's body or query, so a malformed body tells nothing of it either. A missing one is left to
+ * the handler (whose own answer says why); an unparsable id is the validator's.
+ */
+export const syncOwnership: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const id = c.req.param("id");
+  const sync = c.var.services.store.sync;
+  if (id !== undefined && SyncIdParamsSchema.shape.id.safeParse(id).success && sync !== null && (await foreignSync(c, sync, id))) throw notFound(id);
+  await next();
+};
+
 const notFound = (id: string) => new AdminError(404, { error: "not_found", message: `no sync ${id} (never started, or expired and swept)` });
 
 export const readSync: RouteHandler<typeof getSync, AppEnv> = async (c) => {
@@ -168,7 +182,7 @@ export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c)
   const { id } = c.req.valid("param");
   // The body is optional: without a JSON Content-Type it is not read, and the sync's own guard applies.
   const { maxDelete } = c.req.valid("json") ?? {};
-  if (await foreignSync(c, sync, id)) throw notFound(id);
+  // Another site's sync was answered 404 before the body was read (`syncOwnership`).
   const result = await answered(sync.commit(id, { ...(maxDelete === undefined ? {} : { maxDelete }), maxChunks: COMMIT_CHUNKS_PER_REQUEST }));
   await publishWrites(c.var.services, result.sync.scope.sites);
   return jsonResponse({ ...syncBody(result.sync), done: result.done }, result.done ? 200 : 202);
@@ -177,7 +191,7 @@ export const commitSync: RouteHandler<typeof postSyncCommit, AppEnv> = async (c)
 export const abortSync: RouteHandler<typeof deleteSync, AppEnv> = async (c) => {
   const sync = syncOf(c);
   const { id } = c.req.valid("param");
-  if (await foreignSync(c, sync, id)) throw notFound(id);
+  // Another site's sync was answered 404 before this (`syncOwnership`).
   const info = await answered(sync.abort(id));
   return jsonResponse(syncBody(info), 200);
 };

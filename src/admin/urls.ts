@@ -162,6 +162,14 @@ function storedRecord(found: FoundRecord): StoredRecordBody {
 
 export const readUrl: RouteHandler<typeof getUrl, AppEnv> = async (c) => {
   const { loc } = c.req.valid("query");
+  // A loc of a site this host does not serve is not found here (as another site's sync is not): 404, not 422, the same
+  // for another tenant's origin and for no site's. Its rule `site` tells the import's probe (scripts/import/sites.ts) so.
+  const url = URL.canParse(loc) ? new URL(loc) : null;
+  const at = url?.protocol === "http:" || url?.protocol === "https:" ? url.origin : null;
+  if (at !== null && !c.var.services.config.sites.has(at)) {
+    const message = `${at.slice(0, 200)} is not a site of this host`;
+    throw new AdminError(404, { error: "not_found", message, issues: [{ field: "loc", rule: "site", message }] });
+  }
   const checked = validateRecord({ loc }, validationContext(c));
   if (!checked.ok) throw validationFailed(checked.issues, "no record can exist for it");
   const found = await c.var.services.store.reader.find(checked.record.loc);

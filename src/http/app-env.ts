@@ -20,6 +20,8 @@ export type AppEnv = {
     dashboardAction: boolean | undefined;
     /** Why the admin refused this signed-in request: counted apart from the audit trail (src/admin/audit.ts). */
     refusal: RefusalReason | undefined;
+    /** A credential that signs no one in here but is one elsewhere (another site's token): who its refusal is counted under (src/admin/audit.ts). */
+    refusedCredential: string | undefined;
     /** Set when the registered site was deleted while the request was read: no audit row of an origin being purged (src/admin/still-registered.ts). */
     siteGone: boolean | undefined;
   };

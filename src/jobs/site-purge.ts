@@ -2,7 +2,8 @@
  * The purge of deleted registered sites (src/registry/, docs/jobs.md): one chain per deployment,
  * queued by the registry sweep (and by a site's DELETE) while the registry holds a deleted site.
  * Each step works on the oldest one: once no isolate can still serve it and no job step begun
- * before its deletion can still run (`MANIFEST_CACHE_TTL` + a step's lease after the deletion), it
+ * before its deletion can still run (twice `MANIFEST_CACHE_TTL` + a step's lease after the deletion:
+ * an idle isolate answers from its list of sites until it is twice the TTL old, src/registry/resolve.ts), it
  * deletes, in bounded statements, its records, then its other rows in every table keyed by its
  * origin, in its database and every other D1 database the deployment binds (src/registry/purge.ts), then its snapshots in KV (those
  * registered for the garbage collection, then its heads, page by page), its robots.txt last good
@@ -46,8 +47,10 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
     return `${what}, more left`;
   };
 
-  // Isolates serve a deleted site until their list of sites is read again, and a job step begun before it runs out its lease.
-  const settled = site.deletedAt + c.services.config.cache.manifestTtl * 1000 + JOB_LEASE_MS;
+  // An isolate serves a deleted site from its list of sites until that list is twice MANIFEST_CACHE_TTL old, and a job
+  // step begun before the deletion runs out its lease. The origin cannot be registered again before its row is gone
+  // (here, last), so a new tenant there is never served the old tenant's record by any isolate.
+  const settled = site.deletedAt + 2 * c.services.config.cache.manifestTtl * 1000 + JOB_LEASE_MS;
   const now = Date.now();
   if (now < settled) {
     c.continueWith({ delaySeconds: Math.ceil((settled - now) / 1000) });

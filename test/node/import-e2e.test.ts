@@ -267,7 +267,10 @@ describe("import CLI → local Worker", () => {
     const served = await servedLocs(worker, worker.origin);
     expect(served.locs).toEqual(expect.arrayContaining([`${worker.origin}/`, `${worker.origin}/about?x=1`]));
     expect(served.locs).toHaveLength(102);
-    expect((await getRecord(worker, "https://www.mysite.example/")).status).toBe(422);
+    // Not a site of this Worker: not found here (rule `site`), and nothing was stored under it.
+    const other = await getRecord(worker, "https://www.mysite.example/");
+    expect(other.status).toBe(404);
+    expect(((await other.json()) as { issues: { rule: string }[] }).issues.map((i) => i.rule)).toEqual(["site"]);
   });
 
   it("fails with exit 3 and sends nothing when the token is wrong", async () => {

@@ -4,16 +4,18 @@
  * listing it) is called with every credential kind a tenant could hold against another tenant:
  * none, a wrong token, site A's token on B's host, A's session cookie on B's host, and A's token on
  * A's own host naming B's resources (B's sync by id, B's host, B's locs and origin in the body or
- * query). Each is refused (401, 403 or 404; a body naming B's locs may also be 422), and afterwards
+ * query). Each is refused (401, 403 or 404, never a 422 that reads B's things as merely invalid), and afterwards
  * B's sync is still open with what it had received, B's records are all there and B's token and
  * settings are unchanged. The platform's own credentials too, as each route declares them: the
  * ADMIN_TOKEN and an Access service token reach the platform routes on the platform's host only
  * (each call on a site registered for it), and name nothing of B's through a site route there; a
  * session signed in with the ADMIN_TOKEN on the platform's host reads its status there and nothing
- * else, and on B's host is no one.
+ * else, and on B's host is no one. The admin's pages (src/admin/dashboard/routes.ts `pageRoutes`)
+ * too: each declares who may call it, and every credential of A's is refused the non-public ones on B's host.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearJwksCache } from "../../src/admin/auth/access.ts";
+import { pageRoutes } from "../../src/admin/dashboard/routes.ts";
 import { siteEnv } from "./notify-support.ts";
 import { accessKey } from "./support/access-key.ts";
 import { bearer, signIn, signInForm } from "./support/admin.ts";
@@ -28,6 +30,12 @@ interface Route {
 
 const label = () => Math.random().toString(36).slice(2, 9);
 const REFUSED = [401, 403, 404];
+/**
+ * The platform's credential on its own host naming B's locs: it may write every site, so this is no
+ * authorization refusal but a record outside the host's sites (422, as for any unconfigured origin).
+ * A tenant's credential naming B's things is refused 401/403/404 only.
+ */
+const PLATFORM_NAMING_B = [...REFUSED, 422];
 
 /** The deployment's Cloudflare Access application, and the Client ID of the service token it lets write. */
 const TEAM = "https://team-matrix.cloudflareaccess.com";
@@ -79,9 +87,6 @@ function request(route: Route, headers: Record<string, string>, b: string): Requ
 const pathFor = (route: Route, bSync: string, bHost: string, b: string): string =>
   route.path.replace("{id}", bSync).replace("{host}", bHost) +
   (route.path === "/urls" && route.method === "get" ? `?loc=${encodeURIComponent(`${b}/one`)}` : "");
-
-/** Whether a route's body or query names B's locs or origin: on A's own host, a 422 says they are not A's (and names nothing of B's). */
-const namesLocs = (route: Route): boolean => route.path.endsWith("/urls") || route.path === "/syncs";
 
 /** Whether a route, called on A's own host, can name another site's resource at all (a path parameter, a body or a query). */
 const namesAResource = (route: Route): boolean =>
@@ -172,7 +177,7 @@ describe("the authorization matrix, derived from the route table", () => {
         name: `${name} on the platform's host`,
         host: platformOrigin,
         headers,
-        outcome: (r: Route): Outcome => (r.access === "platform" ? "allowed" : namesAResource(r) ? [...REFUSED, 422] : null),
+        outcome: (r: Route): Outcome => (r.access === "platform" ? "allowed" : namesAResource(r) ? PLATFORM_NAMING_B : null),
       })),
       // A session carries no platform credential: the platform's reads its status (browser-readable) and nothing else; on B's host it is no one.
       {
@@ -191,7 +196,15 @@ describe("the authorization matrix, derived from the route table", () => {
     ];
     const outcomes: string[] = [];
     for (const route of routes) {
-      if (route.access === "public") continue;
+      // A public route answers anyone, on any host, with no credential (and holds no site's data).
+      if (route.access === "public") {
+        for (const host of [platformOrigin, b.origin]) {
+          const res = await call(e, `${host}/sitemap-admin${route.path}`, { method: route.method.toUpperCase() });
+          expect(res.status, `${route.method.toUpperCase()} ${route.path} on ${host} with no credential (declared public)`).toBeLessThan(300);
+          outcomes.push(`${route.method.toUpperCase()} ${route.path} · no credential: ${res.status}`);
+        }
+        continue;
+      }
       for (const cred of credentials) {
         if (cred.outcome) {
           const outcome = cred.outcome(route);
@@ -210,14 +223,29 @@ describe("the authorization matrix, derived from the route table", () => {
         if (onOwnHost && route.access === "site" && !namesAResource(route)) continue;
         const res = await call(e, `${cred.host}/sitemap-admin${pathFor(route, bSync, bHost, b.origin)}`, request(route, cred.headers, b.origin));
         // A platform route does not exist on a tenant's host (404) whoever calls; a site route refuses what is not the caller's.
-        const allowed =
-          route.access === "platform" && onOwnHost && "Authorization" in cred.headers
-            ? [404]
-            : onOwnHost && namesLocs(route)
-              ? [...REFUSED, 422]
-              : REFUSED;
+        const allowed = route.access === "platform" && onOwnHost && "Authorization" in cred.headers ? [404] : REFUSED;
         outcomes.push(`${route.method.toUpperCase()} ${route.path} · ${cred.name}: ${res.status}`);
         expect(allowed, `${route.method.toUpperCase()} ${route.path} with ${cred.name} answered ${res.status}`).toContain(res.status);
+      }
+    }
+    // The pages beside the API (src/admin/dashboard/routes.ts `pageRoutes`, their declarations): each declares one of
+    // the three; a public page answers a reader with no credential on either host, and any other refuses A's credentials on B's host.
+    for (const page of pageRoutes) {
+      expect(["public", "site", "platform"], `${page.method} ${page.path} declares no access`).toContain(page.access);
+      const path = page.path === "/" ? "" : page.path.replace("/:root{/?}", "/");
+      if (page.access === "public") {
+        if (page.method !== "GET") continue; // the sign-in and sign-out forms: test/workers/break50c-matrix-gaps.test.ts, admin-auth.test.ts
+        for (const host of [platformOrigin, b.origin]) {
+          const res = await call(e, `${host}/sitemap-admin${path}`);
+          expect(res.status, `GET ${page.path} on ${host} with no credential (declared public)`).toBeLessThan(400);
+          outcomes.push(`GET ${page.path} · no credential: ${res.status}`);
+        }
+        continue;
+      }
+      for (const cred of credentials.filter((c) => c.outcome === undefined && c.host === b.origin)) {
+        const res = await call(e, `${cred.host}/sitemap-admin${path}`, { method: page.method, headers: cred.headers });
+        outcomes.push(`${page.method} ${page.path} · ${cred.name}: ${res.status}`);
+        expect(REFUSED, `${page.method} ${page.path} with ${cred.name} answered ${res.status}`).toContain(res.status);
       }
     }
     expect(outcomes.length).toBeGreaterThan(60);

@@ -145,13 +145,13 @@ function slowBody(head: string, tail: string): { body: ReadableStream<Uint8Array
 
 /**
  * DELETEs the site through `e` (an isolate of its own) and runs the purge chain the DELETE started,
- * its messages delivered as the queue would once `Date.now` is past the settle time.
+ * its messages delivered as the queue would once `Date.now` is past the settle time (twice MANIFEST_CACHE_TTL and a job lease).
  */
 async function deleteAndPurge(e: Env, at: string, origin: string): Promise<void> {
   const { env: jobs, queue } = withJobs(e);
   expect((await call(jobs, `${at}/sitemap-admin/sites/${new URL(origin).host}`, { method: "DELETE", headers: bearer })).status).toBe(202);
   const deletedAt = (await new D1SiteRegistry(e.DB).get(origin))!.deletedAt!;
-  const settled = deletedAt + loadConfig(e).cache.manifestTtl * 1000 + JOB_LEASE_MS + 1_000;
+  const settled = deletedAt + 2 * loadConfig(e).cache.manifestTtl * 1000 + JOB_LEASE_MS + 1_000;
   const now = vi.spyOn(Date, "now").mockReturnValue(settled);
   await drain(jobs, queue, { early: true });
   now.mockRestore();
@@ -411,7 +411,7 @@ describe("item 5: a purge killed in the middle", () => {
     const { env: jobs, queue } = withJobs({ ...e } as Env);
     expect((await call(jobs, `${at}/sitemap-admin/sites/${new URL(origin).host}`, { method: "DELETE", headers: bearer })).status).toBe(202);
     const deletedAt = (await new D1SiteRegistry(e.DB).get(origin))!.deletedAt!;
-    vi.spyOn(Date, "now").mockReturnValue(deletedAt + loadConfig(e).cache.manifestTtl * 1000 + JOB_LEASE_MS + 1_000);
+    vi.spyOn(Date, "now").mockReturnValue(deletedAt + 2 * loadConfig(e).cache.manifestTtl * 1000 + JOB_LEASE_MS + 1_000);
     let killed = 0;
     const deliveries = await drain(jobs, queue, {
       early: true,

@@ -4,13 +4,14 @@
  * data in them). Not API routes, so not in the OpenAPI document; mounted before the API by
  * src/http/app.ts. Auth is per route: a sub-app's `use("*")` would also run for every API request.
  */
-import type { Context } from "hono";
+import type { Context, Handler } from "hono";
 import type { AppEnv } from "../../http/app-env.ts";
 import { factory } from "../../http/app-env.ts";
 import { siteRegistry } from "../../services.ts";
 import { DASHBOARD_PATHS } from "../auth/paths.ts";
 import { adminAuth, adminEnabled, onPlatformHost, signIn, signOut } from "../auth.ts";
 import { AdminError } from "../errors.ts";
+import type { RouteAccess } from "../routes.ts";
 import { HEALTH_PAGE } from "../schemas.ts";
 import { healthPage } from "../sites.ts";
 import { siteStatus } from "../status.ts";
@@ -46,13 +47,34 @@ const platform = async (c: Context<AppEnv>): Promise<Response> => {
 
 export const adminPages = factory.createApp();
 
-adminPages.get("/dashboard.css", (c) => (adminEnabled(c.env) ? stylesheet() : c.notFound()));
-adminPages.post("/sign-in", signIn);
-adminPages.post("/sign-out", signOut);
+/** A page as registered: its method, its path under /sitemap-admin (Hono's spelling) and who may call it. */
+export interface PageRoute {
+  method: "GET" | "POST";
+  path: string;
+  access: RouteAccess;
+}
+
+/**
+ * Every page's one declaration of who may call it (src/admin/routes.ts `RouteAccess`), beside the
+ * API's `x-access`: together the admin's route table, which test/workers/break50c-matrix-gaps.test.ts
+ * holds against every route served. Not in the OpenAPI document: these are HTML pages and forms.
+ */
+export const pageRoutes: PageRoute[] = [];
+
+/** Registers a page with its declaration; a page not `public` is behind the sign-in (a `platform` page checks its host and credential itself). */
+function page(method: PageRoute["method"], path: string, access: RouteAccess, handler: Handler<AppEnv>): void {
+  pageRoutes.push({ method, path, access });
+  if (access === "public") adminPages.on(method, path, handler);
+  else adminPages.on(method, path, adminAuth, handler);
+}
+
+page("GET", "/dashboard.css", "public", (c) => (adminEnabled(c.env) ? stylesheet() : c.notFound()));
+page("POST", "/sign-in", "public", signIn);
+page("POST", "/sign-out", "public", signOut);
 // The bare base path: to the dashboard, whose cookie path ends in "/".
-adminPages.get("/", (c) => (adminEnabled(c.env) ? c.redirect(DASHBOARD_PATHS[0]!, 301) : c.notFound()));
+page("GET", "/", "public", (c) => (adminEnabled(c.env) ? c.redirect(DASHBOARD_PATHS[0]!, 301) : c.notFound()));
 // "/:root{/?}" is how a sub-app matches its base path with the trailing slash ("/" matches it without).
-adminPages.get("/:root{/?}", adminAuth, dashboard);
-adminPages.get("/dashboard", adminAuth, dashboard);
+page("GET", "/:root{/?}", "site", dashboard);
+page("GET", "/dashboard", "site", dashboard);
 // The registered sites with their health (docs/tenants.md), for the platform: not a site's token.
-adminPages.get("/platform", adminAuth, platform);
+page("GET", "/platform", "platform", platform);

@@ -44,11 +44,20 @@ export interface RobotsDeps {
   /** Whether the record store keeps recent changes, so the Atom feed exists (`store.recent`). */
   hasFeed: boolean;
   waitUntil: (promise: Promise<unknown>) => void;
+  /** When the registered site at `origin` was registered; null for a site of SITES (part of the cache key). */
+  registeredAt: number | null;
 }
 
-/** Cache key: the config that shapes the answer is part of it, so a config change is seen at once. */
-function cacheKey(config: Config, origin: string, sitemaps: readonly string[]): Request {
-  const version = new Fingerprint().addString(config.notify.robots.originUrl ?? "none");
+/**
+ * Cache key: the config that shapes the answer is part of it, so a config change is seen at once;
+ * and a registered site's registration (its createdAt), so a later tenant registered at the same
+ * origin never reaches the answers cached for an earlier one. The Cache API is per data centre, so
+ * the purge could not delete them everywhere: they become unreachable, and expire (ROBOTS_MAX_AGE).
+ */
+function cacheKey(config: Config, origin: string, registeredAt: number | null, sitemaps: readonly string[]): Request {
+  const version = new Fingerprint()
+    .addString(config.notify.robots.originUrl ?? "none")
+    .addString(registeredAt === null ? "variables" : String(registeredAt));
   for (const s of sitemaps) version.addString(s);
   return new Request(`${origin}/robots.txt?edge-sitemaps=${version.digest()}`);
 }
@@ -124,7 +133,7 @@ export async function robotsResponse(deps: RobotsDeps): Promise<Response> {
   const { config, origin } = deps;
   const sitemaps = sitemapsOf(config, origin, deps.hasFeed);
   const cache = defaultCache();
-  const key = cacheKey(config, origin, sitemaps);
+  const key = cacheKey(config, origin, deps.registeredAt, sitemaps);
   if (cache) {
     const hit = await cache.match(key);
     if (hit) return hit;

@@ -8,8 +8,9 @@
  */
 import type { Context } from "hono";
 import { fillTemplate } from "../../config/notify.ts";
+import { loadConfig } from "../../config.ts";
 import type { Fetcher } from "../../notify/http.ts";
-import { servicesFor, siteServices } from "../../services.ts";
+import { registeredServices, registryResolver, servicesFor } from "../../services.ts";
 import type { AppEnv } from "../app-env.ts";
 import { waitUntilOf } from "../request-context.ts";
 import { ROBOTS_LOOP_HEADER, loopAnswer } from "./loop.ts";
@@ -31,7 +32,8 @@ export async function robotsRoute(c: Context<AppEnv>): Promise<Response> {
   let timeoutMs = DEFAULT_TIMEOUT_MS;
   try {
     // A site of SITES or a registered one; any other host's file passes through as the deployment's settings fetch it.
-    const services = (await siteServices(c.env, origin, waitUntilOf(c))) ?? servicesFor(c.env, origin);
+    const registered = loadConfig(c.env).sites.has(origin) ? null : await registryResolver(c.env)?.resolve(origin, Date.now(), waitUntilOf(c));
+    const services = registered ? registeredServices(c.env, registered) : servicesFor(c.env, origin);
     const { robots } = services.config.notify;
     if (robots.originUrl !== null) originUrl = fillTemplate(robots.originUrl, origin);
     timeoutMs = robots.timeoutMs;
@@ -39,6 +41,7 @@ export async function robotsRoute(c: Context<AppEnv>): Promise<Response> {
     return await robotsResponse({
       config: services.config,
       origin,
+      registeredAt: registered?.createdAt ?? null,
       fetcher: fetchOrigin,
       lastGood: services.robotsLastGood,
       loops: services.robotsLoop,
