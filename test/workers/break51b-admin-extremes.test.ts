@@ -12,7 +12,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { bearer } from "./support/admin.ts";
+import { adminApi, bearer } from "./support/admin.ts";
 import { report, watchMeters } from "./support/meters.ts";
 import { registeredSite } from "./support/registered.ts";
 import { call, freshOrigin } from "./support.ts";
@@ -39,14 +39,7 @@ describe("Deliver 7: an admin write at the largest batch the variables allow", (
       vi.spyOn(console, "error").mockImplementation(() => undefined);
       const origin = freshOrigin(`b51b-batch-${kind}`);
       const e = { ...baseEnv, URL_SOURCE: "d1", SITES: origin, ...vars } as Env;
-      const send = async (method: string, path: string, body?: unknown) => {
-        const res = await call(e, `${origin}/sitemap-admin${path}`, {
-          method,
-          headers: { ...bearer, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        return { status: res.status, text: await res.text() };
-      };
+      const send = adminApi(e, origin);
       const moving = kind === "move" || kind === "sync-move";
       if (moving) expect((await send("PUT", "/urls", records(origin, MAX_RECORDS))).status).toBe(200);
       let path = "/urls";
@@ -79,14 +72,7 @@ describe("Deliver 7: the same batch on a registered site, with its own token", (
       const e = { ...baseEnv, ...vars } as Env;
       const { origin, token } = await registeredSite(e, `b51b-reg-${kind}`);
       const auth = { Authorization: `Bearer ${token}` };
-      const send = async (method: string, path: string, body?: unknown) => {
-        const res = await call(e, `${origin}/sitemap-admin${path}`, {
-          method,
-          headers: { ...auth, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        return { status: res.status, text: await res.text() };
-      };
+      const send = adminApi(e, origin, auth);
       const first = await send("PUT", "/urls", records(origin, MAX_RECORDS));
       expect(first.status, first.text.slice(0, 300)).toBe(200);
       let path = "/urls";
@@ -129,14 +115,7 @@ describe("Deliver 7: the same batch on a site over four databases (SITE_DATABASE
       vi.spyOn(console, "error").mockImplementation(() => undefined);
       const origin = freshOrigin(`b51b-parts-${kind}`);
       const e = { ...baseEnv, URL_SOURCE: "d1", SITES: origin, SITE_DATABASES: `${origin}=DB,PART_B,PART_C,PART_D`, ...vars } as Env;
-      const send = async (method: string, path: string, body?: unknown) => {
-        const res = await call(e, `${origin}/sitemap-admin${path}`, {
-          method,
-          headers: { ...bearer, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        return { status: res.status, text: await res.text() };
-      };
+      const send = adminApi(e, origin);
       const moving = kind !== "new";
       if (moving) {
         const first = await send("PUT", "/urls", records(origin, MAX_RECORDS));

@@ -11,7 +11,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { bearer } from "./support/admin.ts";
+import { adminApi, bearer } from "./support/admin.ts";
 import { watchMeters } from "./support/meters.ts";
 import { call, freshOrigin } from "./support.ts";
 
@@ -52,14 +52,7 @@ describe("a write over four databases stopped by the invocation's limit", () => 
       vi.spyOn(console, "error").mockImplementation(() => undefined);
       const origin = freshOrigin(`b51b-partial-${kind}`);
       const e = { ...baseEnv, URL_SOURCE: "d1", SITES: origin, SITE_DATABASES: `${origin}=${DATABASES.join(",")}` } as Env;
-      const send = async (method: string, path: string, body?: unknown) => {
-        const res = await call(e, `${origin}/sitemap-admin${path}`, {
-          method,
-          headers: { ...bearer, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-        return { status: res.status, text: await res.text() };
-      };
+      const send = adminApi(e, origin);
       expect((await send("PUT", "/urls", records(origin, 5_000, "pages"))).status).toBe(200);
       let path = "/urls";
       if (kind === "sync") {

@@ -159,12 +159,12 @@ export const logCrawlerFetches: MiddlewareHandler<AppEnv> = async (c, next) => {
       status: res.status,
       source: url.pathname === "/robots.txt" ? robotsSource(res) : res.headers.get("X-Sitemap-Source"),
     };
-    // The record may start from the body's end, which the runtime runs outside this request's context: its meter is handed on.
-    const meter = currentMeter();
-    const timer = flushTimer(s.config.crawlers.countFlushSeconds, waitUntil, meter);
+    // The timer's wait and flush run after the response: this request's meter is handed to them. The record
+    // itself starts from the body's end, which `counted` binds to this request's invocation.
+    const timer = flushTimer(s.config.crawlers.countFlushSeconds, waitUntil, currentMeter());
     const response = counted(res, (bytes) =>
       waitUntil(
-        under(meter, () => record(s, request, { ...observed, bytes }, named, live, timer)).catch((error: unknown) =>
+        record(s, request, { ...observed, bytes }, named, live, timer).catch((error: unknown) =>
           console.error("crawler log: a fetch was not recorded", error),
         ),
       ),

@@ -75,3 +75,15 @@ export function refusedBy(refused: readonly RefusalRow[]): Record<string, number
   for (const r of refused) out[r.reason] = (out[r.reason] ?? 0) + r.count;
   return out;
 }
+
+/** The admin API of `origin` under `headers` (the platform's bearer by default): a call's status and body text, a JSON body sent as such. */
+export function adminApi(e: Env, origin: string, headers: Record<string, string> = bearer) {
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> => {
+    const res = await call(e, `${origin}/sitemap-admin${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+}
