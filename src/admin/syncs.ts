@@ -124,31 +124,31 @@ export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
  * scope is one of them), else null: a sync id found in a shared database is no way into another
  * tenant's sync. Answered as if it did not exist (404), so an id reveals nothing.
  */
-async function ownSync(c: Ctx, sync: RecordSync, id: string, found?: SyncInfo): Promise<SyncInfo | null> {
-  const info = found ?? (await sync.get(id));
-  if (info === null) return null;
-  const { sites } = c.var.services.config;
-  return info.scope.sites.every((origin) => sites.has(origin)) ? info : null;
+async function ownSync(c: Ctx, sync: RecordSync, id: string): Promise<SyncInfo | null> {
+  const info = readBefore.has(c.req.raw) ? (readBefore.get(c.req.raw) ?? null) : await sync.get(id);
+  return info !== null && owned(c, info) ? info : null;
 }
 
-/**
- * Whether the sync named by id exists and is another site's. One that is not found at all is left to
- * the operation, whose own answer says why (not found, or a database list that no longer matches: 503).
- */
-async function foreignSync(c: Ctx, sync: RecordSync, id: string): Promise<boolean> {
-  const info = await sync.get(id);
-  return info !== null && (await ownSync(c, sync, id, info)) === null;
-}
+/** Whether every site of the sync's scope is one this request's host serves. */
+const owned = (c: Ctx, info: SyncInfo): boolean => info.scope.sites.every((origin) => c.var.services.config.sites.has(origin));
+
+/** The sync `syncOwnership` read for a request (null: none found), so that its handler reads it once. */
+const readBefore = new WeakMap<Request, SyncInfo | null>();
 
 /**
  * Runs before a sync route's validators (src/admin/app.ts): another site's sync is 404 whatever the
  * request's body or query, so a malformed body tells nothing of it either. A missing one is left to
- * the handler (whose own answer says why); an unparsable id is the validator's.
+ * the handler (whose own answer says why: not found, or a database list that no longer matches: 503);
+ * an unparsable id is the validator's.
  */
 export const syncOwnership: MiddlewareHandler<AppEnv> = async (c, next) => {
   const id = c.req.param("id");
   const sync = c.var.services.store.sync;
-  if (id !== undefined && SyncIdParamsSchema.shape.id.safeParse(id).success && sync !== null && (await foreignSync(c, sync, id))) throw notFound(id);
+  if (id !== undefined && SyncIdParamsSchema.shape.id.safeParse(id).success && sync !== null) {
+    const info = await sync.get(id);
+    if (info !== null && !owned(c, info)) throw notFound(id);
+    readBefore.set(c.req.raw, info);
+  }
   await next();
 };
 
