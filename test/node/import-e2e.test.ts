@@ -56,7 +56,9 @@ beforeAll(async () => {
   // Small limits on purpose: shards of 100 URLs, and at most 100 records per admin request (the
   // CLI's default batch of 1,000 is then answered 413 and split until it fits).
   worker = await startWorker(
-    { SITES: SHOP, MAX_URLS_PER_SHARD: "100", ADMIN_MAX_RECORDS: "100" },
+    // A write's regeneration settles 3 s, not the default minute: the CLI's wait is the same loop
+    // either way, and each test that regenerates took a minute of the suite.
+    { SITES: SHOP, MAX_URLS_PER_SHARD: "100", ADMIN_MAX_RECORDS: "100", REGEN_SETTLE_SECONDS: "3" },
     { secrets: { ADMIN_TOKEN: TOKEN }, servesOwnOrigin: true },
   );
   tmp = mkdtempSync(join(tmpdir(), "import-e2e-"));
@@ -264,6 +266,8 @@ describe("import CLI → local Worker", () => {
     // Readable, not the run's raw JSON.
     expect(run.stderr).toMatch(/regenerated the sitemaps: \d+ shards? rendered of \d+ checked, published [0-9a-f]/);
     expect(run.stderr).not.toContain('"shardsRendered"');
+    // The queued regeneration was waited for, and the wait said why.
+    expect(run.stderr).toContain("waiting for the regeneration");
     const served = await servedLocs(worker, worker.origin);
     expect(served.locs).toEqual(expect.arrayContaining([`${worker.origin}/`, `${worker.origin}/about?x=1`]));
     expect(served.locs).toHaveLength(102);

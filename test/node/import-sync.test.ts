@@ -19,7 +19,8 @@ const inputs = tempInputs("import-sync-");
 let worker: RunningWorker;
 
 beforeAll(async () => {
-  worker = await startWorker({ SITES: SITE }, { secrets: { ADMIN_TOKEN: TOKEN }, servesOwnOrigin: true });
+  // A write's regeneration settles 3 s, not the default minute (the CLI's wait is the same loop).
+  worker = await startWorker({ SITES: SITE, REGEN_SETTLE_SECONDS: "3" }, { secrets: { ADMIN_TOKEN: TOKEN }, servesOwnOrigin: true });
 });
 
 afterAll(async () => {
