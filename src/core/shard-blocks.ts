@@ -13,18 +13,24 @@ const encoder = new TextEncoder();
 /** One slice of `rows` (key order) per block; `lastKeys` ascending, the last covering the shard's last row. */
 export function blockSlices(rows: readonly UrlRow[], lastKeys: readonly number[], options: RenderOptions = {}): Uint8Array[] {
   const slices: Uint8Array[] = [];
-  let at = 0;
+  let from = 0;
   for (let i = 0; i < lastKeys.length; i++) {
-    const parts: string[] = i === 0 ? [urlsetOpen(options.namespaces ?? 0, options.stylesheet ?? false)] : [];
-    const last = lastKeys[i]!;
-    for (; at < rows.length && rows[at]![0] <= last; at++) parts.push(urlRowElement(rows[at]!, options));
-    if (i === lastKeys.length - 1) {
-      if (at < rows.length) throw new RangeError(`row key ${rows[at]![0]} is past the last block's last key ${last}`);
-      parts.push(URLSET_CLOSE);
-    }
-    slices.push(encoder.encode(parts.join("")));
+    let to = from;
+    while (to < rows.length && rows[to]![0] <= lastKeys[i]!) to++;
+    const last = i === lastKeys.length - 1;
+    if (last && to < rows.length) throw new RangeError(`row key ${rows[to]![0]} is past the last block's last key ${lastKeys[i]}`);
+    slices.push(blockSlice(rows.slice(from, to), { head: i === 0, tail: last }, options));
+    from = to;
   }
   return slices;
+}
+
+/** One block's slice from its own rows: the urlset head when it is the shard's first block, the tail when its last. */
+export function blockSlice(rows: readonly UrlRow[], at: { head: boolean; tail: boolean }, options: RenderOptions = {}): Uint8Array {
+  const parts: string[] = at.head ? [urlsetOpen(options.namespaces ?? 0, options.stylesheet ?? false)] : [];
+  for (const row of rows) parts.push(urlRowElement(row, options));
+  if (at.tail) parts.push(URLSET_CLOSE);
+  return encoder.encode(parts.join(""));
 }
 
 /** Block boundaries for rows in key order: the key of every `perBlock`-th row, the last block to `lastKey`. */
