@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { demoSection, withDemoExtensions } from "../demo/demo-data.ts";
 import { zlibBlockDeflate } from "../snapshots/block-deflate.ts";
 import { EXT_ALL } from "./extensions/kinds.ts";
-import { type DeflatedBlock, blockTable, crc32Combine, deflateBlock, deflateBlocks, gzipOfBlocks, spliceBlocks } from "./gzip-blocks.ts";
+import { type DeflatedBlock, blockTable, blockText, crc32Combine, deflateBlock, deflateBlocks, gzipOfBlocks, spliceBlocks } from "./gzip-blocks.ts";
 import { renderUrlRows } from "./render.ts";
 import { blockSlices, planBlocks } from "./shard-blocks.ts";
 import type { UrlRow } from "./types.ts";
@@ -41,20 +41,22 @@ describe("the block codec", () => {
     fc.assert(
       fc.property(fc.array(SLICE, { minLength: 1, maxLength: 8 }), fc.array(fc.tuple(fc.nat(), SLICE), { maxLength: 4 }), (slices, changes) => {
         const before = deflateBlocks(slices, zlibBlockDeflate);
-        const stored = gzipOfBlocks(before);
+        const file = gzipOfBlocks(before);
         const after = [...slices];
         for (const [at, slice] of changes) after[at % after.length] = slice;
-        // Re-deflate what changed and each block after a changed one (its dictionary changed).
-        const redo = new Set<number>();
-        for (const [at] of changes) {
-          const i = at % after.length;
-          redo.add(i);
-          if (i + 1 < after.length) redo.add(i + 1);
-        }
-        const replaced = new Map<number, DeflatedBlock>(
-          [...redo].map((i) => [i, deflateBlock(after[i]!, i === 0 ? null : after[i - 1]!, zlibBlockDeflate)]),
-        );
-        const spliced = spliceBlocks(stored, blockTable(before), replaced);
+        // Re-deflate what changed and each block after a changed one (its dictionary changed). The
+        // splice knows only the changed blocks' new bytes: an unchanged block's come back from the stored file.
+        const changed = new Set(changes.map(([at]) => at % after.length));
+        const table = blockTable(before);
+        const stored: Uint8Array[] = [];
+        const storedText = (i: number): Uint8Array => {
+          stored[i] ??= blockText(file, table, i, i === 0 ? null : storedText(i - 1), zlibBlockDeflate);
+          return stored[i]!;
+        };
+        const now = (i: number): Uint8Array => (changed.has(i) ? after[i]! : storedText(i));
+        const redo = new Set([...changed].flatMap((i) => (i + 1 < after.length ? [i, i + 1] : [i])));
+        const replaced = new Map<number, DeflatedBlock>([...redo].map((i) => [i, deflateBlock(now(i), i === 0 ? null : now(i - 1), zlibBlockDeflate)]));
+        const spliced = spliceBlocks(file, table, replaced);
         const rebuilt = deflateBlocks(after, zlibBlockDeflate);
         expect(Buffer.from(spliced.file).equals(Buffer.from(gzipOfBlocks(rebuilt)))).toBe(true);
         expect(spliced.table).toEqual(blockTable(rebuilt));

@@ -9,8 +9,9 @@
  * reads it, DecompressionStream included.
  *
  * So a change to one slice costs two deflates (its block, and the next one, whose dictionary it
- * is) and a splice of the stored bytes: the other blocks are copied as they are, and the result is
- * byte for byte what building the file from scratch gives.
+ * is: its bytes come back from the stored file, blockText) and a splice of the stored bytes: the
+ * other blocks are copied as they are, and the result is byte for byte what building the file
+ * from scratch gives.
  *
  * Pure: the deflate itself is handed in (RawDeflate; node:zlib in workerd and Node,
  * src/snapshots/block-deflate.ts), as CompressionStream cannot end a stream without its final bit.
@@ -20,6 +21,8 @@
 export interface RawDeflate {
   /** Raw deflate (level 6) of `input` primed with `dictionary`, ended by a full flush, never final. */
   deflate(input: Uint8Array, dictionary: Uint8Array | null): Uint8Array;
+  /** The document bytes of one such block, primed with the same dictionary. */
+  inflate(deflated: Uint8Array, dictionary: Uint8Array | null): Uint8Array;
   crc32(input: Uint8Array): number;
 }
 
@@ -43,8 +46,22 @@ const FINAL_BLOCK = new Uint8Array([0x03, 0x00]);
 
 /** The block of `xml`, primed with the tail of the previous block's document bytes (null: the first block). */
 export function deflateBlock(xml: Uint8Array, previous: Uint8Array | null, codec: RawDeflate): DeflatedBlock {
-  const dictionary = previous === null || previous.byteLength === 0 ? null : previous.subarray(Math.max(0, previous.byteLength - BLOCK_DICTIONARY_BYTES));
-  return { deflated: codec.deflate(xml, dictionary), crc: codec.crc32(xml), size: xml.byteLength };
+  return { deflated: codec.deflate(xml, dictionaryOf(previous)), crc: codec.crc32(xml), size: xml.byteLength };
+}
+
+function dictionaryOf(previous: Uint8Array | null): Uint8Array | null {
+  return previous === null || previous.byteLength === 0 ? null : previous.subarray(Math.max(0, previous.byteLength - BLOCK_DICTIONARY_BYTES));
+}
+
+/**
+ * The document bytes of stored block `i`, given its predecessor's bytes (or only their last 32 KiB:
+ * all a dictionary uses). So the block after a changed one is re-primed from the stored file, its
+ * rows never read again: its old bytes come back primed with the changed block's old bytes.
+ */
+export function blockText(file: Uint8Array, table: BlockTable, i: number, previous: Uint8Array | null, codec: RawDeflate): Uint8Array {
+  let at = GZIP_HEADER_BYTES;
+  for (let j = 0; j < i; j++) at += table.deflatedBytes[j]!;
+  return codec.inflate(file.subarray(at, at + table.deflatedBytes[i]!), dictionaryOf(previous));
 }
 
 /** The blocks of a whole document, each primed by its predecessor. */

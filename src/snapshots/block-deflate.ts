@@ -4,7 +4,7 @@
  * CRC-32 the codec needs, and Node has for the CLI and the benches. CompressionStream cannot serve:
  * its deflate-raw always ends with the final bit set.
  */
-import { constants, crc32, deflateRawSync } from "node:zlib";
+import { constants, crc32, deflateRawSync, inflateRawSync } from "node:zlib";
 import type { RawDeflate } from "../core/gzip-blocks.ts";
 
 /** zlib's default level, as gzip -6 and CompressionStream use. */
@@ -13,5 +13,7 @@ const LEVEL = 6;
 export const zlibBlockDeflate: RawDeflate = {
   deflate: (input, dictionary) =>
     deflateRawSync(input, { level: LEVEL, finishFlush: constants.Z_FULL_FLUSH, ...(dictionary === null ? {} : { dictionary }) }),
+  // A block is not final: read up to its end as a flush, not as a stream cut short.
+  inflate: (deflated, dictionary) => inflateRawSync(deflated, { finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary === null ? {} : { dictionary }) }),
   crc32: (input) => crc32(input),
 };
