@@ -7,7 +7,8 @@
  *   --scale 100k|1m|all|2m|10m  end-to-end data sets (default all = 100,000 and 1,000,000 records;
  *                        2m and 10m are large-scale runs, not in CI)
  *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, view-cost, capacity,
- *                        kv-scale, partitions, tenants, registry-resolve (default all but capacity, kv-scale, partitions, tenants and registry-resolve; browser-view, headless Chromium, and
+ *                        kv-scale, partitions, tenants, registry-resolve, cold-shard, blocks, cost (default all but capacity, kv-scale,
+ *                        partitions, tenants, registry-resolve, cold-shard, blocks and cost; browser-view, headless Chromium, and
  *                        view-cost, a full shard of its own, are left out of --quick unless named; capacity and
  *                        kv-scale seed again, so they run only when named)
  *   --sites N            tenants: sites registered (default 10,000; --quick 200)
@@ -24,8 +25,11 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
+import { blocksBench } from "./blocks.ts";
 import { browserViewBench } from "./browser-view.ts";
 import { capacityBench } from "./capacity.ts";
+import { coldShardBench } from "./cold-shard.ts";
+import { costBench } from "./cost.ts";
 import { ingestBench } from "./ingest.ts";
 import { kvScaleBench } from "./kv-scale.ts";
 import { markdownTable, parseArgs, scaledTable } from "./lib.ts";
@@ -99,6 +103,9 @@ if (wants("workerd") || wants("load")) {
     return [wants("workerd") ? scaledTable(e2e) : "", load ? markdownTable(load) : ""].join("\n");
   });
 }
+if (options.only?.has("cost")) await section("cost", async () => markdownTable(costBench()));
+if (options.only?.has("blocks")) await section("blocks", async () => markdownTable(blocksBench(options)));
+if (options.only?.has("cold-shard")) await section("cold-shard", async () => markdownTable(await coldShardBench(options)));
 if (options.only?.has("capacity")) await section("capacity", async () => markdownTable(await capacityBench(options)));
 if (options.only?.has("kv-scale")) await section("kv-scale", async () => markdownTable(await kvScaleBench(options)));
 if (options.only?.has("registry-resolve")) await section("registry-resolve", async () => markdownTable(await registryResolveBench(options)));

@@ -5,7 +5,7 @@ import type { Config } from "./config.ts";
 import { w3cSeconds } from "./core/datetime-format.ts";
 import { EXT_NEWS } from "./core/extensions/kinds.ts";
 import { Fingerprint } from "./core/fingerprint.ts";
-import { renderSitemapIndex, renderUrlset } from "./core/render.ts";
+import { renderSitemapIndex, renderUrlRows, renderUrlset } from "./core/render.ts";
 import { type Source, paged } from "./core/source.ts";
 import type { SitemapRef, StoredRecord, UrlRecord } from "./core/types.ts";
 import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
@@ -200,17 +200,34 @@ export function renderIndex(config: Config, manifest: ShardManifest, extras?: In
  * `records`: the shard's live records when the caller already reads them (the cron's one pass
  * renders snapshots through here, so snapshot and live bytes cannot diverge).
  */
-export function renderShard(
+export function renderShard(deps: SitemapDeps, origin: string, shard: ShardEntry, records?: Source<UrlRecord>): ReadableStream<Uint8Array> {
+  if (records === undefined) return renderLiveShard(deps, origin, shard);
+  return renderUrlset(records, shardRenderOptions(deps, origin, shard));
+}
+
+/**
+ * A shard as a request renders it: from the store's row arrays where it reads them so (D1's
+ * `.raw()` rows, only the columns `<url>` needs: no object per record), else from its records,
+ * version-checked where its copy may trail (shardPages). The same bytes either way
+ * (test/workers/row-render.test.ts).
+ */
+export function renderLiveShard(
   deps: SitemapDeps,
   origin: string,
   shard: ShardEntry,
-  records: Source<UrlRecord> = paged(shardPages(deps, origin, shard)),
+  versioned: Promise<boolean> = Promise.resolve(true),
 ): ReadableStream<Uint8Array> {
-  return renderUrlset(records, {
-    ...renderOptions(deps.config, origin),
-    // Declare the namespaces of what the shard's records use (news is not written in shards).
-    namespaces: (shard.extKinds ?? 0) & SHARD_EXTENSIONS,
-  });
+  const rowPages = deps.store.reader.rowPages;
+  if (rowPages === null || deps.store.projection !== null) {
+    return renderUrlset(paged(shardPages(deps, origin, shard, versioned)), shardRenderOptions(deps, origin, shard));
+  }
+  const range = { origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey };
+  return renderUrlRows(paged(rowPages(range)), shardRenderOptions(deps, origin, shard));
+}
+
+function shardRenderOptions(deps: SitemapDeps, origin: string, shard: ShardEntry): RenderOptions {
+  // Declare the namespaces of what the shard's records use (news is not written in shards).
+  return { ...renderOptions(deps.config, origin), namespaces: (shard.extKinds ?? 0) & SHARD_EXTENSIONS };
 }
 
 /**

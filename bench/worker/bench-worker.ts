@@ -20,7 +20,7 @@ import { D1RecordReader } from "../../src/adapters/d1/reader.ts";
 import { d1RecordStore } from "../../src/adapters/d1/record-store.ts";
 import { D1RecordWriter, recordColumns } from "../../src/adapters/d1/writer.ts";
 import { KvCrawlerRangeStore } from "../../src/adapters/kv/crawler-range-store.ts";
-import { gzip, renderUrlset } from "../../src/core/render.ts";
+import { gzip, renderUrlRows, renderUrlset } from "../../src/core/render.ts";
 import { paged } from "../../src/core/source.ts";
 import { validateBatch } from "../../src/core/validate.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
@@ -289,7 +289,7 @@ const regen: Route = async (env, _ctx, url, _request, meter) => {
   return json({ summary, ...counter, ...kv.counter });
 };
 
-/** Breakdown of a live render: only the D1 reads of a shard (records discarded). */
+/** Breakdown of a live render: only the D1 reads of a shard, as the live render reads them (row arrays, discarded). */
 const readShard: Route = async (env, _ctx, url) => {
   const origin = url.searchParams.get("origin")!;
   const section = url.searchParams.get("section")!;
@@ -300,13 +300,13 @@ const readShard: Route = async (env, _ctx, url) => {
   let rows = 0;
   const pageRows = Number(url.searchParams.get("pageRows") ?? 0) || undefined;
   const source = new D1RecordReader(env.DB, pageRows ? { pageRows } : {});
-  for await (const page of source.recordPages({ origin, section, firstKey: shard.firstKey, lastKey: shard.lastKey })) rows += page.length;
+  for await (const page of source.rowPages({ origin, section, firstKey: shard.firstKey, lastKey: shard.lastKey })) rows += page.length;
   return json({ rows });
 };
 
 /**
- * The live render's path without HTTP and the app: D1RecordReader (next page in flight while the
- * current one renders) → render → gzip, with `pageRows` rows per keyset page, to choose the page size.
+ * The live render's path without HTTP and the app: D1RecordReader's row arrays (next page in flight
+ * while the current one renders) → render → gzip, with `pageRows` rows per keyset page, to choose the page size.
  */
 const renderFromD1: Route = async (env, _ctx, url) => {
   const origin = url.searchParams.get("origin")!;
@@ -318,8 +318,8 @@ const renderFromD1: Route = async (env, _ctx, url) => {
   if (!shard) return json({ error: "no such shard" }, 404);
   const range = { origin, section, firstKey: shard.firstKey, lastKey: shard.lastKey };
   let bytes = 0;
-  const records = paged(new D1RecordReader(env.DB, { pageRows }).recordPages(range));
-  for await (const chunk of gzip(renderUrlset(records)) as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
+  const rows = paged(new D1RecordReader(env.DB, { pageRows }).rowPages(range));
+  for await (const chunk of gzip(renderUrlRows(rows)) as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
   return json({ bytes });
 };
 

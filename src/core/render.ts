@@ -9,8 +9,17 @@
 import { EmptySitemapError, SitemapLimitError } from "./errors.ts";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, RENDER_CHUNK_BYTES } from "./limits.ts";
 import { type Source, SourceReader } from "./source.ts";
-import type { SitemapRef, UrlRecord } from "./types.ts";
-import { type RenderOptions, SITEMAPINDEX_CLOSE, URLSET_CLOSE, sitemapElement, sitemapIndexOpen, urlElement, urlsetOpen } from "./writers.ts";
+import type { SitemapRef, UrlRecord, UrlRow } from "./types.ts";
+import {
+  type RenderOptions,
+  SITEMAPINDEX_CLOSE,
+  URLSET_CLOSE,
+  sitemapElement,
+  sitemapIndexOpen,
+  urlElement,
+  urlRowElement,
+  urlsetOpen,
+} from "./writers.ts";
 
 export interface RenderLimits {
   maxUrls?: number;
@@ -90,6 +99,20 @@ export function renderUrlset(records: Source<UrlRecord>, options: RenderOptions 
       head: urlsetOpen(options.namespaces ?? 0, options.stylesheet ?? false),
       tail: URLSET_CLOSE,
       element: (r) => urlElement(r, options),
+      kind: "urlset",
+    },
+    options,
+  );
+}
+
+/** The same `<urlset>` from a store's row arrays (core/types.ts UrlRow): no record objects built. */
+export function renderUrlRows(rows: Source<UrlRow>, options: RenderOptions & RenderLimits = {}): ReadableStream<Uint8Array> {
+  return renderDocument(
+    rows,
+    {
+      head: urlsetOpen(options.namespaces ?? 0, options.stylesheet ?? false),
+      tail: URLSET_CLOSE,
+      element: (r) => urlRowElement(r, options),
       kind: "urlset",
     },
     options,

@@ -28,6 +28,20 @@ export interface StoredRecord extends UrlRecord {
   deleted?: boolean;
 }
 
+/**
+ * A record as a store reads it for rendering, one array per row and only the columns `<url>` needs
+ * (key, loc, lastmod, changefreq, priority, extension JSON as stored): D1's `.raw()` rows. The
+ * renderer writes straight from it, so a shard's 50,000 rows never become objects.
+ */
+export type UrlRow = readonly [
+  key: number,
+  loc: string,
+  lastmod: string | null,
+  changefreq: Changefreq | null,
+  priority: number | null,
+  ext: string | null,
+];
+
 /** One `<sitemap>` entry of a sitemap index. */
 export interface SitemapRef {
   loc: string;

@@ -4,8 +4,9 @@
  */
 import { escapeXml, utf8Length } from "./escape.ts";
 import { EXT_ALL, EXT_IMAGE, EXT_VIDEO, EXT_XHTML } from "./extensions/kinds.ts";
+import type { RecordExtensions } from "./extensions/types.ts";
 import { extensionElements, namespaceDeclarations } from "./extensions/writers.ts";
-import type { SitemapRef, UrlRecord } from "./types.ts";
+import type { SitemapRef, UrlRecord, UrlRow } from "./types.ts";
 
 const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
 export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
@@ -81,14 +82,32 @@ export function formatPriority(p: number): string {
 
 /** One `<url>` element, children in XSD order: loc, lastmod, changefreq, priority, extensions. */
 export function urlElement(record: UrlRecord, options: RenderOptions = {}): string {
-  let xml = `<url><loc>${escapeXml(record.loc)}</loc>`;
-  if (record.lastmod) xml += `<lastmod>${escapeXml(lastmodText(record.lastmod, options))}</lastmod>`;
-  if (record.changefreq) xml += `<changefreq>${escapeXml(record.changefreq)}</changefreq>`;
-  if (record.priority !== null && record.priority !== undefined) {
-    xml += `<priority>${formatPriority(record.priority)}</priority>`;
-  }
-  if (record.ext) xml += extensionElements(record.ext, options.extensions ?? SHARD_EXTENSIONS, options.namespaces ?? 0);
-  return `${xml}</url>\n`;
+  return urlMarkup(record.loc, record.lastmod, record.changefreq, record.priority, options) + urlTail(record.ext, options);
+}
+
+/** The same `<url>` element from a store's row array (extension JSON parsed only where present). */
+export function urlRowElement(row: UrlRow, options: RenderOptions = {}): string {
+  const ext = row[5];
+  return urlMarkup(row[1], row[2], row[3], row[4], options) + urlTail(ext === null ? null : (JSON.parse(ext) as RecordExtensions), options);
+}
+
+/** `<url>` up to its extensions: one writer for records and rows, so both give the same bytes. */
+function urlMarkup(
+  loc: string,
+  lastmod: string | null | undefined,
+  changefreq: string | null | undefined,
+  priority: number | null | undefined,
+  options: RenderOptions,
+): string {
+  let xml = `<url><loc>${escapeXml(loc)}</loc>`;
+  if (lastmod) xml += `<lastmod>${escapeXml(lastmodText(lastmod, options))}</lastmod>`;
+  if (changefreq) xml += `<changefreq>${escapeXml(changefreq)}</changefreq>`;
+  if (priority !== null && priority !== undefined) xml += `<priority>${formatPriority(priority)}</priority>`;
+  return xml;
+}
+
+function urlTail(ext: RecordExtensions | null | undefined, options: RenderOptions): string {
+  return ext ? `${extensionElements(ext, options.extensions ?? SHARD_EXTENSIONS, options.namespaces ?? 0)}</url>\n` : "</url>\n";
 }
 
 /** One `<sitemap>` element of an index. */

@@ -1,12 +1,11 @@
 /** The sitemap index and its shards, as served by the document dispatch (src/http/dispatch.ts). */
 import type { Context } from "hono";
-import { paged } from "../core/source.ts";
 import { indexCacheTags, shardCacheTags } from "../documents/cache-tags.ts";
 import { INDEX_PATH, type ShardFile, shardPath } from "../documents/paths.ts";
 import { type ShardEntry, type ShardManifest, listedShards } from "../manifest/manifest.ts";
 import { PIN_PARAM, linkedCount } from "../partitions/pinned.ts";
 import type { Services } from "../services-type.ts";
-import { indexExtras, indexMeta, renderIndex, renderShard, shardPages } from "../sitemaps.ts";
+import { indexExtras, indexMeta, renderIndex, renderLiveShard } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
 import { serveDocument } from "./cache/serve.ts";
 import { manifestFor, serveContext, shardFor } from "./request-context.ts";
@@ -55,7 +54,7 @@ export async function shardDocument(c: Context<AppEnv>, section: string, n: numb
     lastChange: shard.lastChange,
     tags: shardCacheTags(origin, shard.section, shard.n),
     snapshot: reading.snapshot ? (shard.snapshot ?? null) : null,
-    render: (versioned) => renderShard(from, origin, shard, paged(shardPages(from, origin, shard, versioned))),
+    render: (versioned) => renderLiveShard(from, origin, shard, versioned),
     current: rowsStillAt(s, manifest, shard),
   });
 }

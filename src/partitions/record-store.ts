@@ -8,7 +8,7 @@
  * announces its own records with its own change feed (src/services.ts hands them out one by one).
  */
 
-import type { StoredRecord } from "../core/types.ts";
+import type { StoredRecord, UrlRow } from "../core/types.ts";
 import type { ValidRecord } from "../core/validate.ts";
 import type {
   ChangeFeed,
@@ -57,6 +57,17 @@ class PartitionedReader implements RecordReader {
     const part = this.parts[local.partition];
     if (!part) return;
     for await (const page of part.reader.recordPages(local.range)) yield page.map((r) => withSiteKey(local.partition, r));
+  }
+
+  /** Row arrays carry their partition's own keys: the renderer ignores keys, so none are mapped. */
+  get rowPages(): ((range: ShardRange) => AsyncIterable<readonly UrlRow[]>) | null {
+    return this.parts.every((p) => p.reader.rowPages !== null) ? (range) => this.#rowPages(range) : null;
+  }
+
+  async *#rowPages(range: ShardRange): AsyncIterable<readonly UrlRow[]> {
+    const local = localRange(range);
+    const part = this.parts[local.partition];
+    if (part) yield* part.reader.rowPages!(local.range);
   }
 
   /** Partition after partition (each in (section, key) order): the site's view never plans from it. */

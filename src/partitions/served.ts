@@ -41,11 +41,18 @@ export function servedStore(store: RecordStore, partition: number, layoutOf: Lay
       for await (const row of store.scan!.scan(origin, from, until)) if (!test || test(row.loc)) yield row;
     },
   };
+  const rowPages = store.reader.rowPages;
   const reader: RecordReader = {
     async *recordPages(range: ShardRange) {
       const test = await served();
       for await (const page of store.reader.recordPages(range)) yield test ? page.filter((r) => test(r.loc)) : page;
     },
+    rowPages:
+      rowPages &&
+      async function* (range: ShardRange) {
+        const test = await served();
+        for await (const page of rowPages(range)) yield test ? page.filter((r) => test(r[1])) : page;
+      },
     async *keyRows(origin: string, limit = Number.POSITIVE_INFINITY): AsyncIterable<KeyRow> {
       const test = await served();
       // Key rows carry no loc: once rows are hidden, they come from the scan, which does (a page of it past the limit at most).

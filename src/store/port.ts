@@ -6,7 +6,7 @@
  *
  * Nothing here imports an adapter, Hono or Cloudflare types.
  */
-import type { StoredRecord } from "../core/types.ts";
+import type { StoredRecord, UrlRow } from "../core/types.ts";
 import type { ValidRecord } from "../core/validate.ts";
 import type { RecordSync } from "./sync-port.ts";
 import type { DeleteResult, UpsertResult } from "./write-result.ts";
@@ -47,6 +47,12 @@ export interface RecordReader {
    * pages, blocks; never offsets). Pages, so a renderer awaits once per page (core/source.ts).
    */
   recordPages(range: ShardRange): AsyncIterable<readonly StoredRecord[]>;
+  /**
+   * The same live records as row arrays with only what rendering needs (core/types.ts UrlRow),
+   * when the store can read them so (D1's `.raw()`): a cold shard's rows never become objects.
+   * `null`: render from `recordPages`.
+   */
+  readonly rowPages: ((range: ShardRange) => AsyncIterable<readonly UrlRow[]>) | null;
   /**
    * Every record of a site, tombstones too, in (section, key) order; the first `limit` only when
    * given (a request's bounded walk: a store asks for no more rows than that where it can, KV reads

@@ -124,7 +124,8 @@ describe("the Worker's entry", () => {
   it("counts each request's queries against its own meter, those its streamed body makes after the handler returned included", async () => {
     vi.spyOn(console, "log").mockImplementation(() => undefined);
     const site = newSite("limits-entry", { EDGE_CACHE_TTL: "0", MANIFEST_CACHE_TTL: "0" });
-    await write(site, demoSection(site.origin, "pages", 6_000));
+    // Enough rows for a third page (the D1 reader's pages: 1,000 rows, then ~10,000 sized by bytes).
+    await write(site, demoSection(site.origin, "pages", 14_000));
     const seen: Meter[] = [];
     vi.spyOn(Meter.prototype, "count").mockImplementation(function (this: Meter, what, n = 1) {
       if (!seen.includes(this)) seen.push(this);

@@ -1,15 +1,15 @@
 /** The D1 record reader: records of a shard, key rows of a site, one record by loc. */
-import type { StoredRecord } from "../../core/types.ts";
+import type { StoredRecord, UrlRow } from "../../core/types.ts";
 import type { FoundRecord, KeyRow, RecordReader, ShardRange } from "../../store/port.ts";
 import { yieldToEventLoop } from "../event-loop.ts";
-import { type D1Observer, RECORD_COLUMNS, type RecordRow, storedRecord } from "./rows.ts";
+import { nextPageRows } from "./row-pages.ts";
+import { type D1Observer, RECORD_COLUMNS, type RecordRow, URL_ROW_COLUMNS, storedRecord } from "./rows.ts";
 import { sitePages } from "./site-pages.ts";
 
 /**
- * Rows per query. 2,500 keeps a full 50,000-URL shard at 20 queries (Free plan: 50 per invocation)
- * and the two pages alive while the next one is read (records()) at ~10 MB even for 2 KB URLs.
- * Measured against 1,250, 5,000 and 10,000 (BENCHMARKS.md "Overlapped cold render"): larger pages
- * gained nothing reliable at 100k records and doubled that memory.
+ * Rows per query of recordPages (the walk, the browser view, a KV-like consumer of records; a live
+ * shard reads rowPages, sized by bytes: row-pages.ts). 2,500 keeps the two pages of objects alive
+ * while the next one is read at ~10 MB even for 2 KB URLs (BENCHMARKS.md "Overlapped cold render").
  */
 const D1_PAGE_ROWS = 2_500;
 const KEY_PAGE_ROWS = 10_000;
@@ -27,11 +27,14 @@ export class D1RecordReader implements RecordReader {
   readonly #db: D1Database;
   readonly #observe: D1Observer | undefined;
   readonly #pageRows: number;
+  /** Rows per page when told (tests, the bench's page sweep); otherwise rowPages sizes pages by bytes. */
+  readonly #fixedPageRows: number | null;
 
   constructor(db: D1Database, options: { observe?: D1Observer; pageRows?: number } = {}) {
     this.#db = db;
     this.#observe = options.observe;
     this.#pageRows = options.pageRows ?? D1_PAGE_ROWS;
+    this.#fixedPageRows = options.pageRows ?? null;
   }
 
   /**
@@ -62,6 +65,43 @@ export class D1RecordReader implements RecordReader {
       pending = last === undefined || results.length < this.#pageRows || last.id >= range.lastKey ? null : page(last.id);
       if (pending !== null) await yieldToEventLoop();
       yield results.map(storedRecord);
+    }
+  }
+
+  /**
+   * The shard's live records as `.raw()` row arrays of the rendering columns only (UrlRow): D1 hands
+   * them over without building an object per row, and the renderer writes from them directly.
+   * Pages are sized by the bytes of the rows already read (row-pages.ts), with the next page in
+   * flight while the current one renders, as in recordPages. `raw()` returns no `meta`, so the
+   * observer is told the rows each page returned (a keyset page by primary key reads those).
+   */
+  readonly rowPages = (range: ShardRange): AsyncIterable<readonly UrlRow[]> => this.#rowPages(range);
+
+  async *#rowPages(range: ShardRange): AsyncIterable<readonly UrlRow[]> {
+    const stmt = this.#db.prepare(
+      `SELECT ${URL_ROW_COLUMNS} FROM urls
+       WHERE origin = ?1 AND section = ?2 AND id > ?3 AND id <= ?4 AND deleted = 0
+       ORDER BY id LIMIT ?5`,
+    );
+    const fixed = this.#fixedPageRows;
+    const page = (after: number, rows: number): Promise<UrlRow[]> => {
+      const query = stmt.bind(range.origin, range.section, after, range.lastKey, rows).raw<UrlRow>();
+      query.catch(() => {}); // as in recordPages: a page ahead nobody awaits must not count as unhandled
+      return query;
+    };
+    let asked = fixed ?? nextPageRows(null);
+    let pending: Promise<UrlRow[]> | null = page(range.firstKey - 1, asked);
+    while (pending !== null) {
+      const rows: UrlRow[] = await pending;
+      this.#observe?.({ rows_read: rows.length });
+      const last = rows[rows.length - 1];
+      if (last === undefined || rows.length < asked || last[0] >= range.lastKey) pending = null;
+      else {
+        asked = fixed ?? nextPageRows(rows);
+        pending = page(last[0], asked);
+        await yieldToEventLoop();
+      }
+      yield rows;
     }
   }
 

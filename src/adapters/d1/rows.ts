@@ -20,6 +20,9 @@ export interface RecordRow {
 /** Columns of a record read for rendering. */
 export const RECORD_COLUMNS = "id, section, loc, lastmod, changefreq, priority, ext, updated_at";
 
+/** Columns of a record read for rendering as a row array, in core/types.ts UrlRow's order. */
+export const URL_ROW_COLUMNS = "id, loc, lastmod, changefreq, priority, ext";
+
 export function storedRecord(row: RecordRow): StoredRecord {
   return {
     key: row.id,

@@ -52,6 +52,8 @@ export function faultyRecordStore(inner: RecordStore, afterRecords: number): Rec
           yield page;
         }
       },
+      // Shards render from recordPages, where the fault is injected.
+      rowPages: null,
       keyRows: (origin, limit) => reader.keyRows(origin, limit),
       find: (loc) => reader.find(loc),
     },

@@ -39,6 +39,9 @@ export class KvRecordReader implements RecordReader {
     this.#directMax = options.directFetchMaxBlocks ?? DIRECT_FETCH_MAX_BLOCKS;
   }
 
+  /** KV blocks hold records as JSON objects already: they render through recordPages. */
+  readonly rowPages = null;
+
   async *recordPages(range: ShardRange): AsyncIterable<readonly StoredRecord[]> {
     const firstKey = Math.max(1, range.firstKey);
     const lastKey = Math.min(MAX_KV_KEY, range.lastKey);
