@@ -208,7 +208,7 @@ function onePer<T>(kept: WeakMap<object, T>, binding: object, make: () => T): T 
 }
 
 /** The stores of one database (`env.DB`) for `config.sites`. */
-function wire(env: Env, config: Config, servedUnder?: ServedUnder): Services {
+function wire(env: Env, config: Config, servedUnder?: ServedUnder, registeredAt: number | null = null): Services {
   let store =
     config.urlSource === "kv"
       ? kvRecordStore(
@@ -228,9 +228,10 @@ function wire(env: Env, config: Config, servedUnder?: ServedUnder): Services {
   const queue = (env as unknown as Record<string, unknown>)["JOBS"] as JobQueue | undefined;
   return {
     config,
+    registeredAt,
     store,
     // Saving a manifest also drops the location's cached copy of it (src/manifest/location-cache.ts).
-    manifests: new InvalidatingManifestStore(manifests),
+    manifests: new InvalidatingManifestStore(manifests, registeredAt),
     snapshots: snapshotKv ? new KvSnapshotStore(snapshotKv) : null,
     regen: db ? new D1RegenStore(db) : null,
     notify: db ? new D1NotifyStateStore(db) : null,
@@ -287,13 +288,13 @@ export function registeredServices(env: Env, site: RegisteredSite): Services {
   const kept = byOrigin.get(site.origin);
   // Least recently used first: a hit moves to the end, so the sites in use stay wired, whatever their number.
   byOrigin.delete(site.origin);
-  if (kept && kept.updatedAt === site.updatedAt) {
+  if (kept && kept.updatedAt === site.updatedAt && kept.services.registeredAt === site.createdAt) {
     byOrigin.set(site.origin, kept);
     return kept.services;
   }
   const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
   // Not loadConfig: the site's settings that name hosts are checked again here (src/registry/settings.ts).
-  const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings));
+  const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings), undefined, site.createdAt);
   if (byOrigin.size >= REGISTERED_KEPT) byOrigin.delete(byOrigin.keys().next().value!);
   byOrigin.set(site.origin, { updatedAt: site.updatedAt, services: s });
   return s;
