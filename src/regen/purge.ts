@@ -3,7 +3,7 @@
  * by Cache-Tag when it is on (`ctx.cache`, docs/caching.md); the per-location Cache API needs
  * nothing, its keys carry the version.
  */
-import { indexCacheTag, shardCacheTag } from "../documents/cache-tags.ts";
+import { indexCacheTag, shardCacheTag, siteCacheTag } from "../documents/cache-tags.ts";
 import type { ShardManifest } from "../manifest/manifest.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -43,4 +43,17 @@ export function purgeChanged(ctx: unknown, origin: string): OnPublished | undefi
         .catch((err: unknown) => console.error("cache purge failed", err));
     }
   };
+}
+
+/**
+ * Purges every document of a deleted site (its Cache-Tag `sitemaps/<host>`) from the tiered Workers
+ * Cache when `ctx.cache` has it, so a new tenant later registered at its origin is not answered the
+ * deleted site's documents there (src/jobs/site-purge.ts, docs/tenants.md). false when there is no
+ * such cache to purge (other shared caches then keep them for their s-maxage).
+ */
+export async function purgeSiteDocuments(ctx: unknown, origin: string): Promise<boolean> {
+  const cache = (ctx as PurgeableContext | undefined)?.cache;
+  if (typeof cache?.purge !== "function") return false;
+  await cache.purge({ tags: [siteCacheTag(origin)] });
+  return true;
 }

@@ -4,7 +4,8 @@
  * and its ETags must not answer for the second. Content versions alone cannot tell them apart: a
  * shard's version is its rows' keys and change stamps, and the new tenant's database (another D1
  * binding) hands out the same keys, written at the same millisecond here. So every cache key and ETag
- * names the registration (src/documents/cache-keys.ts).
+ * names the registration (src/documents/cache-keys.ts); and the purge empties the tiered Workers
+ * Cache of the site's documents by their Cache-Tag.
  */
 import { env as baseEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -72,8 +73,12 @@ describe("a new tenant at a deleted tenant's origin", () => {
       .bind(origin, Date.now() - 2 * TTL_S * 1000 - JOB_LEASE_MS - 1000)
       .run();
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // KV takes one write a second per key (the robots.txt copy)
-    await drain(jobs, queue);
+    // The tiered Workers Cache (not emulated locally): the purge empties it of every document of the site, by its Cache-Tag.
+    const purged: string[] = [];
+    const cache = { purge: async ({ tags }: { tags: string[] }) => purged.push(...tags) };
+    await drain(jobs, queue, { cache });
     expect(await new D1SiteRegistry(e.DB).get(origin)).toBeNull();
+    expect(purged).toEqual([`sitemaps/${host}`]);
 
     // The new tenant, in another database whose keys go on from where the first tenant's began.
     const other = baseEnv.SITE_B_DB;
