@@ -109,7 +109,6 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
   await c.services.robotsLastGood?.remove(origin);
   await c.services.robotsLoop?.clear(origin);
   // Its documents in the tiered Workers Cache, when on: no isolate serves the site any more, so none fills it again.
-  // A failed purge is retried with the step (every delete before it is idempotent).
   await purgeSiteDocuments(c.ctx, origin);
   await sites.registry.remove(origin);
   const outcome = `${origin} purged: ${records} records, ${deleted} snapshots deleted${purge === null ? " (its database is not bound: its rows stay)" : ""}`;

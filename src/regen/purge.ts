@@ -49,11 +49,17 @@ export function purgeChanged(ctx: unknown, origin: string): OnPublished | undefi
  * Purges every document of a deleted site (its Cache-Tag `sitemaps/<host>`) from the tiered Workers
  * Cache when `ctx.cache` has it, so a new tenant later registered at its origin is not answered the
  * deleted site's documents there (src/jobs/site-purge.ts, docs/tenants.md). false when there is no
- * such cache to purge (other shared caches then keep them for their s-maxage).
+ * such cache or its purge failed (logged, as a publish's: the documents then expire with their
+ * s-maxage, as in any cache further out; the site's purge is not held up by it).
  */
 export async function purgeSiteDocuments(ctx: unknown, origin: string): Promise<boolean> {
   const cache = (ctx as PurgeableContext | undefined)?.cache;
   if (typeof cache?.purge !== "function") return false;
-  await cache.purge({ tags: [siteCacheTag(origin)] });
-  return true;
+  try {
+    await cache.purge.call(cache, { tags: [siteCacheTag(origin)] });
+    return true;
+  } catch (err) {
+    console.error("cache purge of a deleted site failed", err);
+    return false;
+  }
 }
