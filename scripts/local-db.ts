@@ -220,12 +220,13 @@ export async function registerDemoSites(port: number, count: number, options: Se
   const found = await withLocalEnv(options.vars, options, async (env, config) => {
     const origins = wanted.filter((o) => !config.sites.has(o));
     const now = Date.now();
+    // Each row with its host (UNIQUE, migration 0027): a host registered already keeps its site.
     const { meta } = await env.DB.prepare(
-      `INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at)
-       SELECT value, '{}', lower(hex(randomblob(32))), ?2, ?2 FROM json_each(?1) WHERE true
-       ON CONFLICT (origin) DO NOTHING`,
+      `INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, host)
+       SELECT json_extract(value, '$[0]'), '{}', lower(hex(randomblob(32))), ?2, ?2, json_extract(value, '$[1]') FROM json_each(?1) WHERE true
+       ON CONFLICT DO NOTHING`,
     )
-      .bind(JSON.stringify(origins), now)
+      .bind(JSON.stringify(origins.map((o) => [o, new URL(o).hostname])), now)
       .run();
     const empty =
       config.urlSource === "d1"

@@ -23,6 +23,11 @@ import type { RecordStore } from "./store/port.ts";
 
 export interface Services {
   config: Config;
+  /**
+   * When the site these services are a registered site's was registered (its createdAt): part of every
+   * cache key and ETag of its documents (src/documents/cache-keys.ts); null for services of SITES' sites.
+   */
+  registeredAt: number | null;
   /** The URL records (URL_SOURCE: D1 or KV). */
   store: RecordStore;
   manifests: ManifestStore;

@@ -36,6 +36,7 @@ import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore, servedUnder } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
+import { namesHosts } from "./registry/hosts.ts";
 import { type SitePurgeStore, purgeEverywhere } from "./registry/purge.ts";
 import { RegistryResolver } from "./registry/resolve.ts";
 import { registeredSiteConfig, registeredSiteEnv } from "./registry/settings.ts";
@@ -208,7 +209,7 @@ function onePer<T>(kept: WeakMap<object, T>, binding: object, make: () => T): T 
 }
 
 /** The stores of one database (`env.DB`) for `config.sites`. */
-function wire(env: Env, config: Config, servedUnder?: ServedUnder): Services {
+function wire(env: Env, config: Config, servedUnder?: ServedUnder, registeredAt: number | null = null): Services {
   let store =
     config.urlSource === "kv"
       ? kvRecordStore(
@@ -228,9 +229,10 @@ function wire(env: Env, config: Config, servedUnder?: ServedUnder): Services {
   const queue = (env as unknown as Record<string, unknown>)["JOBS"] as JobQueue | undefined;
   return {
     config,
+    registeredAt,
     store,
     // Saving a manifest also drops the location's cached copy of it (src/manifest/location-cache.ts).
-    manifests: new InvalidatingManifestStore(manifests),
+    manifests: new InvalidatingManifestStore(manifests, registeredAt),
     snapshots: snapshotKv ? new KvSnapshotStore(snapshotKv) : null,
     regen: db ? new D1RegenStore(db) : null,
     notify: db ? new D1NotifyStateStore(db) : null,
@@ -271,8 +273,9 @@ export function registryResolver(env: Env): RegistryResolver | null {
   return resolver;
 }
 
-/** Registered sites' services per env, by origin, rewired when the site's record changes. */
-const registeredByEnv = new WeakMap<object, Map<string, { updatedAt: number; services: Services }>>();
+/** Registered sites' services per env, by origin, rewired when the site's record changes (or, for a site naming hosts, the registered hosts). */
+const registeredByEnv = new WeakMap<object, Map<string, { updatedAt: number; hostsVersion: number; services: Services }>>();
+const NO_HOSTS: ReadonlySet<string> = new Set();
 /** Registered sites' services kept wired per isolate at most (least recently used dropped; wiring again costs no query). */
 const REGISTERED_KEPT = 5_000;
 
@@ -285,17 +288,21 @@ export function registeredServices(env: Env, site: RegisteredSite): Services {
   let byOrigin = registeredByEnv.get(env);
   if (!byOrigin) registeredByEnv.set(env, (byOrigin = new Map()));
   const kept = byOrigin.get(site.origin);
+  // A site whose settings name hosts is checked against every other site's, the registered ones as this isolate lists
+  // them (no query; -1 before the list was first read): it is wired again when they change.
+  const hosts = namesHosts(site.settings) ? (registryResolver(env)?.hosts() ?? null) : null;
+  const hostsVersion = hosts?.version ?? -1;
   // Least recently used first: a hit moves to the end, so the sites in use stay wired, whatever their number.
   byOrigin.delete(site.origin);
-  if (kept && kept.updatedAt === site.updatedAt) {
+  if (kept && kept.updatedAt === site.updatedAt && kept.services.registeredAt === site.createdAt && kept.hostsVersion === hostsVersion) {
     byOrigin.set(site.origin, kept);
     return kept.services;
   }
   const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
   // Not loadConfig: the site's settings that name hosts are checked again here (src/registry/settings.ts).
-  const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings));
+  const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings, hosts?.hosts ?? NO_HOSTS), undefined, site.createdAt);
   if (byOrigin.size >= REGISTERED_KEPT) byOrigin.delete(byOrigin.keys().next().value!);
-  byOrigin.set(site.origin, { updatedAt: site.updatedAt, services: s });
+  byOrigin.set(site.origin, { updatedAt: site.updatedAt, hostsVersion, services: s });
   return s;
 }
 
@@ -360,6 +367,9 @@ export function registeredSites(env: Env): RegisteredSites | null {
     registry && {
       registry,
       servicesOf: (site) => registeredServices(env, site),
+      listHosts: async () => {
+        await registryResolver(env)?.currentHosts(Date.now());
+      },
       purgeOf: (site) => {
         // Its database first, then every other the deployment binds: rows it left where its settings no longer point go too.
         const raw = env as unknown as Record<string, unknown>;

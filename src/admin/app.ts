@@ -14,7 +14,7 @@ import { z } from "zod";
 import { RecordInputSchema } from "../core/record/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { auditWrites } from "./audit.ts";
-import { siteWriteLimit } from "./auth/write-limiter.ts";
+import { siteRateLimit } from "./auth/site-limiter.ts";
 import { adminAuth, adminEnabled } from "./auth.ts";
 import { dashboardActionAnswer } from "./dashboard/action-answer.ts";
 import { AdminError } from "./errors.ts";
@@ -91,7 +91,7 @@ const signedIn: MiddlewareHandler<AppEnv> = (c, next) => {
 };
 
 // Outermost first: a dashboard action's way back, then the audit of every write, then sign-in.
-admin.use("*", dashboardActionAnswer, auditWrites, signedIn, siteWriteLimit);
+admin.use("*", dashboardActionAnswer, auditWrites, signedIn, siteRateLimit);
 
 /**
  * Registers a route with its handler, and the guards its own declaration (`x-access`,

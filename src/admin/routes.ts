@@ -63,7 +63,8 @@ const common = {
   ),
   404: { description: "no ADMIN_TOKEN is configured: the admin API does not exist (plain text)" },
   429: {
-    description: "too many failed sign-ins from this client: try again after Retry-After seconds",
+    description:
+      'too many failed sign-ins from this client, or (`too_many_writes`, `too_many_reads`) a registered site\'s calls past its quota (120 writes, 300 reads a minute: docs/tenants.md "Quotas"): try again after Retry-After seconds',
     headers: { "Retry-After": { schema: { type: "string" as const } } },
     content: json(ApiErrorSchema),
   },

@@ -37,6 +37,7 @@ const ERROR_CODES = [
   "configured_by_sites",
   "too_many_syncs",
   "too_many_writes",
+  "too_many_reads",
   "site_deleted",
   "database_changed",
 ] as const;

@@ -162,6 +162,15 @@ function siteBody(site: RegisteredSite): SiteBody {
   };
 }
 
+/**
+ * The live registered sites' hosts, as this isolate lists them (read again first when older than
+ * MANIFEST_CACHE_TTL): settings may name none of them but the site's own (src/registry/hosts.ts). A
+ * site registered elsewhere since is caught at use, once every isolate's list has it.
+ */
+async function registeredHosts(c: Context<AppEnv>): Promise<ReadonlySet<string>> {
+  return (await registryResolver(c.env)?.currentHosts(Date.now()))?.hosts ?? new Set();
+}
+
 export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => {
   const registry = registryOf(c);
   const body = c.req.valid("json");
@@ -184,7 +193,7 @@ export const registerSite: RouteHandler<typeof postSite, AppEnv> = async (c) => 
     });
   }
   const settings: SiteSettings = body.settings ?? {};
-  const problems = settingsProblems(c.env, origin, settings);
+  const problems = settingsProblems(c.env, origin, settings, await registeredHosts(c));
   if (problems.length > 0) throw refusedSettings(problems);
   const token = newSiteToken();
   const now = Date.now();
@@ -250,6 +259,8 @@ export async function healthPage(
 ): Promise<{ sites: WithHealth[]; next: string | null }> {
   const sites: WithHealth[] = [];
   const page = rows.slice(0, limit);
+  // Each site's settings naming hosts read as its jobs read them: against every registered site's host (this isolate's list).
+  await registeredHosts(c);
   for (const [i, site] of page.entries()) {
     if (i > 0 && (currentMeter()?.serviceCalls ?? 0) >= HEALTH_SHARE) return { sites, next: page[i - 1]!.origin };
     sites.push({ ...siteBody(site), health: await siteHealth(c, site) });
@@ -283,7 +294,7 @@ export const updateSite: RouteHandler<typeof patchSite, AppEnv> = async (c) => {
   const { host } = c.req.valid("param");
   const { settings } = c.req.valid("json");
   const site = await liveSite(c, registry, host);
-  const problems = settingsProblems(c.env, site.origin, settings);
+  const problems = settingsProblems(c.env, site.origin, settings, await registeredHosts(c));
   if (problems.length > 0) throw refusedSettings(problems);
   // Records are not moved between databases: a change is refused while its database holds some, else its state there is cleared first.
   const from = site.settings[DATABASE_SETTING] ?? "DB";

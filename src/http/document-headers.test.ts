@@ -5,6 +5,7 @@ import { documentEtag, documentHeaders, notModifiedHeaders } from "./document-he
 const cache: CacheConfig = { maxAge: 300, sMaxAge: 3600, staleWhileRevalidate: 60, edgeTtl: 0, manifestTtl: 0 };
 const doc = {
   origin: "https://example.com",
+  registeredAt: null,
   file: "xml" as const,
   version: "v1",
   lastChange: Date.UTC(2026, 0, 2, 3, 4, 5),
@@ -20,7 +21,7 @@ describe("documentHeaders", () => {
       "cache-tag": "a,b",
       "content-encoding": "gzip",
       "content-type": "application/xml; charset=utf-8",
-      etag: documentEtag(doc.origin, "v1", "gzip"),
+      etag: documentEtag(doc, "v1", "gzip"),
       "last-modified": "Fri, 02 Jan 2026 03:04:05 GMT",
       vary: "Accept-Encoding",
       "x-robots-tag": "noindex",
@@ -44,15 +45,18 @@ describe("documentHeaders", () => {
     expect(headers.get("Cache-Control")).toBe("public, max-age=300, s-maxage=3600, no-transform");
   });
 
-  it("keeps ETags apart per site and per representation", () => {
+  it("keeps ETags apart per site, per registration at one origin, and per representation", () => {
+    const a = { origin: "https://a.example", registeredAt: null };
     const etags = new Set([
-      documentEtag("https://a.example", "v1", "identity"),
-      documentEtag("https://a.example", "v1", "gzip"),
-      documentEtag("https://a.example", "v1", "file"),
-      documentEtag("https://b.example", "v1", "identity"),
+      documentEtag(a, "v1", "identity"),
+      documentEtag(a, "v1", "gzip"),
+      documentEtag(a, "v1", "file"),
+      documentEtag({ origin: "https://b.example", registeredAt: null }, "v1", "identity"),
+      documentEtag({ origin: "https://a.example", registeredAt: 1_000 }, "v1", "identity"),
+      documentEtag({ origin: "https://a.example", registeredAt: 2_000 }, "v1", "identity"),
     ]);
-    expect(etags.size).toBe(4);
-    expect(documentEtag("https://a.example", "v1", "identity")).toMatch(/^"[0-9a-f]{8}v1-i"$/);
+    expect(etags.size).toBe(6);
+    expect(documentEtag(a, "v1", "identity")).toMatch(/^"[0-9a-f]{8}v1-i"$/);
   });
 });
 
@@ -61,7 +65,7 @@ describe("notModifiedHeaders", () => {
     expect(entries(notModifiedHeaders(doc, "gzip", cache))).toEqual({
       "cache-control": "public, max-age=300, s-maxage=3600, stale-while-revalidate=60, no-transform",
       "cache-tag": "a,b",
-      etag: documentEtag(doc.origin, "v1", "gzip"),
+      etag: documentEtag(doc, "v1", "gzip"),
       "last-modified": "Fri, 02 Jan 2026 03:04:05 GMT",
       vary: "Accept-Encoding",
       "x-robots-tag": "noindex",

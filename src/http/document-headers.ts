@@ -6,7 +6,7 @@
  */
 import type { CacheConfig } from "../config.ts";
 import { httpDate } from "../core/datetime-format.ts";
-import { Fingerprint } from "../core/fingerprint.ts";
+import { type CachedSite, siteTag } from "../documents/cache-keys.ts";
 import type { ShardFile } from "../documents/paths.ts";
 import type { Representation } from "./encoding.ts";
 
@@ -14,6 +14,8 @@ import type { Representation } from "./encoding.ts";
 export interface DocumentHeaderFields {
   /** The site (request origin, a configured site). */
   origin: string;
+  /** When the site was registered; null for a site of SITES (part of its ETags: src/documents/cache-keys.ts). */
+  registeredAt: number | null;
   /** `xml` negotiates gzip/identity; `xml.gz` is a gzip file. */
   file: ShardFile;
   /** Content version: ETags derive from it. */
@@ -29,25 +31,14 @@ export interface DocumentHeaderFields {
 /** Which layer produced a 200's body; null for HEAD, which has none. */
 export type BodySource = "cache" | "snapshot" | "live";
 
-const siteTags = new Map<string, string>();
-
-/** 8 hex digits naming a site, cached per isolate. */
-function siteTag(origin: string): string {
-  let tag = siteTags.get(origin);
-  if (tag === undefined) {
-    tag = new Fingerprint().addString(origin).digest().slice(0, 8);
-    siteTags.set(origin, tag);
-  }
-  return tag;
-}
-
 /**
  * Strong ETag of one representation of one version of a site's document: `"<site><version>-<r>"`,
- * from the content version, never from hashing the body. The site part keeps ETags per site even
- * when two sites' content versions coincide.
+ * from the content version, never from hashing the body. The site part (its origin, and a
+ * registered site's registration: src/documents/cache-keys.ts) keeps ETags per site even when two
+ * sites' content versions coincide.
  */
-export function documentEtag(origin: string, version: string, representation: Representation): string {
-  return `"${siteTag(origin)}${version}-${representation === "identity" ? "i" : representation === "gzip" ? "g" : "f"}"`;
+export function documentEtag(site: CachedSite, version: string, representation: Representation): string {
+  return `"${siteTag(site)}${version}-${representation === "identity" ? "i" : representation === "gzip" ? "g" : "f"}"`;
 }
 
 /**
@@ -67,7 +58,7 @@ export function documentHeaders(doc: DocumentHeaderFields, representation: Repre
   const headers = new Headers({
     "Content-Type": representation === "file" ? "application/gzip" : (doc.contentType ?? "application/xml; charset=utf-8"),
     "X-Robots-Tag": "noindex",
-    ETag: documentEtag(doc.origin, doc.version, representation),
+    ETag: documentEtag(doc, doc.version, representation),
     "Last-Modified": httpDate(doc.lastChange),
     "Cache-Control": documentCacheControl(cache),
   });

@@ -20,7 +20,7 @@ import { renderOptions, shardPages } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
 import { cachedNewsFiles, cachedValidators, storeNewsFiles, storeValidators } from "./cache/repeat-cache.ts";
 import { serveDocument, serveWithoutRender } from "./cache/serve.ts";
-import { manifestFor, serveContext, shardFor } from "./request-context.ts";
+import { cachedSite, manifestFor, serveContext, shardFor } from "./request-context.ts";
 import { notFound } from "./respond.ts";
 import { rowsStillAt } from "./sitemap-documents.ts";
 
@@ -43,17 +43,18 @@ export async function newsFile(c: Ctx, n: number, file: ShardFile): Promise<Resp
   const path = newsPath(n, file);
   const missing = (files: number): Response | null =>
     files === 0 ? notFound("no news articles from the last 2 days") : n > files ? notFound(`no news sitemap ${n}`) : null;
-  const knownFiles = await cachedNewsFiles(origin, slot);
+  const site = cachedSite(c);
+  const knownFiles = await cachedNewsFiles(site, slot);
   if (knownFiles !== null) {
     const answer = missing(knownFiles);
     if (answer) return answer;
-    const known = await cachedValidators(origin, path, slot);
+    const known = await cachedValidators(site, path, slot);
     const repeat = known && (await serveWithoutRender(ctx, known));
     if (repeat) return repeat;
   }
   const { since, until } = newsWindow(now);
   const summary = summarizeNews(await news.stats(origin, since, until));
-  storeNewsFiles(ctx.waitUntil, origin, summary.files, slot);
+  storeNewsFiles(ctx.waitUntil, site, summary.files, slot);
   const gone = missing(summary.files);
   if (gone) return gone;
   const records = await news.records(origin, since, until, (n - 1) * MAX_NEWS_PER_SITEMAP, MAX_NEWS_PER_SITEMAP);
@@ -67,7 +68,7 @@ export async function newsFile(c: Ctx, n: number, file: ShardFile): Promise<Resp
     lastChange: summary.lastChange,
     tags: indexCacheTags(origin),
   };
-  storeValidators(ctx.waitUntil, doc, slot);
+  storeValidators(ctx.waitUntil, site, doc, slot);
   return serveDocument(ctx, { ...doc, render: () => renderUrlset(records, { ...options, maxUrls: MAX_NEWS_PER_SITEMAP }) });
 }
 
@@ -116,7 +117,8 @@ export async function feedFile(c: Ctx): Promise<Response> {
   if (config.feedSize === 0 || store.recent === null) return notFound("no feed (FEED_SIZE=0, or the record source has none)");
   const slot = { now: Date.now(), generation: (await manifestFor(c)).version };
   const ctx = serveContext(c);
-  const known = await cachedValidators(origin, FEED_PATH, slot);
+  const site = cachedSite(c);
+  const known = await cachedValidators(site, FEED_PATH, slot);
   const repeat = known && (await serveWithoutRender(ctx, known));
   if (repeat) return repeat;
   const records = await store.recent.records(origin, config.feedSize);
@@ -130,6 +132,6 @@ export async function feedFile(c: Ctx): Promise<Response> {
     tags: indexCacheTags(origin),
     contentType: "application/atom+xml; charset=utf-8",
   };
-  storeValidators(ctx.waitUntil, doc, slot);
+  storeValidators(ctx.waitUntil, site, doc, slot);
   return serveDocument(ctx, { ...doc, render: () => stringStream(renderAtomFeed({ origin, selfUrl: origin + FEED_PATH, records })) });
 }

@@ -1,5 +1,6 @@
 /** What document handlers take from a request's Hono context: after-work, serving context, manifest. */
 import type { Context } from "hono";
+import type { CachedSite } from "../documents/cache-keys.ts";
 import { requestManifest } from "../manifest/location-cache.ts";
 import { type ShardEntry, type ShardManifest, findShard } from "../manifest/manifest.ts";
 import { currentManifest } from "../sitemaps.ts";
@@ -18,13 +19,19 @@ export function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => 
 
 /** How sitemap documents are served (src/http/cache/serve.ts): this request, config, snapshots, after-work. */
 export function serveContext(c: Context<AppEnv>): ServeContext {
-  return { request: c.req.raw, config: c.var.services.config, snapshots: c.var.services.snapshots, waitUntil: waitUntilOf(c) };
+  const s = c.var.services;
+  return { request: c.req.raw, config: s.config, snapshots: s.snapshots, waitUntil: waitUntilOf(c), registeredAt: s.registeredAt };
+}
+
+/** Whose cached entries this request reads and fills (src/documents/cache-keys.ts): its origin and the site's registration. */
+export function cachedSite(c: Context<AppEnv>): CachedSite {
+  return { origin: c.var.origin, registeredAt: c.var.services.registeredAt };
 }
 
 /** The site's manifest for this request: the location's cached copy when fresh (no D1 query). */
 export function manifestFor(c: Context<AppEnv>): Promise<ShardManifest> {
   const s = c.var.services;
-  return requestManifest(s, c.var.origin, s.config.cache.manifestTtl, waitUntilOf(c));
+  return requestManifest(s, cachedSite(c), s.config.cache.manifestTtl, waitUntilOf(c));
 }
 
 /**

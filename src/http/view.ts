@@ -24,7 +24,7 @@ import { listedShards } from "../manifest/manifest.ts";
 import { indexExtras } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
 import { viewHeaders } from "./document-headers.ts";
-import { manifestFor, shardFor, waitUntilOf } from "./request-context.ts";
+import { cachedSite, manifestFor, shardFor, waitUntilOf } from "./request-context.ts";
 import { notFound, plainError } from "./respond.ts";
 
 type Ctx = Context<AppEnv>;
@@ -100,7 +100,7 @@ export async function shardView(c: Ctx, section: string, n: number): Promise<Res
     reader: s.store.reader,
     range,
     pageStarts: shard.pageStarts ?? null,
-    openCache: () => viewCache(origin, path, shard.version, s.config.cache.edgeTtl),
+    openCache: () => viewCache(cachedSite(c), path, shard.version, s.config.cache.edgeTtl),
     waitUntil: waitUntilOf(c),
   };
   return serveUrlset(c, {

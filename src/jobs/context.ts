@@ -20,6 +20,11 @@ export interface RegisteredSites {
   /** A registered site's services (its database, its settings over the deployment's variables). Throws ConfigError. */
   servicesOf(site: RegisteredSite): Services;
   /**
+   * Reads this isolate's list of registered sites again when it is stale, so that `servicesOf` checks the settings
+   * naming hosts against every registered site's host (src/registry/settings.ts), not only SITES'.
+   */
+  listHosts(): Promise<void>;
+  /**
    * What removes the site's rows from its database and every other D1 database the deployment binds
    * (where it may have been before a DATABASE change, whether or not a live site uses it now); null when none is bound.
    */

@@ -53,6 +53,8 @@ export const registrySweepJob: JobHandler = async (job, c) => {
   let moves = 0;
   // Search Console reads are spread at 100 a minute across the chain (each step's sites after the previous steps').
   let gscReads = job.step * SITES_PER_STEP;
+  // Each site's mirrors, pings and Search Console property are planned as its own jobs will check them: against every site's host.
+  await sites.listHosts();
   for (;;) {
     const page = await sites.registry.page(after, PAGE, null);
     const planned: Planned[] = [];

@@ -7,10 +7,12 @@
  * deletes, in bounded statements, its records, then its other rows in every table keyed by its
  * origin, in its database and every other D1 database the deployment binds (src/registry/purge.ts), then its snapshots in KV (those
  * registered for the garbage collection, then its heads, page by page), its robots.txt last good
- * copy and loop mark, and last its registry row; then the next deleted site.
+ * copy and loop mark, its documents in the tiered Workers Cache (by its Cache-Tag, when that cache is
+ * on), and last its registry row; then the next deleted site.
  * It stops at its time budget or its share of the invocation's KV operations, and its chain goes
  * on. Every delete is idempotent: a killed step's retry finds less to do.
  */
+import { purgeSiteDocuments } from "../regen/purge.ts";
 import { mirrorsOf } from "../registry/purge.ts";
 import type { SnapshotStore } from "../snapshots/store.ts";
 import { JOB_LEASE_MS } from "./budget.ts";
@@ -106,6 +108,8 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
   // Its robots.txt state in KV: a new tenant at the same origin must not be served the old one's rules, nor its loop.
   await c.services.robotsLastGood?.remove(origin);
   await c.services.robotsLoop?.clear(origin);
+  // Its documents in the tiered Workers Cache, when on: no isolate serves the site any more, so none fills it again.
+  await purgeSiteDocuments(c.ctx, origin);
   await sites.registry.remove(origin);
   const outcome = `${origin} purged: ${records} records, ${deleted} snapshots deleted${purge === null ? " (its database is not bound: its rows stay)" : ""}`;
   console.log(JSON.stringify({ event: "sitemap.registry.purged", site: origin, records, snapshots: deleted }));

@@ -10,14 +10,16 @@
  * uses the Cache API only, never Hono or a request.
  */
 
+import { type CachedSite, cacheKey } from "../documents/cache-keys.ts";
 import { type SitemapDeps, currentManifest } from "../sitemaps.ts";
 import type { ManifestStore, ShardManifest } from "./manifest.ts";
 
 /** Bumped when the cached JSON's shape changes. */
 const FORMAT = "m1";
 
-function manifestKey(origin: string): string {
-  return `${origin}/sitemap-cache/manifest/${FORMAT}`;
+/** The copy's key: the site's origin and registration (src/documents/cache-keys.ts). */
+function manifestKey(site: CachedSite): string {
+  return cacheKey(site, "/sitemap-cache/manifest", "manifest", FORMAT);
 }
 
 function edgeCache(): Cache | null {
@@ -31,13 +33,14 @@ function edgeCache(): Cache | null {
  */
 export async function requestManifest(
   deps: SitemapDeps,
-  origin: string,
+  site: CachedSite,
   ttl: number,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<ShardManifest> {
+  const { origin } = site;
   const cache = ttl > 0 ? edgeCache() : null;
   if (cache) {
-    const hit = await cache.match(new Request(manifestKey(origin)));
+    const hit = await cache.match(new Request(manifestKey(site)));
     if (hit) {
       try {
         const manifest = (await hit.json()) as ShardManifest;
@@ -52,22 +55,25 @@ export async function requestManifest(
     const copy = new Response(JSON.stringify(manifest), {
       headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${ttl}` },
     });
-    waitUntil(cache.put(new Request(manifestKey(origin)), copy).catch((err: unknown) => console.error("manifest cache put failed", err)));
+    waitUntil(cache.put(new Request(manifestKey(site)), copy).catch((err: unknown) => console.error("manifest cache put failed", err)));
   }
   return manifest;
 }
 
 /** Drops this location's copy of a site's manifest (also after a partitioned site's move, src/partitions/rebalance.ts). */
-export async function forgetManifest(origin: string): Promise<void> {
-  await edgeCache()?.delete(new Request(manifestKey(origin)));
+export async function forgetManifest(site: CachedSite): Promise<void> {
+  await edgeCache()?.delete(new Request(manifestKey(site)));
 }
 
 /** A ManifestStore whose saves also drop the location's cached copy (reads go to the store). */
 export class InvalidatingManifestStore implements ManifestStore {
   readonly #inner: ManifestStore;
+  readonly #registeredAt: number | null;
 
-  constructor(inner: ManifestStore) {
+  /** `registeredAt`: the registration of the registered site these stores are; null for SITES' sites. */
+  constructor(inner: ManifestStore, registeredAt: number | null) {
     this.#inner = inner;
+    this.#registeredAt = registeredAt;
   }
 
   load(origin: string): Promise<ShardManifest | null> {
@@ -76,6 +82,8 @@ export class InvalidatingManifestStore implements ManifestStore {
 
   async save(manifest: ShardManifest): Promise<void> {
     await this.#inner.save(manifest);
-    await forgetManifest(manifest.origin).catch((err: unknown) => console.error("manifest cache delete failed", err));
+    await forgetManifest({ origin: manifest.origin, registeredAt: this.#registeredAt }).catch((err: unknown) =>
+      console.error("manifest cache delete failed", err),
+    );
   }
 }

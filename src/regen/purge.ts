@@ -3,7 +3,7 @@
  * by Cache-Tag when it is on (`ctx.cache`, docs/caching.md); the per-location Cache API needs
  * nothing, its keys carry the version.
  */
-import { indexCacheTag, shardCacheTag } from "../documents/cache-tags.ts";
+import { indexCacheTag, shardCacheTag, siteCacheTag } from "../documents/cache-tags.ts";
 import type { ShardManifest } from "../manifest/manifest.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -43,4 +43,23 @@ export function purgeChanged(ctx: unknown, origin: string): OnPublished | undefi
         .catch((err: unknown) => console.error("cache purge failed", err));
     }
   };
+}
+
+/**
+ * Purges every document of a deleted site (its Cache-Tag `sitemaps/<host>`) from the tiered Workers
+ * Cache when `ctx.cache` has it, so a new tenant later registered at its origin is not answered the
+ * deleted site's documents there (src/jobs/site-purge.ts, docs/tenants.md). false when there is no
+ * such cache or its purge failed (logged, as a publish's: the documents then expire with their
+ * s-maxage, as in any cache further out; the site's purge is not held up by it).
+ */
+export async function purgeSiteDocuments(ctx: unknown, origin: string): Promise<boolean> {
+  const cache = (ctx as PurgeableContext | undefined)?.cache;
+  if (typeof cache?.purge !== "function") return false;
+  try {
+    await cache.purge.call(cache, { tags: [siteCacheTag(origin)] });
+    return true;
+  } catch (err) {
+    console.error("cache purge of a deleted site failed", err);
+    return false;
+  }
 }

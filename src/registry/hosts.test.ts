@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { getPublicSuffix } from "tldts";
 import { describe, expect, it } from "vitest";
 import { HOST_SETTINGS, hostProblems } from "./hosts.ts";
-import { platformHosts, reachesOwnHost } from "./own-host.ts";
+import { originHost, platformHosts, reachesOwnHost, siteHost, takenHosts } from "./own-host.ts";
 
 /** No host served by SITES among the cases: the platform's hosts have their own cases below. */
 const NONE: ReadonlySet<string> = new Set();
@@ -234,6 +234,33 @@ describe("a host SITES serves", () => {
         expect(holds(`sc-domain:${domain}`)).toBe(false);
         expect(holds(`sc-domain:${tenant}.${domain}`)).toBe(true);
         expect(holds("{origin}/")).toBe(true);
+      }),
+    );
+  });
+});
+
+describe("another registered site's host", () => {
+  it("is never the site's own under their one registrable domain; the site's own host never counts as another's", () => {
+    fc.assert(
+      fc.property(label, label, label, fc.boolean(), (domain, mine, theirs, anyHost) => {
+        fc.pre(mine !== theirs);
+        const origin = `https://${mine}.${domain}.example`;
+        const taken = takenHosts(siteHost(origin), new Set([`${theirs}.${domain}.example`, `${mine}.${domain}.example`]));
+        const url = `https://${theirs}.${domain}.example/sitemap.xml`;
+        expect(reachesOwnHost(url, origin, taken)).toBe(false);
+        expect(reachesOwnHost(`https://${mine}.${domain}.example/s.xml`, origin, taken)).toBe(true);
+        expect(hostProblems(origin, { MIRROR_SITEMAPS: url }, anyHost, taken).length).toBe(anyHost ? 0 : 1);
+        expect(hostProblems(origin, { GSC_PROPERTY: `sc-domain:${domain}.example` }, anyHost, taken).length).toBe(1);
+        expect(hostProblems(origin, { GSC_PROPERTY: `sc-domain:${mine}.${domain}.example` }, anyHost, taken)).toEqual([]);
+      }),
+    );
+  });
+
+  it("is read off the registry's origins as siteHost reads it (the resolver's list, by string operations)", () => {
+    fc.assert(
+      fc.property(siteArb, fc.constantFrom("http", "https"), (site, scheme) => {
+        const origin = new URL(`${scheme}://${new URL(site.origin).host}`).origin;
+        expect(originHost(origin)).toBe(siteHost(origin));
       }),
     );
   });

@@ -26,8 +26,37 @@ export const within = (host: string, domain: string): boolean => host === domain
 /** The site's host as compared: also its registry key (one site a host, whatever its scheme or port; src/adapters/d1/site-registry.ts). */
 export const siteHost = (origin: string): string => comparable(new URL(origin).hostname);
 
+/**
+ * `siteHost` of an origin in `URL.origin` form without a trailing dot, as the registry keeps them, by
+ * string operations alone (the resolver's list of 20,000 origins): the authority without its port,
+ * `[v6]` keeping its brackets, as migrations/0026_registry_site_hosts.sql backfills it.
+ */
+export function originHost(origin: string): string {
+  const start = origin.indexOf("://") + 3;
+  const end = origin.charCodeAt(start) === 0x5b /* [ */ ? origin.indexOf("]", start) + 1 : origin.indexOf(":", start);
+  return comparable(end <= 0 ? origin.slice(start) : origin.slice(start, end));
+}
+
 /** The hosts of the sites SITES serves, as compared: never a registered site's own (the variables win for the sites they name). */
 export const platformHosts = (sites: Iterable<string>): ReadonlySet<string> => new Set([...sites].map(siteHost));
+
+/**
+ * Hosts a registered site's settings may not name, even under its registrable domain: every other
+ * site's, those SITES serves (the platform's) and the other registered sites' (another tenant's).
+ */
+export interface TakenHosts extends Iterable<string> {
+  has(host: string): boolean;
+}
+
+/** The hosts of `sets` but `own` (the site's own host is never another site's), without copying them. */
+export function takenHosts(own: string, ...sets: readonly ReadonlySet<string>[]): TakenHosts {
+  return {
+    has: (host) => host !== own && sets.some((set) => set.has(host)),
+    *[Symbol.iterator]() {
+      for (const set of sets) for (const host of set) if (host !== own) yield host;
+    },
+  };
+}
 
 /** The hosts the site at `origin` owns, in words (for a rule's message): its registrable domain and under it, else its host alone. */
 export function ownHosts(origin: string): string {
@@ -47,10 +76,10 @@ export function owns(origin: string, host: string): boolean {
  * Whether fetching `url` reaches a host the site at `origin` owns: an http(s) URL, parsed as
  * fetch() parses it (backslashes, percent-encoding, IDN, IPv4 forms resolved), without userinfo
  * (refused outright: it only ever serves to make a URL read as another host), whose hostname the
- * site owns, and not one of `platform` (the hosts SITES serves, never a tenant's even under its
- * domain). The port is not the host's: any port of an own host is own.
+ * site owns, and not one of `taken` (other sites' hosts: SITES' and the other registered sites', never
+ * a tenant's own even under its domain). The port is not the host's: any port of an own host is own.
  */
-export function reachesOwnHost(url: string, origin: string, platform: ReadonlySet<string>): boolean {
+export function reachesOwnHost(url: string, origin: string, taken: TakenHosts): boolean {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -60,5 +89,5 @@ export function reachesOwnHost(url: string, origin: string, platform: ReadonlySe
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return false;
   if (parsed.username !== "" || parsed.password !== "") return false;
   const host = comparable(parsed.hostname);
-  return !platform.has(host) && owns(origin, host);
+  return !taken.has(host) && owns(origin, host);
 }

@@ -10,7 +10,7 @@ import type { Config } from "../config/types.ts";
 import { readVariable } from "../config/variable.ts";
 import { SITES, SITE_SETTINGS_ANY_HOST } from "../config/variables/index.ts";
 import { hostProblems } from "./hosts.ts";
-import { platformHosts } from "./own-host.ts";
+import { platformHosts, siteHost, takenHosts } from "./own-host.ts";
 
 /** The variables a registered site may set, each read as the variable of that name (README). */
 const SITE_VARIABLES = [
@@ -56,13 +56,21 @@ export function registeredSiteEnv(env: object, origin: string, settings: Readonl
 
 /**
  * The configuration a registered site's services run on: its env (`registeredSiteEnv`) read as the
- * variables are, and its settings that name hosts checked again as they would be now: one the
- * deployment no longer allows (SITE_SETTINGS_ANY_HOST turned off since it was stored, a rule
- * tightened) is read as a bad value, so its feature is off for this site alone and its status names
- * it (`configuration.disabled`), the rest of the site unaffected. Throws ConfigError as parseConfig does.
+ * variables are, and its settings that name hosts checked again as they would be now, against the
+ * hosts SITES serves and `registeredHosts` (the live registered sites' hosts, the isolate's list:
+ * src/registry/resolve.ts): one the deployment no longer allows (SITE_SETTINGS_ANY_HOST turned off
+ * since it was stored, a rule tightened, another site registered at the host it names) is read as a
+ * bad value, so its feature is off for this site alone and its status names it
+ * (`configuration.disabled`), the rest of the site unaffected. Throws ConfigError as parseConfig does.
  */
-export function registeredSiteConfig(env: object, origin: string, settings: Readonly<Record<string, string>>): Config {
-  const refused = new Map(hostProblems(origin, settings, anyHost(env), sitesHosts(env)).map((p) => [p.setting, p.rule]));
+export function registeredSiteConfig(
+  env: object,
+  origin: string,
+  settings: Readonly<Record<string, string>>,
+  registeredHosts: ReadonlySet<string>,
+): Config {
+  const taken = takenHosts(siteHost(origin), sitesHosts(env), registeredHosts);
+  const refused = new Map(hostProblems(origin, settings, anyHost(env), taken).map((p) => [p.setting, p.rule]));
   return parseConfig(registeredSiteEnv(env, origin, settings), refused);
 }
 
@@ -84,8 +92,16 @@ function sitesHosts(env: object): ReadonlySet<string> {
   }
 }
 
-/** What is wrong with `settings` for a site at `origin`: unknown names, an unbound database, any variable its declaration refuses. */
-export function settingsProblems(env: object, origin: string, settings: Readonly<Record<string, string>>): SettingProblem[] {
+/**
+ * What is wrong with `settings` for a site at `origin`: unknown names, an unbound database, any variable its declaration
+ * refuses, a host another site has (`registeredHosts`: the live registered sites' hosts; SITES' from `env`).
+ */
+export function settingsProblems(
+  env: object,
+  origin: string,
+  settings: Readonly<Record<string, string>>,
+  registeredHosts: ReadonlySet<string>,
+): SettingProblem[] {
   const problems: SettingProblem[] = [];
   for (const name of Object.keys(settings)) {
     if (!ALLOWED.has(name)) problems.push({ setting: name, rule: `is not a per-site setting (allowed: ${[...ALLOWED].join(", ")})` });
@@ -98,7 +114,7 @@ export function settingsProblems(env: object, origin: string, settings: Readonly
     }
   }
   // Settings that name hosts, held to the site's own domain (src/registry/hosts.ts), named with the rest.
-  problems.push(...hostProblems(origin, settings, anyHost(env), sitesHosts(env)));
+  problems.push(...hostProblems(origin, settings, anyHost(env), takenHosts(siteHost(origin), sitesHosts(env), registeredHosts)));
   // The deployment's own problems are not the site's: only its origin's and its settings' count.
   const own = (checked: Readonly<Record<string, string>>): SettingProblem[] =>
     checkConfig(registeredSiteEnv(env, origin, checked))

@@ -1,31 +1,36 @@
 /**
  * Issue 50: no way across tenants, checked over the route table. Every route of the admin's OpenAPI
  * document (read at run time, so a route added to src/admin/routes.ts is called here without anyone
- * listing it) is called with every credential kind a tenant could hold against another tenant:
- * none, a wrong token, site A's token on B's host, A's session cookie on B's host, and A's token on
- * A's own host naming B's resources (B's sync by id, B's host, B's locs and origin in the body or
- * query). Each is refused (401, 403 or 404, never a 422 that reads B's things as merely invalid), and afterwards
- * B's sync is still open with what it had received, B's records are all there and B's token and
- * settings are unchanged. The platform's own credentials too, as each route declares them: the
- * ADMIN_TOKEN and an Access service token reach the platform routes on the platform's host only
- * (each call on a site registered for it), and name nothing of B's through a site route there; a
- * session signed in with the ADMIN_TOKEN on the platform's host reads its status there and nothing
- * else, and on B's host is no one. The admin's pages (src/admin/dashboard/routes.ts `pageRoutes`)
- * too: each declares who may call it, and every credential of A's is refused the non-public ones on B's host.
+ * listing it) and every page beside it (src/admin/dashboard/routes.ts `pageRoutes`) is called with every
+ * credential kind, on every host it could be sent to: none, a wrong token, the platform token and an
+ * Access service token (on the platform's host and on B's), A's token (on A's, B's and the platform's
+ * host, naming B's resources on its own: B's sync by id, B's host, B's locs and origin in the body or
+ * query), and every session there can be, generated: each token with a sign-in form (the platform's,
+ * A's, B's) typed into each host's form, which must make one only for the host's own credential, each
+ * session made then sent to each host. What each must get follows from the route's declaration and who
+ * holds the credential (`expected`): a tenant's credential against another tenant is refused (401, 403
+ * or 404, never a 422 that reads B's things as merely invalid); the platform credential reaches the
+ * platform routes on the platform's host only (each call on a site registered for it); a session reads
+ * what a browser may read on its own host only, a platform route only on the platform's. Afterwards B's
+ * sync is still open with what it had received, B's records are all there and B's token and settings
+ * are unchanged.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clearJwksCache } from "../../src/admin/auth/access.ts";
+import { BROWSER_READABLE } from "../../src/admin/auth/paths.ts";
 import { pageRoutes } from "../../src/admin/dashboard/routes.ts";
 import { siteEnv } from "./notify-support.ts";
 import { accessKey } from "./support/access-key.ts";
-import { bearer, signIn, signInForm } from "./support/admin.ts";
+import { TOKEN, bearer, signInForm } from "./support/admin.ts";
 import { call } from "./support.ts";
 
 interface Route {
   method: string;
   path: string;
-  /** Who may call it: the route's one declaration (src/admin/routes.ts `x-access`), carried by the OpenAPI document. */
+  /** Who may call it: the route's one declaration (src/admin/routes.ts `x-access`, carried by the OpenAPI document; a page's in `pageRoutes`). */
   access: string | undefined;
+  /** A page beside the API (src/admin/dashboard/routes.ts), not an API route. */
+  page: boolean;
 }
 
 const label = () => Math.random().toString(36).slice(2, 9);
@@ -92,6 +97,49 @@ const pathFor = (route: Route, bSync: string, bHost: string, b: string): string 
 const namesAResource = (route: Route): boolean =>
   route.path.includes("{") || route.path.includes("urls") || route.path === "/syncs" || route.path === "/sites";
 
+/** The hosts a credential is sent to: the platform's (its SITES origin), tenant A's and tenant B's. */
+type HostName = "platform" | "A" | "B";
+const HOST_NAMES: readonly HostName[] = ["platform", "A", "B"];
+
+/** Who holds a credential: no one, the platform (its token, its Access service token), a site (its token), or a browser session signed in at a host's form. */
+type Holder = { kind: "nobody" } | { kind: "platform" } | { kind: "site"; of: HostName } | { kind: "session"; signedAt: HostName };
+
+interface Credential {
+  name: string;
+  /** The host it is sent to. */
+  at: HostName;
+  headers: Record<string, string>;
+  holder: Holder;
+}
+
+/**
+ * What a credential sent to a host must get from a route, from the route's declaration and the rules of
+ * docs/tenants.md "Tokens": the platform credential reaches the platform routes on the platform's host only
+ * (404 on a tenant's), reads any site's routes and, on its own host, names nothing of B's; a site's token is its
+ * own site's on its own host, where the platform routes do not exist, and no one's elsewhere; a session is its
+ * host's only, reads only what a browser may read (BROWSER_READABLE), and a platform route only on the platform's
+ * host. null: not called (a write that would change B, or a site's own business on its own host).
+ */
+function expected(holder: Holder, at: HostName, route: Route): Outcome {
+  switch (holder.kind) {
+    case "nobody":
+      return REFUSED;
+    case "platform":
+      if (route.access === "platform") return at === "platform" ? "allowed" : [404];
+      if (at === "platform") return namesAResource(route) ? PLATFORM_NAMING_B : route.page ? "allowed" : null;
+      return at === "B" && route.method === "get" ? "allowed" : null;
+    case "site":
+      if (holder.of !== at) return REFUSED;
+      if (route.access === "platform") return [404];
+      return namesAResource(route) ? REFUSED : null;
+    case "session": {
+      if (holder.signedAt !== at) return REFUSED;
+      const readable = route.method === "get" && BROWSER_READABLE.includes(`/sitemap-admin${route.path}`);
+      return readable && (route.access === "site" || at === "platform") ? "allowed" : REFUSED;
+    }
+  }
+}
+
 describe("the authorization matrix, derived from the route table", () => {
   it("refuses every route to every credential a tenant holds against another tenant, and B is untouched", async () => {
     // Plain http like the tenants' (local hosts): a session cookie has the same name on both, so sending it across means something.
@@ -137,12 +185,32 @@ describe("the authorization matrix, derived from the route table", () => {
     const bHost = new URL(b.origin).host;
     const bSiteBefore = await (await call(e, `${platformOrigin}/sitemap-admin/sites/${bHost}`, { headers: bearer })).text();
 
-    // A's browser session on A's own host (its own token at its own sign-in form).
-    const signedIn = await call(e, `${a.origin}/sitemap-admin/sign-in`, signInForm(a.token, "198.51.100.77", { Origin: a.origin }));
-    expect(signedIn.status).toBe(303);
-    const aCookie = signedIn.headers.get("Set-Cookie")!.split(";")[0]!;
-    // The platform's browser session on the platform's host (the ADMIN_TOKEN at its sign-in form).
-    const platformCookie = await signIn(e, platformOrigin);
+    const hosts: Record<HostName, string> = { platform: platformOrigin, A: a.origin, B: b.origin };
+
+    // Sessions, generated: every token with a sign-in form (the platform's, A's, B's) typed into every host's form. The
+    // form makes a session only for the host's own credential (the platform token on the platform's host, a site's own
+    // token on its host); any session made elsewhere would be a way across, so its row fails here. Each session made
+    // is then a credential on every host.
+    const outcomes: string[] = [];
+    const signers: { name: string; token: string; own: HostName }[] = [
+      { name: "the platform token", token: TOKEN, own: "platform" },
+      { name: "A's token", token: a.token, own: "A" },
+      { name: "B's token", token: b.token, own: "B" },
+    ];
+    const sessions: { name: string; signedAt: HostName; cookie: string }[] = [];
+    let client = 0;
+    for (const signer of signers) {
+      for (const at of HOST_NAMES) {
+        const res = await call(e, `${hosts[at]}/sitemap-admin/sign-in`, signInForm(signer.token, `198.51.100.${++client}`, { Origin: hosts[at] }));
+        const row = `POST /sign-in · ${signer.name} at ${at}'s form: ${res.status}`;
+        outcomes.push(row);
+        if (signer.own === at) expect(res.status, row).toBe(303);
+        else expect(res.headers.get("Set-Cookie"), `${row} made a session`).toBeNull();
+        const cookie = res.status === 303 ? res.headers.get("Set-Cookie")?.split(";")[0] : undefined;
+        if (cookie) sessions.push({ name: `the session of ${signer.name} signed in at ${at}`, signedAt: at, cookie });
+      }
+    }
+    expect(sessions.map((x) => x.signedAt).sort()).toEqual(["A", "B", "platform"]);
 
     // The route table, as the OpenAPI document derived from src/admin/routes.ts states it.
     const doc = (await (await call(e, `${platformOrigin}/sitemap-admin/openapi.json`, { headers: bearer })).json()) as {
@@ -151,104 +219,73 @@ describe("the authorization matrix, derived from the route table", () => {
     // The document names each path as served (under /sitemap-admin); a route here is its path below that, as the calls add it back.
     const paths = Object.keys(doc.paths);
     expect(paths.filter((path) => !path.startsWith("/sitemap-admin/"))).toEqual([]);
-    const routes: Route[] = Object.entries(doc.paths).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, operation]) => ({ method, path: path.slice("/sitemap-admin".length), access: operation["x-access"] })),
+    const apiRoutes: Route[] = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({
+        method,
+        path: path.slice("/sitemap-admin".length),
+        access: operation["x-access"],
+        page: false,
+      })),
     );
-    expect(routes.length).toBeGreaterThanOrEqual(17);
+    expect(apiRoutes.length).toBeGreaterThanOrEqual(17);
+    // The pages beside the API (src/admin/dashboard/routes.ts `pageRoutes`, their declarations), in the same table; the
+    // sign-in form is called above, the sign-out form ends a session (test/workers/admin-auth.test.ts).
+    const pages: Route[] = pageRoutes
+      .filter((page) => page.method === "GET")
+      .map((page) => ({ method: "get", path: page.path === "/" ? "" : page.path.replace("/:root{/?}", "/"), access: page.access, page: true }));
+    expect(pages.map((page) => page.path)).toContain("/platform");
+    const routes = [...apiRoutes, ...pages];
     // A route added without its declaration fails here.
-    for (const route of routes) expect(["public", "site", "platform"], `${route.method} ${route.path} declares no x-access`).toContain(route.access);
+    for (const route of routes) expect(["public", "site", "platform"], `${route.method} ${route.path} declares no access`).toContain(route.access);
+    for (const page of pageRoutes) expect(["public", "site", "platform"], `${page.method} ${page.path} declares no access`).toContain(page.access);
 
-    // The platform's own credentials (the ADMIN_TOKEN, an Access service token), whose declared reach is every site's
-    // routes and, on the platform's hosts only, the platform routes: on a tenant's host those do not exist (404), and
-    // its site routes read (their writes would change B: not called). On the platform's host the platform routes are
-    // theirs, and a site route there is the platform's own site, naming nothing of B's.
-    const platformCredentials = [
-      { name: "the platform token", headers: bearer },
-      { name: "the platform's Access service token", headers: service },
-    ];
-    const credentials: { name: string; host: string; headers: Record<string, string>; outcome?: (r: Route) => Outcome }[] = [
-      ...platformCredentials.map(({ name, headers }) => ({
-        name: `${name} on B's host`,
-        host: b.origin,
-        headers,
-        outcome: (r: Route): Outcome => (r.access === "platform" ? [404] : r.method === "get" ? "allowed" : null),
-      })),
-      ...platformCredentials.map(({ name, headers }) => ({
-        name: `${name} on the platform's host`,
-        host: platformOrigin,
-        headers,
-        outcome: (r: Route): Outcome => (r.access === "platform" ? "allowed" : namesAResource(r) ? PLATFORM_NAMING_B : null),
-      })),
-      // A session carries no platform credential: the platform's reads its status (browser-readable) and nothing else; on B's host it is no one.
+    // Every credential kind, each on the hosts it could be sent to, with who holds it: its outcome on a route follows
+    // from that and the route's declaration (`expected`), never from a list of routes.
+    const credentials: Credential[] = [
+      { name: "the platform token", at: "platform", headers: bearer, holder: { kind: "platform" } },
+      { name: "the platform token", at: "B", headers: bearer, holder: { kind: "platform" } },
+      { name: "the platform's Access service token", at: "platform", headers: service, holder: { kind: "platform" } },
+      { name: "the platform's Access service token", at: "B", headers: service, holder: { kind: "platform" } },
+      { name: "no credential", at: "B", headers: {}, holder: { kind: "nobody" } },
       {
-        name: "the platform's session on the platform's host",
-        host: platformOrigin,
-        headers: { Cookie: platformCookie, Origin: platformOrigin },
-        outcome: (r) => (r.access === "site" && r.method === "get" && r.path === "/status" ? [200] : [403]),
+        name: "a wrong token",
+        at: "B",
+        headers: { Authorization: "Bearer esk_wrong0123456789abcdefghijklmnopqrstuvwxyzABCD" },
+        holder: { kind: "nobody" },
       },
-      { name: "the platform's session on B's host", host: b.origin, headers: { Cookie: platformCookie, Origin: b.origin }, outcome: () => REFUSED },
-      { name: "no credential on B's host", host: b.origin, headers: {} },
-      { name: "a wrong token on B's host", host: b.origin, headers: { Authorization: "Bearer esk_wrong0123456789abcdefghijklmnopqrstuvwxyzABCD" } },
-      { name: "A's token on B's host", host: b.origin, headers: { Authorization: `Bearer ${a.token}` } },
-      { name: "A's session on B's host", host: b.origin, headers: { Cookie: aCookie, Origin: b.origin } },
-      { name: "A's session on A's host naming B's resources", host: a.origin, headers: { Cookie: aCookie, Origin: a.origin } },
-      { name: "A's token on A's host naming B's resources", host: a.origin, headers: { Authorization: `Bearer ${a.token}` } },
+      ...HOST_NAMES.map(
+        (at): Credential => ({ name: "A's token", at, headers: { Authorization: `Bearer ${a.token}` }, holder: { kind: "site", of: "A" } }),
+      ),
+      ...sessions.flatMap((x) =>
+        HOST_NAMES.map(
+          (at): Credential => ({ name: x.name, at, headers: { Cookie: x.cookie, Origin: hosts[at] }, holder: { kind: "session", signedAt: x.signedAt } }),
+        ),
+      ),
     ];
-    const outcomes: string[] = [];
     for (const route of routes) {
+      const name = `${route.method.toUpperCase()} ${route.path || "(base)"}`;
       // A public route answers anyone, on any host, with no credential (and holds no site's data).
       if (route.access === "public") {
         for (const host of [platformOrigin, b.origin]) {
           const res = await call(e, `${host}/sitemap-admin${route.path}`, { method: route.method.toUpperCase() });
-          expect(res.status, `${route.method.toUpperCase()} ${route.path} on ${host} with no credential (declared public)`).toBeLessThan(300);
-          outcomes.push(`${route.method.toUpperCase()} ${route.path} · no credential: ${res.status}`);
+          expect(res.status, `${name} on ${host} with no credential (declared public)`).toBeLessThan(400);
+          outcomes.push(`${name} · no credential: ${res.status}`);
         }
         continue;
       }
       for (const cred of credentials) {
-        if (cred.outcome) {
-          const outcome = cred.outcome(route);
-          if (outcome === null) continue;
-          // Allowed: on a site of its own, so that B is untouched and a DELETE or a token rotation harms no other call.
-          const host = outcome === "allowed" && route.path.includes("{host}") ? new URL((await register()).origin).host : bHost;
-          const res = await call(e, `${cred.host}/sitemap-admin${pathFor(route, bSync, host, b.origin)}`, request(route, cred.headers, b.origin));
-          outcomes.push(`${route.method.toUpperCase()} ${route.path} · ${cred.name}: ${res.status}`);
-          const message = `${route.method.toUpperCase()} ${route.path} with ${cred.name} answered ${res.status}`;
-          if (outcome === "allowed") expect(res.status, message).toBeLessThan(300);
-          else expect(outcome, message).toContain(res.status);
-          continue;
-        }
-        const onOwnHost = cred.host === a.origin;
-        // A site route naming nothing (A's own status, A's own regeneration) is A's own business on A's host.
-        if (onOwnHost && route.access === "site" && !namesAResource(route)) continue;
-        const res = await call(e, `${cred.host}/sitemap-admin${pathFor(route, bSync, bHost, b.origin)}`, request(route, cred.headers, b.origin));
-        // A platform route does not exist on a tenant's host (404) whoever calls; a site route refuses what is not the caller's.
-        const allowed = route.access === "platform" && onOwnHost && "Authorization" in cred.headers ? [404] : REFUSED;
-        outcomes.push(`${route.method.toUpperCase()} ${route.path} · ${cred.name}: ${res.status}`);
-        expect(allowed, `${route.method.toUpperCase()} ${route.path} with ${cred.name} answered ${res.status}`).toContain(res.status);
+        const outcome = expected(cred.holder, cred.at, route);
+        if (outcome === null) continue;
+        // Allowed: on a site of its own, so that B is untouched and a DELETE or a token rotation harms no other call.
+        const host = outcome === "allowed" && route.path.includes("{host}") ? new URL((await register()).origin).host : bHost;
+        const res = await call(e, `${hosts[cred.at]}/sitemap-admin${pathFor(route, bSync, host, b.origin)}`, request(route, cred.headers, b.origin));
+        const row = `${name} · ${cred.name} on ${cred.at}'s host: ${res.status}`;
+        outcomes.push(row);
+        if (outcome === "allowed") expect(res.status, row).toBeLessThan(300);
+        else expect(outcome, row).toContain(res.status);
       }
     }
-    // The pages beside the API (src/admin/dashboard/routes.ts `pageRoutes`, their declarations): each declares one of
-    // the three; a public page answers a reader with no credential on either host, and any other refuses A's credentials on B's host.
-    for (const page of pageRoutes) {
-      expect(["public", "site", "platform"], `${page.method} ${page.path} declares no access`).toContain(page.access);
-      const path = page.path === "/" ? "" : page.path.replace("/:root{/?}", "/");
-      if (page.access === "public") {
-        if (page.method !== "GET") continue; // the sign-in and sign-out forms: test/workers/break50c-matrix-gaps.test.ts, admin-auth.test.ts
-        for (const host of [platformOrigin, b.origin]) {
-          const res = await call(e, `${host}/sitemap-admin${path}`);
-          expect(res.status, `GET ${page.path} on ${host} with no credential (declared public)`).toBeLessThan(400);
-          outcomes.push(`GET ${page.path} · no credential: ${res.status}`);
-        }
-        continue;
-      }
-      for (const cred of credentials.filter((c) => c.outcome === undefined && c.host === b.origin)) {
-        const res = await call(e, `${cred.host}/sitemap-admin${path}`, { method: page.method, headers: cred.headers });
-        outcomes.push(`${page.method} ${page.path} · ${cred.name}: ${res.status}`);
-        expect(REFUSED, `${page.method} ${page.path} with ${cred.name} answered ${res.status}`).toContain(res.status);
-      }
-    }
-    expect(outcomes.length).toBeGreaterThan(60);
+    expect(outcomes.length).toBeGreaterThan(200);
 
     // B is as it was: its sync open with the one record it received, its records there, its site unchanged.
     const sync = (await (await call(e, `${b.origin}/sitemap-admin/syncs/${bSync}`, { headers: asB })).json()) as { state: string; received: number };

@@ -363,8 +363,8 @@ describe("item 7: the resolver at 20,000 sites, through the Worker's entry", () 
     const now = Date.now();
     await baseEnv.DB.prepare(
       `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 - 1)
-       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, deleted_at)
-       SELECT ?1 || i || '.test', '{}', printf('%064d', i), ?3, ?3, NULL FROM n`,
+       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, deleted_at, host)
+       SELECT ?1 || i || '.test', '{}', printf('%064d', i), ?3, ?3, NULL, substr(?1 || i || '.test', 9) FROM n`,
     )
       .bind(prefix, 20_000, now)
       .run();

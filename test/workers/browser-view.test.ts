@@ -83,7 +83,7 @@ describe("browser view", () => {
       const { origin, env } = await seedSite(d1Fixture, "view-cache", (o) => range(50).map((i) => ({ loc: `${o}/p/${i}`, section: "pages" })));
       const url = `${origin}/sitemap-pages-1.xml`;
       const shard = (await services(env).manifests.load(origin))!.shards[0]!;
-      const keys = (["identity", "gzip"] as const).map((r) => edgeKey(origin, "/sitemap-pages-1.xml", r, shard.version));
+      const keys = (["identity", "gzip"] as const).map((r) => edgeKey({ origin, registeredAt: null }, "/sitemap-pages-1.xml", r, shard.version));
       const cached = async () => Promise.all(keys.map(async (key) => (await caches.default.match(key))?.text() ?? null));
 
       const asBrowser = async () => {
@@ -375,7 +375,7 @@ describe("browser view", () => {
         // A page whose entry is gone reads its own key range only, from the digest's page starts.
         const cache = await caches.open(VIEW_CACHE_NAME);
         for (const page of [5, 1]) {
-          expect(await cache.delete(viewEntryKey(origin, "/sitemap-pages-1.xml", shard.version, `p${page - 1}`))).toBe(true);
+          expect(await cache.delete(viewEntryKey({ origin, registeredAt: null }, "/sitemap-pages-1.xml", shard.version, `p${page - 1}`))).toBe(true);
           const { html, read } = await view(env, `${url}?page=${page}`);
           showsPage(all, html, page);
           expect(read, `page ${page}`).toBeLessThanOrEqual(onePage);
@@ -427,7 +427,9 @@ describe("browser view", () => {
         const shard = (await services(env).manifests.load(origin))!.shards.find((x) => x.section === "pages")!;
         // (its locs, or a page holding rows it shows: /p/5200… are on page 6)
         for (const entry of ["m1", "p5"]) {
-          expect(await (await caches.open(VIEW_CACHE_NAME)).delete(viewEntryKey(origin, "/sitemap-pages-1.xml", shard.version, entry))).toBe(true);
+          expect(
+            await (await caches.open(VIEW_CACHE_NAME)).delete(viewEntryKey({ origin, registeredAt: null }, "/sitemap-pages-1.xml", shard.version, entry)),
+          ).toBe(true);
           const evicted = await filter("/p/52");
           expect(evicted.read, entry).toBeGreaterThanOrEqual(wholeShard);
           expectMatches(evicted.html, "/p/52");

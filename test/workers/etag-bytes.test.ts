@@ -77,6 +77,7 @@ describe("the live render and the check that its rows are current", () => {
     config: loadConfig({ ...env, SITES: base.origin, EDGE_CACHE_TTL: "0" }),
     snapshots: null,
     waitUntil: () => {},
+    registeredAt: null,
   });
 
   it("start together: the render's first read is asked for before the check answers", async () => {

@@ -109,7 +109,7 @@ describe("a render failing before its first byte", () => {
         },
       });
     const res = await serveDocument(
-      { request: new Request(`${origin}/sitemap-products-1.xml`), config: services(env).config, snapshots: null, waitUntil: () => {} },
+      { request: new Request(`${origin}/sitemap-products-1.xml`), config: services(env).config, snapshots: null, waitUntil: () => {}, registeredAt: null },
       {
         origin,
         path: "/sitemap-products-1.xml",
@@ -129,7 +129,7 @@ describe("a render failing before its first byte", () => {
     const origin = freshOrigin("empty-body");
     const env = d1Fixture.env({ SITES: origin });
     const res = await serveDocument(
-      { request: new Request(`${origin}/sitemap-products-1.xml`), config: services(env).config, snapshots: null, waitUntil: () => {} },
+      { request: new Request(`${origin}/sitemap-products-1.xml`), config: services(env).config, snapshots: null, waitUntil: () => {}, registeredAt: null },
       { origin, path: "/sitemap-products-1.xml", file: "xml", version: "v1", lastChange: 0, tags: [], render: () => new Blob([]).stream() },
     );
     expectUnavailable(res, await res.text(), "empty body");

@@ -67,8 +67,8 @@ describe("20,000 registered sites", () => {
     const now = Date.now();
     await baseEnv.DB.prepare(
       `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?2 - 1)
-       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, deleted_at)
-       SELECT ?1 || printf('%05d', i) || '.test', '{}', printf('%064d', i), ?3, ?3, NULL FROM n`,
+       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, deleted_at, host)
+       SELECT ?1 || printf('%05d', i) || '.test', '{}', printf('%064d', i), ?3, ?3, NULL, substr(?1 || printf('%05d', i) || '.test', 9) FROM n`,
     )
       .bind(prefix, SITES, now)
       .run();

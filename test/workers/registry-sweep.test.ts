@@ -45,8 +45,8 @@ describe("the registry sweep", () => {
     // 1,000 registered sites with valid (empty) settings, in one statement; one of them mirrors a CMS on another host.
     await baseEnv.DB.prepare(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
-       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at)
-       SELECT 'https://t' || i || '.sweep.example', '{}', lower(hex(randomblob(32))), ?2, ?2 FROM n`,
+       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, host)
+       SELECT 'https://t' || i || '.sweep.example', '{}', lower(hex(randomblob(32))), ?2, ?2, 't' || i || '.sweep.example' FROM n`,
     )
       .bind(SITES, now)
       .run();

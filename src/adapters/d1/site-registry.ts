@@ -13,6 +13,12 @@ interface SiteRow {
 
 const COLUMNS = "origin, settings, token_hash, created_at, updated_at, deleted_at";
 
+/**
+ * A row at the host ?1: its host, or a twin of it (`<host> <origin>`, migration 0027), found by one range of
+ * the host's index (a space sorts just below `!`).
+ */
+const AT_HOST = "SELECT 1 FROM registry_sites WHERE host = ?1 OR (host >= ?1 || ' ' AND host < ?1 || '!') LIMIT 1";
+
 /** The stored JSON object of settings; only string values are settings (anything else was never written here). */
 function settingsOf(text: string): SiteSettings {
   let parsed: unknown;
@@ -64,12 +70,14 @@ export class D1SiteRegistry implements SiteRegistry {
 
   async create(site: RegisteredSite): Promise<boolean> {
     // One statement: D1 runs a database's statements one at a time, so of two concurrent registrations of one host
-    // (another scheme or port) the second finds the first's row and inserts nothing.
+    // (another scheme or port) the second finds the first's row and inserts nothing; the host's UNIQUE index
+    // (migration 0027) holds it whatever runs. A row's host `<host> <origin>` is a twin 0027 found sharing the
+    // host with an earlier row: the host stays taken while it is left.
     const { meta } = await this.#db
       .prepare(
         `INSERT INTO registry_sites (${COLUMNS}, host)
-         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE NOT EXISTS (SELECT 1 FROM registry_sites WHERE host = ?7)
-         ON CONFLICT (origin) DO NOTHING`,
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE NOT EXISTS (${AT_HOST.replaceAll("?1", "?7")})
+         ON CONFLICT DO NOTHING`,
       )
       .bind(site.origin, JSON.stringify(site.settings), site.tokenHash, site.createdAt, site.updatedAt, site.deletedAt, siteHost(site.origin))
       .run();
@@ -77,7 +85,10 @@ export class D1SiteRegistry implements SiteRegistry {
   }
 
   async atHost(host: string): Promise<RegisteredSite | null> {
-    const r = await this.#db.prepare(`SELECT ${COLUMNS} FROM registry_sites WHERE host = ?1 LIMIT 1`).bind(host).first<SiteRow>();
+    const r = await this.#db
+      .prepare(AT_HOST.replace("SELECT 1", `SELECT ${COLUMNS}`))
+      .bind(host)
+      .first<SiteRow>();
     return r ? siteOf(r) : null;
   }
 

@@ -10,8 +10,8 @@
  *   locs     the locs as shown, lowercased (view-row.ts matchText), one a line, 5,000 rows an entry: what a filter matches against;
  *            it then reads the pages of the rows it shows.
  *
- * Keys are the shard's URL plus the content version (and this format's number), so a new version
- * is a new key and stale entries simply expire. The entries live in a cache of their own
+ * Keys are the shard's URL and the site's registration plus the content version (and this format's
+ * number; src/documents/cache-keys.ts), so a new version is a new key and stale entries simply expire. The entries live in a cache of their own
  * (`caches.open`), apart from `caches.default` where only the documents' bytes are kept
  * (src/http/cache/edge.ts): nothing here is ever sent to a client as is, and the HTML page itself stays
  * `private, no-store`. The digest is written only after every other entry was, so a digest found
@@ -19,6 +19,7 @@
  * row (and reads the shard again), a page falls back to its keyset read.
  */
 import { VIEW_PAGE_ROWS } from "../../core/limits.ts";
+import { type CachedSite, cacheKey } from "../../documents/cache-keys.ts";
 
 /** The named cache the view's entries live in (apart from `caches.default`). */
 export const VIEW_CACHE_NAME = "sitemap-view";
@@ -201,14 +202,14 @@ export class DigestBuilder {
  * The view cache of one shard version at this location; null when there is none (no Cache API, or
  * EDGE_CACHE_TTL=0, which turns the Cache API layer off: the view then reads as it did before).
  */
-export async function viewCache(origin: string, path: string, version: string, ttl: number): Promise<ViewCache | null> {
+export async function viewCache(site: CachedSite, path: string, version: string, ttl: number): Promise<ViewCache | null> {
   if (ttl <= 0 || typeof caches === "undefined") return null;
   const cache = await caches.open(VIEW_CACHE_NAME);
-  return new ViewCache(cache, viewEntryKey(origin, path, version, ""), ttl);
+  return new ViewCache(cache, viewEntryKey(site, path, version, ""), ttl);
 }
 
 /** The key of an entry (`d`, `p<n>`, `m<n>`) of a shard version's view cache; "" for the stem the others add `.<entry>` to. */
-export function viewEntryKey(origin: string, path: string, version: string, entry: string): string {
-  const stem = `${origin}${path}?sitemap-view=${FORMAT}.${encodeURIComponent(version)}`;
+export function viewEntryKey(site: CachedSite, path: string, version: string, entry: string): string {
+  const stem = cacheKey(site, path, "view", String(FORMAT), version);
   return entry ? `${stem}.${entry}` : stem;
 }

@@ -1,7 +1,7 @@
 /**
  * The edge cache layer: the per-location Cache API (`caches.default`), in front of snapshots and
- * live rendering. Keys are normalised and versioned: site origin + canonical path +
- * representation + content version. Query strings and request headers never reach the key (so
+ * live rendering. Keys are normalised and versioned: site origin and registration + canonical path +
+ * representation + content version (built by src/documents/cache-keys.ts). Query strings and request headers never reach the key (so
  * `?x=1` cannot fill the cache with copies), another site's key is another origin, and a new
  * version is a new key: changed data makes old entries unreachable without a purge.
  *
@@ -10,6 +10,7 @@
  * partial body: a stream that errors midway is stored truncated.)
  */
 import { concatBytes } from "../../core/bytes.ts";
+import { type CachedSite, cacheKey } from "../../documents/cache-keys.ts";
 import type { Representation } from "../encoding.ts";
 
 /** Larger bodies are served but not copied into the cache (the copy is held in memory). */
@@ -20,9 +21,9 @@ function edgeCache(): Cache | null {
   return typeof caches === "undefined" ? null : (caches as unknown as { default: Cache }).default;
 }
 
-/** `https://example.com/sitemap-pages-1.xml?sitemap-cache=g.<version>`: one entry per representation and version. */
-export function edgeKey(origin: string, path: string, representation: Representation, version: string): string {
-  return `${origin}${path}?sitemap-cache=${representation[0]}.${encodeURIComponent(version)}`;
+/** `https://example.com/sitemap-pages-1.xml?edge-sitemaps=doc.<registration>.g.<version>`: one entry per representation and version. */
+export function edgeKey(site: CachedSite, path: string, representation: Representation, version: string): string {
+  return cacheKey(site, path, "doc", representation[0]!, version);
 }
 
 /** The cached body of a key, or null. */

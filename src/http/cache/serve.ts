@@ -26,7 +26,8 @@ import { chooseRepresentation } from "../encoding.ts";
 import { isNotModified } from "./conditional.ts";
 import { edgeKey, edgeMatch, storeWhenComplete } from "./edge.ts";
 
-export interface SitemapDocument extends DocumentHeaderFields {
+/** A document as a route describes it; whose registration it is comes from the serving context. */
+export interface SitemapDocument extends Omit<DocumentHeaderFields, "registeredAt"> {
   /** Canonical path of the document: the edge cache key's path. */
   path: string;
   /** Key of the pre-rendered gzip bytes of exactly `version`, when stored. */
@@ -51,6 +52,8 @@ export interface ServeContext {
   config: Config;
   snapshots: SnapshotStore | null;
   waitUntil: (promise: Promise<unknown>) => void;
+  /** When the request's site was registered; null for a site of SITES: in every cache key and ETag of its documents. */
+  registeredAt: number | null;
 }
 
 /** How long a crawler should wait after a render failed before its first byte (a store hiccup). */
@@ -144,10 +147,11 @@ export async function serveDocument(ctx: ServeContext, doc: SitemapDocument): Pr
  * otherwise. A caller that knows a version from a cached copy of its validators answers
  * repetition with this alone, before any query (src/http/formats.ts).
  */
-export async function serveWithoutRender(ctx: ServeContext, doc: Omit<SitemapDocument, "render">): Promise<Response | null> {
+export async function serveWithoutRender(ctx: ServeContext, described: Omit<SitemapDocument, "render">): Promise<Response | null> {
   const { request, config } = ctx;
+  const doc = { ...described, registeredAt: ctx.registeredAt };
   const representation = chooseRepresentation(request, doc.file);
-  const etag = documentEtag(doc.origin, doc.version, representation);
+  const etag = documentEtag(doc, doc.version, representation);
 
   if (isNotModified(request.headers, etag, doc.lastChange)) {
     return new Response(null, { status: 304, headers: notModifiedHeaders(doc, representation, config.cache) });
@@ -157,7 +161,7 @@ export async function serveWithoutRender(ctx: ServeContext, doc: Omit<SitemapDoc
   }
 
   if (config.cache.edgeTtl > 0) {
-    const hit = await edgeMatch(edgeKey(doc.origin, doc.path, representation, doc.version));
+    const hit = await edgeMatch(edgeKey(doc, doc.path, representation, doc.version));
     const encodeBody = representation === "gzip" ? "manual" : "automatic";
     if (hit) {
       const headers = documentHeaders(doc, representation, config.cache, "cache");
@@ -169,11 +173,12 @@ export async function serveWithoutRender(ctx: ServeContext, doc: Omit<SitemapDoc
 }
 
 /** Snapshot or live render, copied into the edge cache once complete. */
-async function renderDocument(ctx: ServeContext, doc: SitemapDocument): Promise<Response> {
+async function renderDocument(ctx: ServeContext, described: SitemapDocument): Promise<Response> {
   const { request, config } = ctx;
+  const doc = { ...described, registeredAt: ctx.registeredAt };
   const representation = chooseRepresentation(request, doc.file);
   const encodeBody = representation === "gzip" ? "manual" : "automatic";
-  const key = edgeKey(doc.origin, doc.path, representation, doc.version);
+  const key = edgeKey(doc, doc.path, representation, doc.version);
   const ttl = config.cache.edgeTtl;
   let body: ReadableStream<Uint8Array> | null = null;
   if (doc.snapshot && ctx.snapshots) {

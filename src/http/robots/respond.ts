@@ -19,6 +19,7 @@
 import { fillTemplate } from "../../config/notify.ts";
 import type { Config } from "../../config.ts";
 import { Fingerprint } from "../../core/fingerprint.ts";
+import { type CachedSite, cacheKey } from "../../documents/cache-keys.ts";
 import { FEED_PATH } from "../../documents/paths.ts";
 import type { Fetcher } from "../../notify/http.ts";
 import { indexUrls } from "../../notify/index-urls.ts";
@@ -50,16 +51,14 @@ export interface RobotsDeps {
 
 /**
  * Cache key: the config that shapes the answer is part of it, so a config change is seen at once;
- * and a registered site's registration (its createdAt), so a later tenant registered at the same
- * origin never reaches the answers cached for an earlier one. The Cache API is per data centre, so
- * the purge could not delete them everywhere: they become unreachable, and expire (ROBOTS_MAX_AGE).
+ * and, as in every cached document's key (src/documents/cache-keys.ts), a registered site's
+ * registration, so a later tenant registered at the same origin never reaches the answers cached for
+ * an earlier one (they become unreachable, and expire: ROBOTS_MAX_AGE).
  */
-function cacheKey(config: Config, origin: string, registeredAt: number | null, sitemaps: readonly string[]): Request {
-  const version = new Fingerprint()
-    .addString(config.notify.robots.originUrl ?? "none")
-    .addString(registeredAt === null ? "variables" : String(registeredAt));
+function robotsKey(config: Config, site: CachedSite, sitemaps: readonly string[]): Request {
+  const version = new Fingerprint().addString(config.notify.robots.originUrl ?? "none");
   for (const s of sitemaps) version.addString(s);
-  return new Request(`${origin}/robots.txt?edge-sitemaps=${version.digest()}`);
+  return new Request(cacheKey(site, "/robots.txt", "robots", version.digest()));
 }
 
 /** The data centre's Cache API, when the runtime has one. */
@@ -133,7 +132,7 @@ export async function robotsResponse(deps: RobotsDeps): Promise<Response> {
   const { config, origin } = deps;
   const sitemaps = sitemapsOf(config, origin, deps.hasFeed);
   const cache = defaultCache();
-  const key = cacheKey(config, origin, deps.registeredAt, sitemaps);
+  const key = robotsKey(config, { origin, registeredAt: deps.registeredAt }, sitemaps);
   if (cache) {
     const hit = await cache.match(key);
     if (hit) return hit;

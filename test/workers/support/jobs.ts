@@ -57,9 +57,15 @@ export interface Delivery {
 let ids = 0;
 
 /** Delivers one message to the consumer of `queueName`, as its own invocation (`id`: the message's, for a redelivery of the same message). */
-export async function deliver(env: Env, body: unknown, attempts = 1, queueName = QUEUE, id = `m${++ids}`) {
+/** The tiered Workers Cache as an invocation's `ctx.cache` sees it: not emulated locally, so a test hands in its own. */
+export interface WorkersCache {
+  purge(options: { tags: string[] }): Promise<unknown>;
+}
+
+export async function deliver(env: Env, body: unknown, attempts = 1, queueName = QUEUE, id = `m${++ids}`, cache?: WorkersCache) {
   const batch = createMessageBatch(queueName, [{ id, timestamp: Date.now(), attempts, body }]);
   const ctx = createExecutionContext();
+  if (cache) Object.assign(ctx, { cache });
   await worker.queue(batch, env, ctx);
   return getQueueResult(batch, ctx);
 }
@@ -73,13 +79,15 @@ export interface DrainOptions {
   maxInvocations?: number;
   /** Deliver delayed messages at once (as if their delay had passed), whatever maxWaitMs says. */
   early?: boolean;
+  /** Each invocation's `ctx.cache` (the tiered Workers Cache); none by default, as locally. */
+  cache?: WorkersCache;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Delivers pending messages, earliest due first (waiting for them), until none is due within maxWaitMs. */
 export async function drain(env: Env, queue: RecordingQueue, options: DrainOptions = {}): Promise<Delivery[]> {
-  const { maxWaitMs = 2_000, perInvocation = (e) => e, maxInvocations = 500, early = false } = options;
+  const { maxWaitMs = 2_000, perInvocation = (e) => e, maxInvocations = 500, early = false, cache } = options;
   const out: Delivery[] = [];
   for (;;) {
     queue.pending.sort((a, b) => a.dueAt - b.dueAt);
@@ -95,7 +103,7 @@ export async function drain(env: Env, queue: RecordingQueue, options: DrainOptio
         .run();
     }
     next.attempts++;
-    const result = await deliver(perInvocation(env), next.body, next.attempts, QUEUE, next.id);
+    const result = await deliver(perInvocation(env), next.body, next.attempts, QUEUE, next.id, cache);
     const retried = result.retryBatch.retry || result.retryMessages.length > 0;
     if (!retried) {
       out.push({ job: next.body, result: "acked" });
