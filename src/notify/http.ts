@@ -79,7 +79,7 @@ function retryAfter(value: string | null, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-/** Sends one request with a timeout and reads its answer up to a cap; never throws. */
+/** Sends one request with a timeout and reads its answer up to a cap; throws only an invocation limit (every remote failure is an answer). */
 export async function attempt(
   fetcher: Fetcher,
   url: string,
@@ -102,6 +102,8 @@ export async function attempt(
     return { status: response.status, body, text, overCap, retryAfterMs: retryAfter(response.headers.get("Retry-After"), now) };
   } catch (error) {
     const name = error instanceof Error ? error.name : "";
+    // The invocation's own limit refused the request (src/jobs/meter.ts): no failure of the remote's.
+    if (name === "InvocationLimitError") throw error;
     const message = name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
     return { status: 0, body: redact(message, secrets), text: "", overCap: false, retryAfterMs: null };
   }

@@ -23,15 +23,32 @@ afterEach(() => vi.restoreAllMocks());
 const ANSWER_MS = 300;
 const TEMPLATES = 4;
 
-async function notifyStep(budgetMs: number): Promise<{ started: { url: string; at: number }[]; deadline: number; outcome: string }> {
+interface Step {
+  started: { url: string; at: number }[];
+  deadline: number;
+  outcome: string;
+  /** Whether the step asked for its chain's next step. */
+  continued: boolean;
+}
+
+async function newSite(): Promise<{ origin: string; e: Env }> {
   vi.spyOn(console, "log").mockImplementation(() => undefined);
   vi.spyOn(console, "warn").mockImplementation(() => undefined);
   const origin = freshOrigin("b51-notify-budget");
   const templates = Array.from({ length: TEMPLATES }, (_, i) => `https://ping${i}.test/ping?sitemap={sitemap}`).join(" ");
   const e = siteEnv(origin, { PING_URLS: templates });
   await upsert(e, pages(origin, 3), Date.now() - 3_600_000);
+  return { origin, e };
+}
 
+async function notifyStep(budgetMs: number, site?: { origin: string; e: Env }, step = 0): Promise<Step> {
+  const { origin, e } = site ?? (await newSite());
+
+  vi.restoreAllMocks();
+  vi.spyOn(console, "log").mockImplementation(() => undefined);
+  vi.spyOn(console, "warn").mockImplementation(() => undefined);
   const started: { url: string; at: number }[] = [];
+  let continued = false;
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input, init);
     started.push({ url: request.url, at: Date.now() });
@@ -44,7 +61,7 @@ async function notifyStep(budgetMs: number): Promise<{ started: { url: string; a
   const meter = new Meter();
   const deadline = Date.now() + budgetMs;
   const outcome = await metered(meter, () =>
-    notifyJob({ kind: "notify", origin, trigger: "test", chain: "b51-notify", step: 0 } as never, {
+    notifyJob({ kind: "notify", origin, trigger: "test", chain: "b51-notify", step } as never, {
       services: s,
       sites: null,
       env: countedEnv,
@@ -54,10 +71,12 @@ async function notifyStep(budgetMs: number): Promise<{ started: { url: string; a
       deadline,
       chain: "b51-notify",
       tookOver: false,
-      continueWith: () => undefined,
+      continueWith: () => {
+        continued = true;
+      },
     }),
   );
-  return { started, deadline, outcome };
+  return { started, deadline, outcome, continued };
 }
 
 describe("Deliver 6: the notify job's pings stop at the step's deadline", () => {
@@ -73,5 +92,17 @@ describe("Deliver 6: the notify job's pings stop at the step's deadline", () => 
     const { started, deadline } = await notifyStep(ANSWER_MS / 3);
     expect(started.length).toBeGreaterThan(0);
     expect(started.filter((r) => r.at >= deadline).map((r) => r.url)).toEqual([]);
+  });
+
+  it("the pings the deadline stopped go out in the chain's next step, each endpoint once in all", async () => {
+    const site = await newSite();
+    const first = await notifyStep(ANSWER_MS / 3, site);
+    expect(first.started.length).toBeLessThan(TEMPLATES);
+    expect(first.outcome).toContain("deferred+more");
+    expect(first.continued).toBe(true);
+    const next = await notifyStep(60_000, site, 1);
+    const hosts = [...first.started, ...next.started].map((r) => new URL(r.url).host).sort();
+    expect(hosts).toEqual(Array.from({ length: TEMPLATES }, (_, i) => `ping${i}.test`));
+    expect(next.continued).toBe(false);
   });
 });
