@@ -4,7 +4,8 @@
  * live chain); each step reads pages of live registered sites in origin order and schedules, for
  * each, what the heartbeat schedules for a configured site (`heartbeatJobs` on the site's own
  * services: its mirrors or its regeneration, its notification, its Search Console read), starting
- * their chains with a statement per 24 jobs per database and sending them in batches of 100. It
+ * their chains with a statement per 24 jobs per database and sending them in batches of at most 100
+ * messages and 256 KB. It
  * stops after `SITES_PER_STEP` sites, its share of the invocation's D1 queries or its time budget,
  * and its chain goes on after the last origin it scheduled. Each page's sites also have their section
  * moves and tombstones no reader needs trimmed (`trimRegistered`, as the sync sweep does for the

@@ -13,9 +13,15 @@
  */
 import { createExecutionContext, createScheduledController } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
+import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
+import { MAX_MIRROR_URL_CHARS, MIRROR_SITEMAPS } from "../../src/config/variables/mirrors.ts";
 import worker from "../../src/index.ts";
+import { messageBytes } from "../../src/jobs/message-size.ts";
+import type { Job } from "../../src/jobs/messages.ts";
+import { CALL_LIMITS } from "../../src/jobs/metered-env.ts";
+import { sendBatches } from "../../src/jobs/scheduler.ts";
 import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
 import { deliver, withJobs } from "./support/jobs.ts";
 
@@ -80,5 +86,47 @@ describe("the registry sweep's batches of jobs, at the sizes a registered site's
     const { mirrors, scheduled, failures } = await sweep(2_600);
     expect(failures).toEqual([]);
     expect([...scheduled].filter((u) => mirrors.includes(u)).length).toBe(SITES * MIRRORS_PER_SITE);
+  });
+});
+
+/** A message's bytes as the meter counts them: JSON, with Queues' ~100 bytes of metadata. */
+const bytesOf = (job: Job): number => messageBytes(job, undefined) + CALL_LIMITS.queueMessageMetadataBytes;
+
+describe("job messages and their batches, at every size a job can take", () => {
+  it("split in order into batches of at most 100 messages and 256 KB", () => {
+    const job = (chars: number): Job => ({ kind: "mirror", origin: `https://m.test/${"a".repeat(chars)}`, trigger: "cron", step: 0 });
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: MAX_MIRROR_URL_CHARS }), { maxLength: 400 }), (sizes) => {
+        const jobs = sizes.map(job);
+        const batches = sendBatches(jobs, (j) => j);
+        expect(batches.flat()).toEqual(jobs);
+        for (const batch of batches) {
+          expect(batch.length).toBeGreaterThan(0);
+          expect(batch.length).toBeLessThanOrEqual(CALL_LIMITS.queueBatchMessages);
+          expect(batch.reduce((n, j) => n + bytesOf(j), 0)).toBeLessThanOrEqual(CALL_LIMITS.queueBatchBytes);
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it("the largest message a job can be (a mirror of the longest URL a site may list) is far under 128 KB", () => {
+    const host = `${"h".repeat(63)}.${"o".repeat(63)}.${"s".repeat(63)}.${"t".repeat(56)}.test`;
+    const url = `https://${host}/${"p".repeat(MAX_MIRROR_URL_CHARS - host.length - 9)}`;
+    expect(MIRROR_SITEMAPS.schema.safeParse(url).success).toBe(true);
+    expect(MIRROR_SITEMAPS.schema.safeParse(`${url}p`).success).toBe(false);
+    const largest: Job = {
+      kind: "mirror",
+      origin: url,
+      site: `https://${host}`,
+      after: `https://${host}`,
+      trigger: "continue",
+      step: 500,
+      partition: 99,
+      database: "D".repeat(64),
+      chain: crypto.randomUUID(),
+      full: true,
+    };
+    expect(bytesOf(largest)).toBeLessThan(CALL_LIMITS.queueMessageBytes / 4);
   });
 });
