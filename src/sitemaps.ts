@@ -102,7 +102,7 @@ export async function builtWithin(deps: SitemapDeps, origin: string, stored: Sha
     rows = built.rows;
     budget.rows -= built.rows;
     if (built.manifest) {
-      await deps.manifests.save(built.manifest);
+      await saveBuilt(deps, built.manifest);
       return built.manifest;
     }
   }
@@ -122,6 +122,25 @@ export async function builtWithin(deps: SitemapDeps, origin: string, stored: Sha
     }),
   );
   return null;
+}
+
+/**
+ * Saves the manifest a request built. Saving only spares the next requests the walk: a save that
+ * fails (KV's one write a second to the site's key, refused when another isolate's request saved
+ * the same manifest a moment ago; D1 trouble) is logged, and the request serves what it built.
+ */
+async function saveBuilt(deps: SitemapDeps, manifest: ShardManifest): Promise<void> {
+  try {
+    await deps.manifests.save(manifest);
+  } catch (err) {
+    console.error(
+      JSON.stringify({
+        event: "sitemap.manifest.save-failed",
+        origin: manifest.origin,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      }),
+    );
+  }
 }
 
 /**

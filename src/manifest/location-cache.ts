@@ -26,6 +26,24 @@ function edgeCache(): Cache | null {
 }
 
 /**
+ * The isolate's builds under way, by origin: requests that find no manifest at once share one walk
+ * and one save (the site's manifest is one KV key with MANIFEST_STORE=kv, written at most once a
+ * second), and one request for the site's regeneration.
+ */
+const building = new Map<string, Promise<ShardManifest>>();
+
+/** `currentManifest` shared with the requests of this isolate asking for the same site meanwhile. */
+export function sharedCurrentManifest(deps: SitemapDeps, origin: string): Promise<ShardManifest> {
+  const under = building.get(origin);
+  if (under) return under;
+  const build = currentManifest(deps, origin).finally(() => {
+    if (building.get(origin) === build) building.delete(origin);
+  });
+  building.set(origin, build);
+  return build;
+}
+
+/**
  * The site's manifest for serving: the location's copy when fresh, else D1 (a small site's built
  * if there is none; a larger site's is built by its regeneration: ManifestPendingError meanwhile).
  */
@@ -47,7 +65,7 @@ export async function requestManifest(
       }
     }
   }
-  const manifest = await currentManifest(deps, origin);
+  const manifest = await sharedCurrentManifest(deps, origin);
   if (cache) {
     const copy = new Response(JSON.stringify(manifest), {
       headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${ttl}` },

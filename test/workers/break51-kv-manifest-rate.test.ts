@@ -10,6 +10,8 @@
  * writer objects, through the Worker's entry.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { Meter, metered } from "../../src/jobs/meter.ts";
+import { meteredEnv } from "../../src/jobs/metered-env.ts";
 import { kvFixture } from "./fixtures/kv.ts";
 import { call, freshOrigin, validRecords } from "./support.ts";
 
@@ -45,5 +47,18 @@ describe("the first requests of a KV site without a manifest", () => {
       answers.map((r) => r.status),
       errors.join("\n").slice(0, 600),
     ).toEqual([200, 200]);
+  });
+
+  it("a save refused by the key's rate (another isolate wrote it a moment ago): the request serves what it built", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const errors: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void errors.push(args.map(String).join(" ")));
+    const { origin, e } = await freshKvSite();
+    // A write of the manifest's key this second, as the meter sees every write of the binding in the isolate.
+    await metered(new Meter(), () => meteredEnv(e).URLS.delete(`m#${origin}`));
+    const res = await call(e, `${origin}/sitemap.xml`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain(`${origin}/sitemap-`);
+    expect(errors.join("\n")).toContain("sitemap.manifest.save-failed");
   });
 });
