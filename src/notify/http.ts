@@ -3,6 +3,7 @@
  * the redaction of secrets, the classification of answers and the backoff. `fetch` is injected so
  * tests (and the e2e harness) replace only the network.
  */
+import { isOwnLimit } from "../outbound/own-limit.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 
 export type Fetcher = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -102,8 +103,8 @@ export async function attempt(
     return { status: response.status, body, text, overCap, retryAfterMs: retryAfter(response.headers.get("Retry-After"), now) };
   } catch (error) {
     const name = error instanceof Error ? error.name : "";
-    // The invocation's own limit refused the request (src/jobs/meter.ts): no failure of the remote's.
-    if (name === "InvocationLimitError") throw error;
+    // The invocation's own limit refused the request: no failure of the remote's.
+    if (isOwnLimit(error)) throw error;
     const message = name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
     return { status: 0, body: redact(message, secrets), text: "", overCap: false, retryAfterMs: null };
   }

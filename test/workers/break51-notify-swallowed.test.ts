@@ -16,6 +16,7 @@
  */
 import { env as baseEnv } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { InvocationLimitError } from "../../src/jobs/meter.ts";
 import { services } from "../../src/services.ts";
 import { rebuildManifest } from "../../src/sitemaps.ts";
 import { pages, serviceAccountKey, siteEnv, upsert } from "./notify-support.ts";
@@ -67,7 +68,7 @@ const JOBS = {
   },
 } as const;
 
-async function runOnce(kind: keyof typeof JOBS, failing: boolean) {
+async function runOnce(kind: keyof typeof JOBS, failing: boolean, refusedFetch = false) {
   vi.spyOn(console, "log").mockImplementation(() => undefined);
   vi.spyOn(console, "warn").mockImplementation(() => undefined);
   vi.spyOn(console, "error").mockImplementation(() => undefined);
@@ -79,6 +80,8 @@ async function runOnce(kind: keyof typeof JOBS, failing: boolean) {
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
     const url = String(input instanceof Request ? input.url : input);
     fetched.push(url);
+    // What the invocation's meter throws when its subrequests are spent (src/jobs/metered-env.ts): nothing goes out.
+    if (refusedFetch) throw new InvocationLimitError("Too many subrequests by single Worker invocation");
     if (url === TOKEN_URL) return Response.json({ access_token: "ya29.swallowed", expires_in: 3599 });
     if (url.startsWith("https://gsc.test/")) return Response.json({ sitemap: [] });
     return new Response("ok");
@@ -87,8 +90,9 @@ async function runOnce(kind: keyof typeof JOBS, failing: boolean) {
   const result = await deliver(run, { kind, origin, trigger: "test", step: 0 });
   const status = (await (await call(e, `${origin}/sitemap-admin/status`, { headers: bearer })).json()) as {
     jobs: { kind: string; state: string; error: string | null }[];
+    notifications: { target: string; failures: number; lastError: string | null }[];
   };
-  return { result, fetched, job: status.jobs.find((j) => j.kind === kind) };
+  return { result, fetched, job: status.jobs.find((j) => j.kind === kind), notifications: status.notifications };
 }
 
 describe("a notify step whose state store fails", () => {
@@ -105,6 +109,16 @@ describe("a notify step whose state store fails", () => {
     expect(fetched).toEqual([]);
     expect(result.retryMessages.length).toBeGreaterThan(0);
     expect(job?.error ?? "").toContain("D1_ERROR");
+  });
+});
+
+describe("a notify step whose request the invocation's own limit refuses", () => {
+  it("fails and is retried, and the engine's target records no failure of its own", async () => {
+    // Before: the refusal was read as a network error of the engine (status 0), the target backed off, the step acknowledged.
+    const { result, job, notifications } = await runOnce("notify", false, true);
+    expect(result.retryMessages.length).toBeGreaterThan(0);
+    expect(job?.error ?? "").toContain("InvocationLimitError");
+    expect(notifications.map((n) => [n.failures, n.lastError])).toEqual([[0, null]]);
   });
 });
 
