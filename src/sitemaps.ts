@@ -148,8 +148,9 @@ async function saveBuilt(deps: SitemapDeps, manifest: ShardManifest): Promise<vo
  * walk within MANIFEST_REQUEST_ROWS key rows). Throws ManifestPendingError for a larger site, after
  * asking for its regeneration.
  */
-export async function currentManifest(deps: SitemapDeps, origin: string): Promise<ShardManifest> {
-  const manifest = await builtWithin(deps, origin, await deps.manifests.load(origin), { rows: deps.config.manifestRequestRows });
+export async function currentManifest(deps: SitemapDeps, origin: string, loaded?: ShardManifest | null): Promise<ShardManifest> {
+  const stored = loaded === undefined ? await deps.manifests.load(origin) : loaded;
+  const manifest = await builtWithin(deps, origin, stored, { rows: deps.config.manifestRequestRows });
   if (!manifest) throw new ManifestPendingError(`the manifest of ${origin} is being built`);
   return manifest;
 }
