@@ -102,7 +102,7 @@ export async function builtWithin(deps: SitemapDeps, origin: string, stored: Sha
     rows = built.rows;
     budget.rows -= built.rows;
     if (built.manifest) {
-      await deps.manifests.save(built.manifest);
+      await saveBuilt(deps, built.manifest);
       return built.manifest;
     }
   }
@@ -125,12 +125,32 @@ export async function builtWithin(deps: SitemapDeps, origin: string, stored: Sha
 }
 
 /**
+ * Saves the manifest a request built. Saving only spares the next requests the walk: a save that
+ * fails (KV's one write a second to the site's key, refused when another isolate's request saved
+ * the same manifest a moment ago; D1 trouble) is logged, and the request serves what it built.
+ */
+async function saveBuilt(deps: SitemapDeps, manifest: ShardManifest): Promise<void> {
+  try {
+    await deps.manifests.save(manifest);
+  } catch (err) {
+    console.error(
+      JSON.stringify({
+        event: "sitemap.manifest.save-failed",
+        origin: manifest.origin,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      }),
+    );
+  }
+}
+
+/**
  * The stored manifest when complete; a small site's is built by the request that finds none (a
  * walk within MANIFEST_REQUEST_ROWS key rows). Throws ManifestPendingError for a larger site, after
  * asking for its regeneration.
  */
-export async function currentManifest(deps: SitemapDeps, origin: string): Promise<ShardManifest> {
-  const manifest = await builtWithin(deps, origin, await deps.manifests.load(origin), { rows: deps.config.manifestRequestRows });
+export async function currentManifest(deps: SitemapDeps, origin: string, loaded?: ShardManifest | null): Promise<ShardManifest> {
+  const stored = loaded === undefined ? await deps.manifests.load(origin) : loaded;
+  const manifest = await builtWithin(deps, origin, stored, { rows: deps.config.manifestRequestRows });
   if (!manifest) throw new ManifestPendingError(`the manifest of ${origin} is being built`);
   return manifest;
 }

@@ -8,6 +8,7 @@
  * and per crawler due one subrequest and one KV write.
  */
 import { USER_AGENT } from "../core/user-agent.ts";
+import { isOwnLimit } from "../outbound/own-limit.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 import type { CrawlerRangeStore, StoredRanges } from "./range-store.ts";
 import { RangeFileError, parseRangeList } from "./ranges.ts";
@@ -74,6 +75,8 @@ async function fetchList(url: string, fetchFn: typeof fetch, timeoutMs: number):
     if (overCap) throw new RangeListError(`the list is larger than ${MAX_BODY_BYTES} bytes`);
     return parseRangeList(text);
   } catch (err) {
+    // The invocation's own limit refused the request: the job fails, the list keeps its state.
+    if (isOwnLimit(err)) throw err;
     // An abort surfaces as whatever the fetch or the body's read makes of it: said one way.
     if (controller.signal.aborted) throw timedOut;
     // A fetch that got no answer says little ("fetch failed", workerd's "internal error; reference = …"): say which host, and the cause when there is one.
@@ -108,6 +111,7 @@ export async function refreshCrawlerRanges(
         const { prefixes, refused } = await fetchList(url, fetchFn, timeoutMs);
         list = { name, url, prefixes, refused, fetchedAt: now, checkedAt: now, error: null };
       } catch (err) {
+        if (isOwnLimit(err)) throw err;
         const error = described(err);
         // Only the same URL's earlier prefixes stay: a stand-in's (a local file, then the default URL again) are not this list.
         const same = before?.url === url ? before : undefined;

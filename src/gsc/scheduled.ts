@@ -5,7 +5,9 @@
  * has its own report, with a read-only access token (src/notify/search-console.ts TokenCache).
  * Answers are read up to a cap and stored per sitemap, the site's own first (src/gsc/keep.ts).
  * A refused (403), throttled (429, Retry-After honoured) or oversized answer of either read keeps
- * the last good state whole and backs off like the notifier. Never throws.
+ * the last good state whole and backs off like the notifier. Google's failures are recorded per
+ * site; our own (the state store failing, an invocation limit) are thrown, so the job step fails,
+ * is retried and shows in status (src/notify/notifier.ts does the same).
  */
 
 import { GSC_READ_SCOPE, type SearchConsoleConfig, fillTemplate } from "../config/notify.ts";
@@ -188,6 +190,7 @@ async function readDatabase(s: Services, intervalMs: number, options: GscReadOpt
       reports.push(report);
     } catch (error) {
       ctx.log.error(`Search Console status ${origin}: stopped: ${String(error)}`);
+      throw error;
     }
   }
   return reports;
@@ -195,7 +198,8 @@ async function readDatabase(s: Services, intervalMs: number, options: GscReadOpt
 
 /**
  * The cron entry, after the notifier, over every D1 database's services. GSC_STATUS_INTERVAL is read
- * from `env` here, where it is used: a bad value turns only this feature off. Never throws.
+ * from `env` here, where it is used: a bad value turns only this feature off. Throws only what it
+ * cannot handle (its stores failing, an invocation limit).
  */
 export async function readSearchConsoleStatus(databases: readonly Services[], env: Env, options: GscReadOptions = {}): Promise<GscReadReport[]> {
   const log = options.log ?? consoleLogger;

@@ -1,9 +1,8 @@
 /** What document handlers take from a request's Hono context: after-work, serving context, manifest. */
 import type { Context } from "hono";
 import type { CachedSite } from "../documents/cache-keys.ts";
-import { requestManifest } from "../manifest/location-cache.ts";
+import { requestManifest, sharedCurrentManifest } from "../manifest/location-cache.ts";
 import { type ShardEntry, type ShardManifest, findShard } from "../manifest/manifest.ts";
-import { currentManifest } from "../sitemaps.ts";
 import type { AppEnv } from "./app-env.ts";
 import type { ServeContext } from "./cache/serve.ts";
 import { notFound } from "./respond.ts";
@@ -49,7 +48,8 @@ export async function shardFor(
   emptyToo = false,
 ): Promise<{ manifest: ShardManifest; shard: ShardEntry } | Response> {
   let manifest = await manifestFor(c);
-  if (linked !== null && manifest.partitions !== undefined && linked > manifest.partitions) manifest = await currentManifest(c.var.services, c.var.origin);
+  if (linked !== null && manifest.partitions !== undefined && linked > manifest.partitions)
+    manifest = await sharedCurrentManifest(c.var.services, c.var.origin);
   const shard = findShard(manifest, section, n, emptyToo);
   return shard ? { manifest, shard } : notFound(`no sitemap ${section}-${n}`);
 }

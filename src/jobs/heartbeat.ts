@@ -5,7 +5,7 @@
  * configured; per D1 database a sync sweep; per deployment the refresh of the crawlers' IP ranges
  * (which fetches daily), and, when sites are registered (src/registry/), one registry sweep that
  * schedules them page by page in invocations of its own (src/jobs/registry-sweep.ts). It starts their chains in a statement per 24 jobs and sends them in
- * batches of 100, so it fits one invocation up to ~20,000 jobs per database; a job whose chain is
+ * batches of at most 100 messages and 256 KB (`sendBatches`), so it fits one invocation up to ~20,000 jobs per database; a job whose chain is
  * live is left to it, one that went to the dead-letter queue is started again.
  */
 import { siteOfUrl } from "../mirror/site.ts";
@@ -14,7 +14,7 @@ import type { SiteRegistry } from "../registry/store.ts";
 import type { Services } from "../services-type.ts";
 import { type Job, REGISTRY_TARGET } from "./messages.ts";
 import { notifyConfigured } from "./notify.ts";
-import { SEND_BATCH, newChain } from "./scheduler.ts";
+import { newChain, sendBatches } from "./scheduler.ts";
 
 /** Search Console allows 200 queries a minute per user: status reads are spread, this many a minute. */
 const GSC_READS_PER_MINUTE = 100;
@@ -78,7 +78,7 @@ export function heartbeatJobs(databases: readonly Services[], { deployment = tru
 /**
  * Starts the planned jobs' chains, one `requestMany` (a statement per 24 jobs) per `jobs` table —
  * `tableOf` names it; by default each services object's own — and sends those started, in batches
- * of 100. A job whose chain is live is left to it. The number sent.
+ * Queues takes (`sendBatches`: 100 messages, 256 KB). A job whose chain is live is left to it. The number sent.
  */
 export async function startPlanned(planned: readonly Planned[], now: number, tableOf: (p: Planned) => unknown = (p) => p.database): Promise<number> {
   const scheduler = planned.find((p) => p.database.jobs !== null)?.database.jobs;
@@ -104,13 +104,17 @@ export async function startPlanned(planned: readonly Planned[], now: number, tab
   }
   // A batch whose send fails gives its chains (and every later batch's) back, so the next request
   // starts them at once instead of finding a live chain with no message and waiting CHAIN_LOST_MS.
-  for (let i = 0; i < send.length; i += SEND_BATCH) {
+  let sent = 0;
+  for (const batch of sendBatches(send, (p) => p.job)) {
     try {
-      await scheduler.sendAll(send.slice(i, i + SEND_BATCH).map(({ job, delaySeconds }) => ({ job, delaySeconds })));
+      await scheduler.sendAll(batch.map(({ job, delaySeconds }) => ({ job, delaySeconds })));
     } catch (err) {
-      await Promise.all(send.slice(i).map(({ job, database }) => database.jobs?.state.unclaim(job.kind, job.origin, job.chain!).catch(() => undefined)));
+      await Promise.all(
+        send.slice(sent).map(({ job, database }) => database.jobs?.state.unclaim(job.kind, job.origin, job.chain!).catch(() => undefined)),
+      );
       throw err;
     }
+    sent += batch.length;
   }
   return send.length;
 }

@@ -11,6 +11,15 @@
  * - `v8`: V8's structured serialization (`structuredBytes`, never less than what V8 writes).
  */
 
+/** Queues' limits (src/jobs/metered-env.ts CALL_LIMITS enforces them; src/jobs/scheduler.ts batches by them). */
+export const QUEUE_LIMITS = {
+  queueMessageBytes: 128_000,
+  /** Queues' footnote: "Messages can include up to ~100 bytes of internal metadata that counts towards total message limits." */
+  queueMessageMetadataBytes: 100,
+  queueBatchMessages: 100,
+  queueBatchBytes: 256_000,
+} as const;
+
 const encoder = new TextEncoder();
 
 /** What a body of `contentType` takes on the wire; 0 for a body the runtime refuses itself (a TypeError, nothing sent). */

@@ -16,7 +16,7 @@
  * Where a page says "KB", the stricter reading: 1,000 bytes.
  */
 
-import { messageBytes } from "./message-size.ts";
+import { QUEUE_LIMITS, messageBytes } from "./message-size.ts";
 import { counted, currentMeter } from "./meter.ts";
 
 export const CALL_LIMITS = {
@@ -27,11 +27,7 @@ export const CALL_LIMITS = {
   kvKeyBytes: 512,
   kvMetadataBytes: 1_024,
   kvWriteIntervalMs: 1_000,
-  queueMessageBytes: 128_000,
-  /** Queues' footnote: "Messages can include up to ~100 bytes of internal metadata that counts towards total message limits." */
-  queueMessageMetadataBytes: 100,
-  queueBatchMessages: 100,
-  queueBatchBytes: 256_000,
+  ...QUEUE_LIMITS,
 } as const;
 
 /** A call the platform refuses by its size or rate (what production answers, nothing sent). */

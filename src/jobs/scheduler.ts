@@ -7,6 +7,7 @@
  * message is delivered after the request (its due time is later), so the job it starts sees every
  * write acknowledged before the request: nothing is lost by not sending.
  */
+import { QUEUE_LIMITS, messageBytes } from "./message-size.ts";
 import type { Job, JobKind } from "./messages.ts";
 import type { Holder, JobStateStore } from "./store.ts";
 
@@ -16,9 +17,30 @@ export interface JobQueue {
   sendBatch(messages: Iterable<{ body: Job; delaySeconds?: number }>): Promise<unknown>;
 }
 
-/** Messages per sendBatch call (the Queues limit). */
-/** Messages per `sendBatch` (Queues takes at most 100). */
-export const SEND_BATCH = 100;
+/**
+ * Splits messages, in order, into `sendBatch` calls Queues takes: at most 100 messages and 256 KB,
+ * each message counted as the runtime sends it (JSON, no content type given) with its ~100 bytes
+ * of metadata, as the meter counts it (src/jobs/metered-env.ts). A message is bounded far below the
+ * 128 KB of one (docs/jobs.md "Messages"), so every batch holds at least one.
+ */
+export function sendBatches<T>(items: readonly T[], bodyOf: (item: T) => Job): T[][] {
+  const { queueBatchMessages, queueBatchBytes, queueMessageMetadataBytes } = QUEUE_LIMITS;
+  const batches: T[][] = [];
+  let batch: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = messageBytes(bodyOf(item), undefined) + queueMessageMetadataBytes;
+    if (batch.length > 0 && (batch.length === queueBatchMessages || bytes + size > queueBatchBytes)) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(item);
+    bytes += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
 /** The longest delay Queues accepts (24 h). */
 const MAX_DELAY_SECONDS = 24 * 3600;
 
@@ -96,10 +118,10 @@ export class JobScheduler {
     }
   }
 
-  /** Sends the first messages of chains the heartbeat started (`state.requestMany`), in batches of 100. */
+  /** Sends the first messages of chains the heartbeat started (`state.requestMany`), in batches Queues takes (`sendBatches`). */
   async sendAll(jobs: readonly { job: Job; delaySeconds: number }[]): Promise<void> {
-    for (let i = 0; i < jobs.length; i += SEND_BATCH) {
-      await this.#queue.sendBatch(jobs.slice(i, i + SEND_BATCH).map(({ job, delaySeconds }) => ({ body: job, delaySeconds: delayOf(delaySeconds) })));
+    for (const batch of sendBatches(jobs, (j) => j.job)) {
+      await this.#queue.sendBatch(batch.map(({ job, delaySeconds }) => ({ body: job, delaySeconds: delayOf(delaySeconds) })));
     }
   }
 

@@ -28,6 +28,29 @@ function edgeCache(): Cache | null {
 }
 
 /**
+ * The isolate's builds under way, by origin: requests that find no complete manifest at once share
+ * one walk and one save (the site's manifest is one KV key with MANIFEST_STORE=kv, written at most
+ * once a second), and one request for the site's regeneration.
+ */
+const building = new Map<string, Promise<ShardManifest>>();
+
+/**
+ * `currentManifest`, its build shared with the requests of this isolate that find none for the same
+ * site meanwhile. Each request reads the stored manifest itself: only a build is shared.
+ */
+export async function sharedCurrentManifest(deps: SitemapDeps, origin: string): Promise<ShardManifest> {
+  const stored = await deps.manifests.load(origin);
+  if (stored && !stored.partial) return stored;
+  const under = building.get(origin);
+  if (under) return under;
+  const build = currentManifest(deps, origin, stored).finally(() => {
+    if (building.get(origin) === build) building.delete(origin);
+  });
+  building.set(origin, build);
+  return build;
+}
+
+/**
  * The site's manifest for serving: the location's copy when fresh, else D1 (a small site's built
  * if there is none; a larger site's is built by its regeneration: ManifestPendingError meanwhile).
  */
@@ -50,7 +73,7 @@ export async function requestManifest(
       }
     }
   }
-  const manifest = await currentManifest(deps, origin);
+  const manifest = await sharedCurrentManifest(deps, origin);
   if (cache) {
     const copy = new Response(JSON.stringify(manifest), {
       headers: { "Content-Type": "application/json", "Cache-Control": `public, max-age=${ttl}` },

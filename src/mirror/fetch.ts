@@ -5,6 +5,7 @@
  * text with gzip undone (by its magic bytes, whatever the name or headers say) and capped in
  * decompressed bytes — never held whole, and a gzip body inflated in small slices (src/mirror/inflate.ts).
  */
+import { isOwnLimit } from "../outbound/own-limit.ts";
 import { MirrorFailure, shownUrl } from "./failure.ts";
 import { CorruptGzip, InflatedTooLarge, inflateCapped } from "./inflate.ts";
 import type { Validators } from "./store.ts";
@@ -58,7 +59,8 @@ async function fetchWithin(
       response = await fetcher(target, { headers, redirect: "manual", signal });
     } catch (err) {
       // The run's budget refused to send it (src/mirror/budget.ts OutOfRequests): no failure of the remote's; the pass stops, its position kept.
-      if (err instanceof Error && err.name === "OutOfRequests") throw err;
+      // Nor is the invocation's own limit: the step fails (retried, then dead-lettered), never the mirror's error.
+      if ((err instanceof Error && err.name === "OutOfRequests") || isOwnLimit(err)) throw err;
       throw new MirrorFailure(`${shownUrl(target)}: ${timedOut(err, limits) ?? "the request failed (network error)"}`);
     }
     if (response.status >= 300 && response.status < 400 && response.status !== 304) {

@@ -42,9 +42,10 @@ export interface TargetReport {
   origin: string;
   /**
    * sent: acknowledged; idle: nothing to send; waiting: in backoff; baseline: first run, cursor
-   * set; retired: endpoint gone; otherwise the failure kind of the last attempt.
+   * set; retired: endpoint gone; deferred: the step's deadline came before its request (its cursor
+   * unmoved, `more` set: the job's next step sends it); otherwise the failure kind of the last attempt.
    */
-  result: "sent" | "idle" | "waiting" | "baseline" | "retired" | Exclude<OutcomeKind, "ok">;
+  result: "sent" | "idle" | "waiting" | "baseline" | "retired" | "deferred" | Exclude<OutcomeKind, "ok">;
   /** HTTP requests made. */
   requests: number;
   /** URLs acknowledged (IndexNow) or index URLs announced (ping, Search Console). */
@@ -54,3 +55,9 @@ export interface TargetReport {
   /** Stopped by the run's deadline with changes still pending: the job continues. */
   more?: true;
 }
+
+/** Whether the run's deadline has passed: no request starts after it (one under way finishes within its timeout). */
+export const pastDeadline = (ctx: RunContext): boolean => ctx.deadline !== undefined && Date.now() >= ctx.deadline;
+
+/** A target whose request the deadline stopped before it started: nothing sent, nothing acknowledged, more to do. */
+export const deferred = (report: TargetReport): TargetReport => ({ ...report, result: "deferred", more: true });

@@ -3,6 +3,7 @@
  * the redaction of secrets, the classification of answers and the backoff. `fetch` is injected so
  * tests (and the e2e harness) replace only the network.
  */
+import { isOwnLimit } from "../outbound/own-limit.ts";
 import { readCapped } from "../outbound/read-capped.ts";
 
 export type Fetcher = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -79,7 +80,7 @@ function retryAfter(value: string | null, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-/** Sends one request with a timeout and reads its answer up to a cap; never throws. */
+/** Sends one request with a timeout and reads its answer up to a cap; throws only an invocation limit (every remote failure is an answer). */
 export async function attempt(
   fetcher: Fetcher,
   url: string,
@@ -102,6 +103,8 @@ export async function attempt(
     return { status: response.status, body, text, overCap, retryAfterMs: retryAfter(response.headers.get("Retry-After"), now) };
   } catch (error) {
     const name = error instanceof Error ? error.name : "";
+    // The invocation's own limit refused the request: no failure of the remote's.
+    if (isOwnLimit(error)) throw error;
     const message = name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
     return { status: 0, body: redact(message, secrets), text: "", overCap: false, retryAfterMs: null };
   }

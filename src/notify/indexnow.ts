@@ -7,7 +7,7 @@
 
 import type { IndexNowConfig } from "../config/notify.ts";
 import { plural } from "../core/plural.ts";
-import type { RunContext, TargetReport } from "./context.ts";
+import { type RunContext, type TargetReport, pastDeadline } from "./context.ts";
 import { attempt, classify, nextAttemptAt } from "./http.ts";
 import { CURSOR_END_OF_STAMP, type TargetState, due, failed, newState, succeeded } from "./store.ts";
 
@@ -68,8 +68,9 @@ export async function submitIndexNow(ctx: RunContext, config: IndexNowConfig, or
 
   for (let batch = 0; batch < config.batchesPerRun; batch++) {
     // Past the step's time budget: no new request (each may take the whole timeout); the next step goes on.
-    if (batch > 0 && ctx.deadline !== undefined && Date.now() >= ctx.deadline) {
+    if (pastDeadline(ctx)) {
       report.more = true;
+      if (batch === 0) report.result = "deferred";
       break;
     }
     // Section moves are not read (moveSeq at the end): the URL itself is announced through its own row.

@@ -3,7 +3,10 @@
  * changed, per site: IndexNow (changed URLs), ping endpoints and Search Console (the index URL,
  * when anything changed). Works from the record store's change feed alone, so it does not depend
  * on what the regeneration did, and from its own state, so a failed or interrupted run loses nothing.
- * A target's trouble never stops the others, and the notifier never throws.
+ * A target's trouble (an engine's error, timeout or refusal) is recorded on that target and never
+ * stops the others. Our own trouble (the state store failing, an invocation limit) is thrown: the
+ * job step fails, is retried and, past its retries, dead-lettered, its status naming the error;
+ * what was acknowledged before it stays saved, the rest pending.
  */
 import type { Config } from "../config.ts";
 import type { ChangeFeed } from "../store/port.ts";
@@ -48,7 +51,7 @@ export const anythingConfigured = (config: Config): boolean =>
 /**
  * The cron entry: runs every configured notification for every site. Call it after the
  * regeneration; it reads the change feed and makes outbound requests. With nothing configured it
- * does nothing at all. Never throws.
+ * does nothing at all. Throws only what it cannot handle (its stores failing, an invocation limit).
  */
 export async function notifyAfterRegeneration(databases: readonly NotifyServices[], options: NotifyOptions = {}): Promise<NotifyReport> {
   // `databases`: one services object per D1 database (SITE_DATABASES), each with its own sites.
@@ -81,13 +84,7 @@ async function notifySites(s: NotifyServices, options: NotifyOptions = {}): Prom
     ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
   };
   const tokens = new TokenCache();
-  let retired: Map<string, { status: number; retiredAt: number }>;
-  try {
-    retired = n.pingUrls.length > 0 ? await store.retired() : new Map();
-  } catch (error) {
-    log.error(`cannot read notification state: ${String(error)}`);
-    return report;
-  }
+  const retired = n.pingUrls.length > 0 ? await store.retired() : new Map<string, { status: number; retiredAt: number }>();
 
   const leaseId = options.leaseId ?? crypto.randomUUID();
   for (const origin of config.sites) {
@@ -115,8 +112,10 @@ async function notifySites(s: NotifyServices, options: NotifyOptions = {}): Prom
       }
       if (n.searchConsole) report.targets.push(await submitToSearchConsole(ctx, n.searchConsole, origin, states.get(GSC_TARGET), newest, tokens));
     } catch (error) {
-      // D1 trouble mid-run: what was acknowledged is saved, the rest stays pending.
+      // Our own trouble mid-run (D1, a limit): what was acknowledged is saved, the rest stays pending,
+      // and the step fails so that it is retried (and, past its retries, shown dead in status).
       log.error(`notification for ${origin} stopped: ${String(error)}`);
+      throw error;
     } finally {
       if (claimed) await store.release(origin, leaseId).catch(() => undefined);
     }

@@ -6,7 +6,7 @@
  * template changes. Other failures retry next run with backoff.
  */
 import { pingUrl } from "../config/notify.ts";
-import type { RunContext, TargetReport } from "./context.ts";
+import { type RunContext, type TargetReport, deferred, pastDeadline } from "./context.ts";
 import { attempt, classify, nextAttemptAt } from "./http.ts";
 import { indexUrls } from "./index-urls.ts";
 import { type Cursor, type TargetState, cursorAfter, due, failed, newState, succeeded } from "./store.ts";
@@ -32,6 +32,8 @@ export async function ping(
 
   const urls = indexUrls(origin);
   for (const indexUrl of urls) {
+    // Past the step's time budget: the ping waits for the next step (its cursor unmoved; a ping repeated is harmless).
+    if (pastDeadline(ctx)) return deferred(report);
     const answer = await attempt(ctx.fetch, pingUrl(template, origin, indexUrl), { method: "GET" }, ctx.config.timeoutMs, ctx.now);
     report.requests += 1;
     report.status = answer.status;

@@ -8,7 +8,7 @@
  */
 import { sign } from "hono/jwt";
 import { GSC_SUBMIT_SCOPE, type SearchConsoleConfig, fillTemplate } from "../config/notify.ts";
-import type { RunContext, TargetReport } from "./context.ts";
+import { type RunContext, type TargetReport, deferred, pastDeadline } from "./context.ts";
 import { type Attempt, attempt, classify, nextAttemptAt, redact } from "./http.ts";
 import { indexUrls } from "./index-urls.ts";
 import { type Cursor, type TargetState, cursorAfter, due, failed, newState, succeeded } from "./store.ts";
@@ -129,11 +129,14 @@ export async function submitToSearchConsole(
   let state = due(current ?? newState(GSC_TARGET, origin, { stamp: 0, key: 0 }, configKey(config)), configKey(config), ctx.now);
   if (!state) return { ...report, result: "waiting" };
 
+  // Past the step's time budget: the submission waits for the next step (the token's request is one too).
+  if (pastDeadline(ctx)) return deferred(report);
   const token = await tokens.get(ctx, config);
   const urls = indexUrls(origin);
   let answer: Attempt = token.ok ? { status: 200, body: "", text: "", overCap: false, retryAfterMs: null } : token.answer;
   if (token.ok) {
     for (const indexUrl of urls) {
+      if (pastDeadline(ctx)) return deferred(report);
       const put = { method: "PUT", headers: { Authorization: `Bearer ${token.token}` } };
       answer = await attempt(ctx.fetch, submitUrl(config, origin, indexUrl), put, ctx.config.timeoutMs, ctx.now, { secrets: [token.token] });
       report.requests += 1;

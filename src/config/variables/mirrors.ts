@@ -2,13 +2,19 @@
 import { z } from "zod";
 import { isHttpUrl, listVar, variable, wholeNumber } from "../variable.ts";
 
-const MIRROR_RULE = "must list http(s) URLs of sitemaps or sitemap indexes";
+/**
+ * The longest mirror URL (as normalized, `URL.href`): a mirror job's message names its URL, and
+ * Queues takes 128 KB a message and 256 KB a batch (src/jobs/scheduler.ts `sendBatches`); a
+ * registered site's whole setting is at most this long too (src/admin/schemas.ts).
+ */
+export const MAX_MIRROR_URL_CHARS = 16_384;
+const MIRROR_RULE = `must list http(s) URLs of sitemaps or sitemap indexes, each at most ${MAX_MIRROR_URL_CHARS.toLocaleString("en-US")} characters`;
 export const MIRROR_SITEMAPS = variable({
   name: "MIRROR_SITEMAPS",
   presence: "default",
   schema: z.string().transform((text, ctx) => {
     const urls = listVar(text);
-    const bad = urls.findIndex((url) => !isHttpUrl(url));
+    const bad = urls.findIndex((url) => !isHttpUrl(url) || new URL(url).href.length > MAX_MIRROR_URL_CHARS);
     if (bad >= 0) {
       ctx.addIssue({ code: "custom", message: `${MIRROR_RULE} (entry ${bad + 1} is not one)` });
       return z.NEVER;
