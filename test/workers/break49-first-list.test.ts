@@ -9,6 +9,15 @@
  * that lived in a listed database other than DB and is relisted without it, is accepted: its records
  * are no longer served and its locs are written a second time into the new database.
  *
+ * And `npm start` (scripts/local-db.ts `seedIfEmpty`): it looks for the site's records only in the
+ * listed bindings (`hasRecords`), so for a site that lived in DB relisted as `DB_2,DB_3` it seeds
+ * the demo into DB_2 and DB_3 with `wrangler d1 execute` (`writeD1`) before any check runs, and only
+ * then is refused (the manifest build reads the layout). Nothing-written is broken there already;
+ * and from then on the first listed database holds rows of the site, so `checkFirstRecord`
+ * (src/partitions/identity.ts: "the first listed holding it is a site grown from it") accepts
+ * the list at the next start and at run time, though DB, the site's home, still holds its records.
+ * The fourth case is that state (the seeded rows written into PART_B as writeD1 writes them).
+ *
  * Each case is a site with records in one database, relisted without that database; a write under
  * the new list must be refused (503 database_list naming SITE_DATABASES) and write nothing. The
  * controls are the same site relisted with its database first (accepted) and second (refused).
@@ -51,9 +60,16 @@ async function rowsOf(origin: string): Promise<Record<string, string[]>> {
 }
 
 /** A site whose records live in `home` (null: unlisted, so DB), relisted as `relisted`: the write's status and what it wrote. */
-async function relist(home: string | null, relisted: string) {
+async function relist(home: string | null, relisted: string, seededInto: "PART_B" | null = null) {
   const origin = freshOrigin("b49-list");
   expect((await put(envOf(origin, home), origin, ["/a", "/b", "/c"])).status).toBe(200);
+  if (seededInto) {
+    // What a refused `npm start` left: its demo seed, inserted straight into the listed database (scripts/local-db.ts writeD1).
+    await baseEnv[seededInto]
+      .prepare("INSERT INTO urls (origin, section, loc, size, updated_at) VALUES (?1, 'pages', ?2, 100, ?3), (?1, 'pages', ?4, 100, ?3)")
+      .bind(origin, `${origin}/demo/1`, Date.now(), `${origin}/demo/2`)
+      .run();
+  }
   const before = await rowsOf(origin);
   const write = await put(envOf(origin, relisted), origin, ["/a", "/new"]);
   return { write, before, after: await rowsOf(origin) };
@@ -78,6 +94,11 @@ describe("a one-database site relisted without its database (issue 49 Deliver 4,
   it("lived in PART_B (listed alone), relisted as PART_C,PART_D: refused, nothing written", async () => {
     // The issue's own defect 5 ("relisted as PART_B,PART_C: every URL 404, status ok"), with the home not DB.
     expectRefused(await relist("PART_B", "PART_C,PART_D"));
+  });
+
+  it("lived in DB, with rows a refused npm start seeded into PART_B, relisted as PART_B,PART_C: refused, nothing written", async () => {
+    // Observed on main: 200; "/a" written a second time into PART_B, DB's records no longer served.
+    expectRefused(await relist(null, "PART_B,PART_C", "PART_B"));
   });
 });
 
