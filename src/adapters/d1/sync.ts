@@ -38,6 +38,8 @@ interface SyncRow {
   unchanged: number;
   deleted: number;
   served_by: number | null;
+  /** The database's change-sequence head when the sync opened (migration 0027); null: opened before it. */
+  started_seq: number | null;
 }
 
 /** Where the commit has got to: the scope's site (index into scope.sites) and the last (section, key) done. */
@@ -89,6 +91,17 @@ function scopeFilter(row: SyncRow, scope: SyncScope, first: number): { sql: stri
   return { sql, params };
 }
 
+/**
+ * "Changed since the sync opened" on `urls` (alias u), its parameter `param`: later in the
+ * database's commit order than the open (`seq` past the head read as it opened), whatever stamp
+ * the writer put on the row — a PUT acknowledged after the open by a writer whose clock is behind is
+ * not the commit's to delete. The guard and the commit use this one test, so they agree. A sync
+ * opened before migration 0027 has no head and keeps the stamp test.
+ */
+function changedBefore(row: SyncRow, param: string): { sql: string; value: number } {
+  return row.started_seq === null ? { sql: `u.updated_at < ${param}`, value: row.started_at } : { sql: `u.seq <= ${param}`, value: row.started_seq };
+}
+
 export class D1RecordSync implements RecordSync {
   readonly #db: D1Database;
   readonly #writer: D1RecordWriter;
@@ -105,8 +118,8 @@ export class D1RecordSync implements RecordSync {
     // The cap in the insert itself: D1 runs one statement at a time, so concurrent starts cannot pass it together.
     const inserted = await this.#db
       .prepare(
-        `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at, served_by)
-         SELECT ?1, ?2, 'open', ?3, ?4, ?5, ?7
+        `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at, served_by, started_seq)
+         SELECT ?1, ?2, 'open', ?3, ?4, ?5, ?7, (SELECT head FROM url_sequence WHERE id = 1)
          WHERE ?6 IS NULL OR NOT EXISTS (
            SELECT 1 FROM json_each(?2, '$.sites') AS site
            WHERE (SELECT COUNT(*) FROM syncs WHERE state IN ('open', 'committing')
@@ -237,14 +250,15 @@ export class D1RecordSync implements RecordSync {
       throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
     const live = scopeFilter(row, scope, 1);
     const unseen = scopeFilter(row, scope, 3);
+    const before = changedBefore(row, "?2");
     const [total, gone] = await this.#db.batch<{ n: number }>([
       this.#db.prepare(`SELECT COUNT(*) AS n FROM urls AS u WHERE ${live.sql}`).bind(...live.params),
       this.#db
         .prepare(
-          `SELECT COUNT(*) AS n FROM urls AS u WHERE ${unseen.sql} AND u.updated_at < ?2
+          `SELECT COUNT(*) AS n FROM urls AS u WHERE ${unseen.sql} AND ${before.sql}
              AND NOT EXISTS (SELECT 1 FROM sync_seen AS s WHERE s.sync = ?1 AND s.id = u.id)`,
         )
-        .bind(row.id, row.started_at, ...unseen.params),
+        .bind(row.id, before.value, ...unseen.params),
     ]);
     const inScope = total!.results[0]?.n ?? 0;
     const wouldDelete = gone!.results[0]?.n ?? 0;
@@ -278,15 +292,16 @@ export class D1RecordSync implements RecordSync {
         extra.push(scope.source);
         where += ` AND u.source = ?${8 + extra.length}`;
       }
+      const before = changedBefore(row, "?7");
       statements.push(
         this.#db
           .prepare(
             `UPDATE urls AS u SET deleted = 1, updated_at = ?1
              WHERE u.origin = ?2 AND (u.section, u.id) > (?3, ?4) AND (u.section, u.id) <= (?5, ?6)
-               AND u.deleted = 0 AND u.updated_at < ?7${where}
+               AND u.deleted = 0 AND ${before.sql}${where}
                AND NOT EXISTS (SELECT 1 FROM sync_seen AS s WHERE s.sync = ?8 AND s.id = u.id)`,
           )
-          .bind(now, origin, cursor.section, cursor.key, last.section, last.id, row.started_at, row.id, ...extra),
+          .bind(now, origin, cursor.section, cursor.key, last.section, last.id, before.value, row.id, ...extra),
       );
     }
     // The section scope narrows the range through the (section, id) bounds: both ends lie in it.
