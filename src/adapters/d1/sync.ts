@@ -23,6 +23,10 @@ const FORGET_ROWS = 5_000;
 const FORGET_SYNCS = 1_000;
 /** A finished sync: its rows are kept for the keep time, what it saw is no longer needed. */
 const FINISHED = "state IN ('committed', 'aborted')";
+/** A commit its client stopped calling (no batch or call since the expiry): the sweep finishes it (?1: now). */
+const ABANDONED = "state = 'committing' AND expires_at < ?1";
+/** The sweep's D1 statements per chunk of an abandoned commit: the sync's row, the chunk's keys, its UPDATE and cursor. */
+const CHUNK_STATEMENTS = 4;
 
 interface SyncRow {
   id: string;
@@ -344,17 +348,18 @@ export class D1RecordSync implements RecordSync {
    * with one primary-key probe of sync_seen), then only the statements that have work run.
    */
   async sweep(now: number, keepMs: number, maxStatements: number): Promise<SyncSweep> {
-    const out: SyncSweep = { expired: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
+    const out: SyncSweep = { expired: 0, finished: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
     const left = () => maxStatements - out.statements;
     if (left() < 1) return { ...out, moreLeft: true };
     const nextSeen = `SELECT id FROM syncs WHERE ${FINISHED} AND EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id) LIMIT 1`;
     const due = await this.#db
       .prepare(
         `SELECT EXISTS (SELECT 1 FROM syncs WHERE state = 'open' AND expires_at < ?1) AS expired, (${nextSeen}) AS seen,
-           EXISTS (SELECT 1 FROM syncs WHERE ${FINISHED} AND COALESCE(finished_at, 0) < ?2) AS old`,
+           EXISTS (SELECT 1 FROM syncs WHERE ${FINISHED} AND COALESCE(finished_at, 0) < ?2) AS old,
+           EXISTS (SELECT 1 FROM syncs WHERE ${ABANDONED}) AS abandoned`,
       )
       .bind(now, now - keepMs)
-      .first<{ expired: number; seen: string | null; old: number }>();
+      .first<{ expired: number; seen: string | null; old: number; abandoned: number }>();
     out.statements++;
     let seen = due?.seen ?? null;
     // After a sync's rows are gone, or once syncs expired: look for the next sync whose rows remain.
@@ -367,6 +372,27 @@ export class D1RecordSync implements RecordSync {
         .run();
       out.statements++;
       out.expired = expired.meta.changes ?? 0;
+      look = seen === null;
+    }
+    // A commit's guard passed, so its deletions are decided (what it did not see, changed before it
+    // opened): one its client abandoned is finished here, chunk by chunk, so that it frees the
+    // site's open-sync slot and no move's flip waits for it for ever. A chunk is idempotent, so a
+    // client still calling meanwhile only repeats work.
+    while (due?.abandoned) {
+      if (left() < CHUNK_STATEMENTS) return { ...out, moreLeft: true };
+      const row = await this.#db.prepare(`SELECT * FROM syncs WHERE ${ABANDONED} LIMIT 1`).bind(now).first<SyncRow>();
+      out.statements++;
+      if (row === null) break;
+      const scope = JSON.parse(row.scope) as SyncScope;
+      const cursor = JSON.parse(row.cursor!) as CommitCursor;
+      if (cursor.site < scope.sites.length) {
+        await this.#chunk(row, scope, cursor, now);
+        out.statements += CHUNK_STATEMENTS - 1;
+        continue;
+      }
+      await this.#db.prepare("UPDATE syncs SET state = 'committed', finished_at = ?2 WHERE id = ?1").bind(row.id, now).run();
+      out.statements++;
+      out.finished++;
       look = seen === null;
     }
     // What a finished sync saw is no longer needed: forgotten in bounded steps, a huge one over several runs.
