@@ -205,11 +205,15 @@ export function renderShard(
   origin: string,
   shard: ShardEntry,
   records: Source<UrlRecord> = paged(shardPages(deps, origin, shard)),
+  /** A pinned link's rendering (src/http/shard-reading.ts): ends at the shard limits, in key order. */
+  pinned = false,
 ): ReadableStream<Uint8Array> {
   return renderUrlset(records, {
     ...renderOptions(deps.config, origin),
-    // Declare the namespaces of what the shard's records use (news is not written in shards).
-    namespaces: (shard.extKinds ?? 0) & SHARD_EXTENSIONS,
+    // Declare the namespaces of what the shard's records use (news is not written in shards); a
+    // pinned rendering lists rows the entry's kinds do not count (those the partition gave away).
+    namespaces: pinned ? SHARD_EXTENSIONS : (shard.extKinds ?? 0) & SHARD_EXTENSIONS,
+    ...(pinned ? { maxUrls: deps.config.maxUrlsPerShard, maxBytes: deps.config.maxBytesPerShard, overflow: "end" as const } : {}),
   });
 }
 

@@ -20,6 +20,12 @@ export interface ShardReading {
   version: string;
   /** Whether the shard's pre-rendered snapshot is these bytes. */
   snapshot: boolean;
+  /**
+   * Rendered under an earlier partition count than the manifest's: the range was planned for the
+   * rows served now, and the rows the partition gave away come back into it, so the rendering ends
+   * at the shard limits (the rows past them are those written after the flip: keys only grow).
+   */
+  pinned: boolean;
 }
 
 /**
@@ -35,7 +41,7 @@ export async function shardReading(
   now = Date.now(),
 ): Promise<ShardReading | Response> {
   const current: ShardReading | Response =
-    shard.urlCount > 0 ? { services: s, version: shard.version, snapshot: true } : notFound(`no sitemap ${shard.section}-${shard.n}`);
+    shard.urlCount > 0 ? { services: s, version: shard.version, snapshot: true, pinned: false } : notFound(`no sitemap ${shard.section}-${shard.n}`);
   if (!s.servedAs || !s.layouts || manifest.partitions === undefined) return current;
   // No count: one partition's link. Under the manifest's own count of one, nothing to read.
   const count = linked ?? 1;
@@ -49,5 +55,5 @@ export async function shardReading(
   const layout = await s.layouts.read();
   if (pinnedCount(linked, layout, now) !== count) return current;
   if (partitionKey(shard.firstKey).partition >= count) return notFound(`no sitemap ${shard.section}-${shard.n} under ${count} partitions`);
-  return { services: s.servedAs(count), version: new Fingerprint().addString(shard.version).addNumber(count).digest(), snapshot: false };
+  return { services: s.servedAs(count), version: new Fingerprint().addString(shard.version).addNumber(count).digest(), snapshot: false, pinned: true };
 }

@@ -55,7 +55,7 @@ export async function shardDocument(c: Context<AppEnv>, section: string, n: numb
     lastChange: shard.lastChange,
     tags: shardCacheTags(origin, shard.section, shard.n),
     snapshot: reading.snapshot ? (shard.snapshot ?? null) : null,
-    render: (versioned) => renderShard(from, origin, shard, paged(shardPages(from, origin, shard, versioned))),
+    render: (versioned) => renderShard(from, origin, shard, paged(shardPages(from, origin, shard, versioned)), reading.pinned),
     current: rowsStillAt(s, manifest, shard),
   });
 }
