@@ -34,7 +34,7 @@ export type Command =
 export type Kind = Command["kind"] | "skewed-write" | "lagging-write" | "write-in-sync";
 
 /** A sync index that names the newest open sync (the runner counts negative indexes from the end). */
-export const NEWEST_SYNC = -1;
+const NEWEST_SYNC = -1;
 
 /**
  * Kinds the fixed CI seeds leave out, each an open defect named in docs/capacity.md "The simulation":
