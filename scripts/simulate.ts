@@ -3,8 +3,8 @@
  * simulation of issue 49 (test/workers/simulation.test.ts, test/workers/sim/) with more programs than
  * CI does, in the vitest workers pool (real D1, KV, Queues consumer, Cache). A failure is shrunk and
  * printed as its program, one command a line; the same `--seed` replays it. `--without` switches
- * command kinds off for diagnosis (put, delete, skewed-write, sync-open, sync-batch, sync-commit, sync-abort,
- * heartbeat, deliver, send-fails, grow, advance, purge).
+ * command kinds off for diagnosis (put, delete, skewed-write, lagging-write, write-in-sync, sync-open, sync-batch,
+ * sync-commit, sync-abort, heartbeat, deliver, send-fails, grow, advance, purge, mirror-remote).
  */
 import { spawnSync } from "node:child_process";
 

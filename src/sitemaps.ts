@@ -236,18 +236,26 @@ export function renderLiveShard(
   origin: string,
   shard: ShardEntry,
   versioned: Promise<boolean> = Promise.resolve(true),
+  /** A pinned link's rendering (src/http/shard-reading.ts): ends at the shard limits, in key order. */
+  pinned = false,
 ): ReadableStream<Uint8Array> {
   const rowPages = deps.store.reader.rowPages;
-  if (rowPages === null || deps.store.projection !== null) {
-    return renderUrlset(paged(shardPages(deps, origin, shard, versioned)), shardRenderOptions(deps, origin, shard));
+  // A pinned link reads records (rare, and the overflow cut is the record renderer's).
+  if (rowPages === null || deps.store.projection !== null || pinned) {
+    return renderUrlset(paged(shardPages(deps, origin, shard, versioned)), shardRenderOptions(deps, origin, shard, pinned));
   }
   const range = { origin, section: shard.section, firstKey: shard.firstKey, lastKey: shard.lastKey };
   return renderUrlRows(paged(rowPages(range)), shardRenderOptions(deps, origin, shard));
 }
 
-function shardRenderOptions(deps: SitemapDeps, origin: string, shard: ShardEntry): RenderOptions {
-  // Declare the namespaces of what the shard's records use (news is not written in shards).
-  return { ...renderOptions(deps.config, origin), namespaces: (shard.extKinds ?? 0) & SHARD_EXTENSIONS };
+function shardRenderOptions(deps: SitemapDeps, origin: string, shard: ShardEntry, pinned = false): RenderOptions {
+  return {
+    ...renderOptions(deps.config, origin),
+    // Declare the namespaces of what the shard's records use (news is not written in shards); a
+    // pinned rendering lists rows the entry's kinds do not count (those the partition gave away).
+    namespaces: pinned ? SHARD_EXTENSIONS : (shard.extKinds ?? 0) & SHARD_EXTENSIONS,
+    ...(pinned ? { maxUrls: deps.config.maxUrlsPerShard, maxBytes: deps.config.maxBytesPerShard, overflow: "end" as const } : {}),
+  };
 }
 
 /**

@@ -90,6 +90,22 @@ describe("renderUrlset", () => {
     expect((err as SitemapLimitError).limit).toBe("bytes");
   });
 
+  it("with overflow 'end', ends a valid document at the record that would pass a limit, whole records only", async () => {
+    const text = async (stream: ReadableStream<Uint8Array>) => new TextDecoder().decode(Buffer.concat(await chunksOf(stream)));
+    const byCount = await text(renderUrlset(records(11), { maxUrls: 10, overflow: "end" }));
+    expect(byCount.match(/<url>/g)).toHaveLength(10);
+    expect(byCount.endsWith("</urlset>\n")).toBe(true);
+    // Multi-byte locs so that UTF-16 units and UTF-8 bytes differ; chunks of RENDER_CHUNK_BYTES crossed.
+    const wide = Array.from({ length: 3_000 }, (_, i) => ({ loc: `https://example.com/日本/${i}` }));
+    for (const maxBytes of [1_000, 50_000, 100_000]) {
+      const bytes = Buffer.concat(await chunksOf(renderUrlset(wide, { maxBytes, overflow: "end" })));
+      const listed = new TextDecoder().decode(bytes).match(/<url>/g)!.length;
+      expect(bytes.byteLength).toBeLessThanOrEqual(maxBytes);
+      // The next record would not have fitted.
+      expect(bytes.byteLength + utf8Length(urlElement(wide[listed]!))).toBeGreaterThan(maxBytes);
+    }
+  });
+
   it("propagates a source failure as a stream error (a broken transfer, never a short document)", async () => {
     async function* failing(): AsyncGenerator<UrlRecord> {
       yield* records(3_000);

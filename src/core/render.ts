@@ -7,6 +7,7 @@
  * stream (a broken transfer) rather than ending as a valid-looking but wrong file.
  */
 import { EmptySitemapError, SitemapLimitError } from "./errors.ts";
+import { utf8Length } from "./escape.ts";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, RENDER_CHUNK_BYTES } from "./limits.ts";
 import { type Source, SourceReader } from "./source.ts";
 import type { SitemapRef, UrlRecord, UrlRow } from "./types.ts";
@@ -24,6 +25,12 @@ import {
 export interface RenderLimits {
   maxUrls?: number;
   maxBytes?: number;
+  /**
+   * What a record past a limit does: "error" (the default) errors the stream; "end" ends the
+   * document before it, valid and within the limits, the rest left out (a pinned shard's rendering,
+   * whose rows past its limits are the ones written after the index listing it was read).
+   */
+  overflow?: "error" | "end";
 }
 
 const encoder = new TextEncoder();
@@ -40,6 +47,8 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
   const maxBytes = Math.min(limits.maxBytes ?? MAX_SITEMAP_BYTES, MAX_SITEMAP_BYTES);
   // Read without an `await` per record where the source allows it (source.ts).
   const reader = new SourceReader(items);
+  const ends = limits.overflow === "end";
+  const tailBytes = utf8Length(spec.tail);
   let entries = 0;
   let bytes = 0;
   let started = false;
@@ -59,25 +68,40 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
         // Join parts once per chunk: cheaper than growing one string element by element.
         const parts: string[] = [];
         let size = 0;
+        // UTF-8 bytes of `parts`, counted only when a record past a limit ends the document.
+        let partBytes = 0;
         if (!started) {
           started = true;
           parts.push(spec.head);
           size += spec.head.length;
+          if (ends) partBytes += utf8Length(spec.head);
         }
+        const end = async (): Promise<void> => {
+          if (entries === 0) throw new EmptySitemapError(`refusing to emit an empty ${spec.kind}`);
+          parts.push(spec.tail);
+          emit(controller, parts.join(""));
+          controller.close();
+        };
         while (size < RENDER_CHUNK_BYTES) {
           const read = reader.next();
           const next = read instanceof Promise ? await read : read;
-          if (next.done) {
-            if (entries === 0) throw new EmptySitemapError(`refusing to emit an empty ${spec.kind}`);
-            parts.push(spec.tail);
-            emit(controller, parts.join(""));
-            controller.close();
-            return;
+          if (next.done) return end();
+          if (ends && entries >= maxEntries) {
+            await reader.return();
+            return end();
+          }
+          const xml = spec.element(next.value);
+          if (ends) {
+            const xmlBytes = utf8Length(xml);
+            if (bytes + partBytes + xmlBytes + tailBytes > maxBytes) {
+              await reader.return();
+              return end();
+            }
+            partBytes += xmlBytes;
           }
           if (++entries > maxEntries) {
             throw new SitemapLimitError("urls", maxEntries, `${spec.kind} exceeds ${maxEntries} entries`);
           }
-          const xml = spec.element(next.value);
           parts.push(xml);
           size += xml.length;
         }
@@ -91,7 +115,7 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
   );
 }
 
-/** `<urlset>` of the given records. Errors the stream on an empty set or a broken limit. */
+/** `<urlset>` of the given records. Errors the stream on an empty set, and on a broken limit unless `overflow` is "end". */
 export function renderUrlset(records: Source<UrlRecord>, options: RenderOptions & RenderLimits = {}): ReadableStream<Uint8Array> {
   return renderDocument(
     records,

@@ -116,7 +116,7 @@ async function unitStep(unit: Unit, cursors: Map<string, SavedCursor>, run: Run)
     if (allowed < 1) return false;
     const swept = await sweepSyncs(unit.store.sync, run.now, allowed);
     budget.used += swept.statements;
-    report.syncs += swept.expired + swept.forgotten;
+    report.syncs += swept.expired + swept.finished + swept.forgotten;
     report.seenRows += swept.seenRows;
     // A huge sync's rows take several runs; the rest of this one goes on meanwhile.
     if (swept.moreLeft) report.moreLeft = true;

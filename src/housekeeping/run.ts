@@ -23,7 +23,7 @@ export interface HousekeepingOptions {
 }
 
 export interface HousekeepingReport {
-  /** Syncs expired or forgotten. */
+  /** Syncs expired, finished (commits their client abandoned) or forgotten. */
   syncs: number;
   /** Rows of what finished syncs saw, forgotten. */
   seenRows: number;

@@ -3,13 +3,13 @@
  * shard with the partition count it listed (src/partitions/pinned.ts), so a crawl that read the
  * index before a move's flip reads its shards as that index listed them, after the flip too.
  * A link without a count was listed under one partition (an index of one partition adds none,
- * src/partitions/pinned.ts), so within a day of a flip from one it is read as that index listed it;
- * otherwise, and for any other site, the shard is read as it is now.
+ * src/partitions/pinned.ts), so within a day of the site's flip from one it is read as that index
+ * listed it, whatever flips followed; otherwise, and for any other site, the shard is read as it is now.
  */
 import { Fingerprint } from "../core/fingerprint.ts";
 import type { ShardEntry, ShardManifest } from "../manifest/manifest.ts";
 import { partitionKey } from "../partitions/keys.ts";
-import { isPinned } from "../partitions/pinned.ts";
+import { pinnedCount } from "../partitions/pinned.ts";
 import type { Services } from "../services-type.ts";
 import { notFound } from "./respond.ts";
 
@@ -20,6 +20,12 @@ export interface ShardReading {
   version: string;
   /** Whether the shard's pre-rendered snapshot is these bytes. */
   snapshot: boolean;
+  /**
+   * Rendered under an earlier partition count than the manifest's: the range was planned for the
+   * rows served now, and the rows the partition gave away come back into it, so the rendering ends
+   * at the shard limits (the rows past them are those written after the flip: keys only grow).
+   */
+  pinned: boolean;
 }
 
 /**
@@ -35,7 +41,7 @@ export async function shardReading(
   now = Date.now(),
 ): Promise<ShardReading | Response> {
   const current: ShardReading | Response =
-    shard.urlCount > 0 ? { services: s, version: shard.version, snapshot: true } : notFound(`no sitemap ${shard.section}-${shard.n}`);
+    shard.urlCount > 0 ? { services: s, version: shard.version, snapshot: true, pinned: false } : notFound(`no sitemap ${shard.section}-${shard.n}`);
   if (!s.servedAs || !s.layouts || manifest.partitions === undefined) return current;
   // No count: one partition's link. Under the manifest's own count of one, nothing to read.
   const count = linked ?? 1;
@@ -45,9 +51,9 @@ export async function shardReading(
   // the manifest predates a flip so renders what that copy lists.
   if (count === manifest.partitions) return current instanceof Response ? current : { ...current, services: s.servedAs(count) };
   // An index from before the flip this manifest has seen: as it listed the shard, for PIN_GRACE_MS
-  // (a link without a count only after a flip from one partition: before it, the site listed none).
+  // (a link without a count from the site's flip from one partition on, whatever flips followed).
   const layout = await s.layouts.read();
-  if (!isPinned(count, layout, now) || (linked === null && layout.flippedFrom !== 1)) return current;
+  if (pinnedCount(linked, layout, now) !== count) return current;
   if (partitionKey(shard.firstKey).partition >= count) return notFound(`no sitemap ${shard.section}-${shard.n} under ${count} partitions`);
-  return { services: s.servedAs(count), version: new Fingerprint().addString(shard.version).addNumber(count).digest(), snapshot: false };
+  return { services: s.servedAs(count), version: new Fingerprint().addString(shard.version).addNumber(count).digest(), snapshot: false, pinned: true };
 }

@@ -54,7 +54,7 @@ export async function shardDocument(c: Context<AppEnv>, section: string, n: numb
     lastChange: shard.lastChange,
     tags: shardCacheTags(origin, shard.section, shard.n),
     snapshot: reading.snapshot ? (shard.snapshot ?? null) : null,
-    render: (versioned) => renderLiveShard(from, origin, shard, versioned),
+    render: (versioned) => renderLiveShard(from, origin, shard, versioned, reading.pinned),
     current: rowsStillAt(s, manifest, shard),
   });
 }

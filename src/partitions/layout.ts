@@ -44,6 +44,12 @@ export interface PartitionLayout {
   flippedAt: number | null;
   /** How many partitions held the records before that move (null: none yet, or a layout from before this was kept). */
   flippedFrom: number | null;
+  /**
+   * When the records left one partition (the flip from one; migration 0029): the links of an index
+   * of one partition carry no count, and are read as it listed them for PIN_GRACE_MS from here,
+   * whatever moves follow. null: not yet, or never (a site partitioned from its start).
+   */
+  partitionedAt: number | null;
   /** The copy's position while target > settled. */
   cursor: MoveCursor | null;
   /** Where the removal of the rows the last move left behind stands (purge.ts); null when none is under way. */

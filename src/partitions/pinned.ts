@@ -33,6 +33,7 @@ export const pinnedLayout = (partitions: number): PartitionLayout => ({
   target: partitions,
   flippedAt: 0,
   flippedFrom: null,
+  partitionedAt: null,
   cursor: null,
   purgeCursor: null,
   purgedAt: null,
@@ -45,6 +46,18 @@ export function linkedCount(param: string | undefined): number | null {
 }
 
 /** Whether a shard linked under `count` partitions is rendered as before the last flip: fewer than now, within PIN_GRACE_MS of it. */
-export function isPinned(count: number, layout: PartitionLayout, now: number): boolean {
+function isPinned(count: number, layout: PartitionLayout, now: number): boolean {
   return count < layout.settled && layout.flippedAt !== null && now - layout.flippedAt < PIN_GRACE_MS;
+}
+
+/**
+ * The partition count a shard link (`linked`: its count, null for none) is rendered under now, or
+ * null: as the shard is now. A link without a count was listed by an index of one partition: pinned
+ * to one for PIN_GRACE_MS after the site left one partition, however many flips followed (the rows
+ * it lists stay in the first partition until the purge, which waits PIN_GRACE_MS after the last
+ * flip); before that flip, or on a site never of one partition, it is a link typed by hand.
+ */
+export function pinnedCount(linked: number | null, layout: PartitionLayout, now: number): number | null {
+  if (linked !== null) return isPinned(linked, layout, now) ? linked : null;
+  return layout.partitionedAt !== null && layout.settled > 1 && now - layout.partitionedAt < PIN_GRACE_MS ? 1 : null;
 }

@@ -204,7 +204,11 @@ async function flip(site: Services, parts: readonly Services[], origin: string, 
       if (manifest) await part.manifests.save(withoutSnapshots(manifest, now));
     }
     // What the old partitions gave away is removed once no crawl can need it (purge.ts), from the start.
-    await site.layouts!.save({ ...layout, settled: layout.target, flippedAt: now, flippedFrom: layout.settled, cursor: null, purgeCursor: null }, now);
+    const partitionedAt = layout.settled === 1 ? now : layout.partitionedAt;
+    await site.layouts!.save(
+      { ...layout, settled: layout.target, flippedAt: now, flippedFrom: layout.settled, partitionedAt, cursor: null, purgeCursor: null },
+      now,
+    );
     await forgetManifest({ origin, registeredAt: site.registeredAt }).catch(() => {});
   } finally {
     for (const [part, lease] of leases) await part.regen!.release(origin, lease);

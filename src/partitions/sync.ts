@@ -192,9 +192,11 @@ export class PartitionedSync implements RecordSync {
       const wouldDelete = counts.reduce((n, c) => n + c.wouldDelete, 0);
       const inScope = counts.reduce((n, c) => n + c.inScope, 0);
       checkSyncGuard(wouldDelete, inScope, maxDelete);
-      // The site passed: every part still open goes on (its own share may be above the site's).
-      for (const [p, c] of counts.entries()) {
-        if (c.wouldDelete === 0) continue;
+      // The site passed: every part still open goes on (its own share may be above the site's), one
+      // deleting nothing too, so that no part stays open beside a committing one (the sweep
+      // finishes an abandoned commit part by part and expires open parts).
+      for (const p of counts.keys()) {
+        if (infos[p]!.state !== "open") continue;
         await this.parts[p]!.commit(ids[p]!, { maxDelete: 1, maxChunks: 0, partOfNonEmpty: true }, now);
       }
     }
@@ -232,11 +234,12 @@ export class PartitionedSync implements RecordSync {
 
   /** Each partition's syncs in turn, within the one statement budget. */
   async sweep(now: number, keepMs: number, maxStatements: number): Promise<SyncSweep> {
-    const out: SyncSweep = { expired: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
+    const out: SyncSweep = { expired: 0, finished: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
     for (const part of this.parts) {
       if (out.statements >= maxStatements) return { ...out, moreLeft: true };
       const swept = await part.sweep(now, keepMs, maxStatements - out.statements);
       out.expired += swept.expired;
+      out.finished += swept.finished;
       out.forgotten += swept.forgotten;
       out.seenRows += swept.seenRows;
       out.statements += swept.statements;

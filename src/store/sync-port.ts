@@ -103,8 +103,9 @@ export interface RecordSync {
   /** Open and committing syncs whose scope includes `origin` (status), at most 100. */
   active(origin: string): Promise<SyncInfo[]>;
   /**
-   * Aborts open syncs past their expiry (nothing deleted), forgets what finished syncs saw, and
-   * forgets finished syncs older than `keepMs`, in at most `maxStatements` statements.
+   * Aborts open syncs past their expiry (nothing deleted), finishes commits past it (their guard
+   * passed: a commit its client abandoned completes, docs/sync.md), forgets what finished syncs saw,
+   * and forgets finished syncs older than `keepMs`, in at most `maxStatements` statements.
    */
   sweep(now: number, keepMs: number, maxStatements: number): Promise<SyncSweep>;
 }
@@ -113,6 +114,8 @@ export interface RecordSync {
 export interface SyncSweep {
   /** Open syncs past their expiry, now aborted. */
   expired: number;
+  /** Commits past their expiry (abandoned by their client), now finished. */
+  finished: number;
   /** Finished syncs forgotten (past the keep time). */
   forgotten: number;
   /** Rows of what finished syncs saw, forgotten. */

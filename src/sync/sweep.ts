@@ -1,6 +1,7 @@
 /**
- * The syncs' share of the housekeeping (src/housekeeping/): abandoned syncs expire (nothing
- * deleted), what finished ones saw is forgotten at once, and finished syncs themselves after a week.
+ * The syncs' share of the housekeeping (src/housekeeping/): abandoned open syncs expire (nothing
+ * deleted), abandoned commits are finished (their guard passed), what finished ones saw is
+ * forgotten at once, and finished syncs themselves after a week.
  */
 import type { RecordSync, SyncSweep } from "../store/port.ts";
 
@@ -10,6 +11,6 @@ const KEEP_FINISHED_MS = 7 * 24 * 3600_000;
 /** Sweeps one store's syncs in at most `maxStatements` statements. */
 export async function sweepSyncs(sync: RecordSync, now: number, maxStatements: number): Promise<SyncSweep> {
   const swept = await sync.sweep(now, KEEP_FINISHED_MS, maxStatements);
-  if (swept.expired + swept.forgotten + swept.seenRows > 0) console.log(JSON.stringify({ event: "sitemap.sync.swept", ...swept }));
+  if (swept.expired + swept.finished + swept.forgotten + swept.seenRows > 0) console.log(JSON.stringify({ event: "sitemap.sync.swept", ...swept }));
   return swept;
 }

@@ -143,6 +143,36 @@ describe("full sync through the admin API", () => {
     expect(seen?.n).toBe(0);
   });
 
+  it("a commit its client abandoned after the guard passed is finished by the sweep in bounded steps, freeing the site's slot", async () => {
+    const site = newSite();
+    await seed(site, records(site.origin, paths("/a/", 6)));
+    const id = await startSync(site, { sites: [site.origin] });
+    await api(site, "PUT", `/syncs/${id}/urls`, records(site.origin, paths("/a/", 2)));
+    const sync = services(site.env).store.sync!;
+    const scope = { sites: [site.origin], section: null, source: null };
+    const oneOpen = { maxDelete: 1, ttlMs: 3_600_000, maxOpenPerSite: 1 };
+    // The guard passed and no chunk ran: what a client that stopped after its first 202 leaves.
+    expect((await sync.commit(id, { maxDelete: 1, maxChunks: 0 })).sync.state).toBe("committing");
+    await expect(sync.start(scope, oneOpen)).rejects.toThrow(/open syncs/);
+    // Before its expiry the client may still be calling: the sweep leaves it alone.
+    expect((await sync.sweep(Date.now(), 7 * 86_400_000, 20)).finished).toBe(0);
+    expect((await live(site))["pages"]).toHaveLength(6);
+    const later = Date.now() + 2 * 86_400_000;
+    let sweeps = 0;
+    for (let finished = 0; finished === 0; sweeps++) {
+      expect(sweeps).toBeLessThan(10);
+      const swept = await sync.sweep(later, 7 * 86_400_000, 6);
+      expect(swept.statements).toBeLessThanOrEqual(6);
+      finished = swept.finished;
+    }
+    expect(sweeps).toBeGreaterThan(1);
+    expect((await api(site, "GET", `/syncs/${id}`)).json).toMatchObject({ state: "committed", deleted: 4 });
+    expect((await live(site))["pages"]).toEqual(["/a/1", "/a/2"]);
+    // Done once: a later sweep finishes nothing more, and the site may open a sync again.
+    expect((await sync.sweep(later, 7 * 86_400_000, 20)).finished).toBe(0);
+    expect((await sync.start(scope, oneOpen)).state).toBe("open");
+  });
+
   it("keeps a record an API client writes while the sync runs", async () => {
     const site = newSite();
     await seed(site, records(site.origin, paths("/a/", 4)));

@@ -8,6 +8,7 @@ interface LayoutRow {
   target: number;
   flipped_at: number | null;
   flipped_from: number | null;
+  partitioned_at: number | null;
   cursor: string | null;
   purge_cursor: string | null;
   purged_at: number | null;
@@ -37,7 +38,7 @@ export class D1LayoutStore implements LayoutStore {
   async load(origin: string): Promise<PartitionLayout | null> {
     const row = await this.#db
       .prepare(
-        "SELECT version, settled, target, flipped_at, flipped_from, cursor, purge_cursor, purged_at, catch_up FROM partition_layouts WHERE origin = ?1",
+        "SELECT version, settled, target, flipped_at, flipped_from, partitioned_at, cursor, purge_cursor, purged_at, catch_up FROM partition_layouts WHERE origin = ?1",
       )
       .bind(origin)
       .first<LayoutRow>();
@@ -48,6 +49,7 @@ export class D1LayoutStore implements LayoutStore {
         target: row.target,
         flippedAt: row.flipped_at,
         flippedFrom: row.flipped_from,
+        partitionedAt: row.partitioned_at,
         cursor: cursorOf(row.cursor),
         purgeCursor: cursorOf(row.purge_cursor),
         purgedAt: row.purged_at,
@@ -69,7 +71,7 @@ export class D1LayoutStore implements LayoutStore {
     const result = await this.#db
       .prepare(
         `UPDATE partition_layouts SET settled = ?2, target = ?3, flipped_at = ?4, cursor = ?5, purge_cursor = ?6, purged_at = ?7, updated_at = ?8,
-           flipped_from = ?10, catch_up = ?11, version = version + 1
+           flipped_from = ?10, catch_up = ?11, partitioned_at = ?12, version = version + 1
          WHERE origin = ?1 AND version = ?9`,
       )
       .bind(
@@ -84,6 +86,7 @@ export class D1LayoutStore implements LayoutStore {
         layout.version,
         layout.flippedFrom ?? null,
         layout.catchUp === null ? null : JSON.stringify(layout.catchUp),
+        layout.partitionedAt ?? null,
       )
       .run();
     changed(result, origin, layout);

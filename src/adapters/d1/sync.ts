@@ -23,6 +23,10 @@ const FORGET_ROWS = 5_000;
 const FORGET_SYNCS = 1_000;
 /** A finished sync: its rows are kept for the keep time, what it saw is no longer needed. */
 const FINISHED = "state IN ('committed', 'aborted')";
+/** A commit its client stopped calling (no batch or call since the expiry): the sweep finishes it (?1: now). */
+const ABANDONED = "state = 'committing' AND expires_at < ?1";
+/** The sweep's D1 statements per chunk of an abandoned commit: the sync's row, the chunk's keys, its UPDATE and cursor. */
+const CHUNK_STATEMENTS = 4;
 
 interface SyncRow {
   id: string;
@@ -38,6 +42,8 @@ interface SyncRow {
   unchanged: number;
   deleted: number;
   served_by: number | null;
+  /** The database's change-sequence head when the sync opened (migration 0028); null: opened before it. */
+  started_seq: number | null;
 }
 
 /** Where the commit has got to: the scope's site (index into scope.sites) and the last (section, key) done. */
@@ -89,6 +95,17 @@ function scopeFilter(row: SyncRow, scope: SyncScope, first: number): { sql: stri
   return { sql, params };
 }
 
+/**
+ * "Changed since the sync opened" on `urls` (alias u), its parameter `param`: later in the
+ * database's commit order than the open (`seq` past the head read as it opened), whatever stamp
+ * the writer put on the row — a PUT acknowledged after the open by a writer whose clock is behind is
+ * not the commit's to delete. The guard and the commit use this one test, so they agree. A sync
+ * opened before migration 0028 has no head and keeps the stamp test.
+ */
+function changedBefore(row: SyncRow, param: string): { sql: string; value: number } {
+  return row.started_seq === null ? { sql: `u.updated_at < ${param}`, value: row.started_at } : { sql: `u.seq <= ${param}`, value: row.started_seq };
+}
+
 export class D1RecordSync implements RecordSync {
   readonly #db: D1Database;
   readonly #writer: D1RecordWriter;
@@ -105,8 +122,8 @@ export class D1RecordSync implements RecordSync {
     // The cap in the insert itself: D1 runs one statement at a time, so concurrent starts cannot pass it together.
     const inserted = await this.#db
       .prepare(
-        `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at, served_by)
-         SELECT ?1, ?2, 'open', ?3, ?4, ?5, ?7
+        `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at, served_by, started_seq)
+         SELECT ?1, ?2, 'open', ?3, ?4, ?5, ?7, (SELECT head FROM url_sequence WHERE id = 1)
          WHERE ?6 IS NULL OR NOT EXISTS (
            SELECT 1 FROM json_each(?2, '$.sites') AS site
            WHERE (SELECT COUNT(*) FROM syncs WHERE state IN ('open', 'committing')
@@ -237,14 +254,15 @@ export class D1RecordSync implements RecordSync {
       throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
     const live = scopeFilter(row, scope, 1);
     const unseen = scopeFilter(row, scope, 3);
+    const before = changedBefore(row, "?2");
     const [total, gone] = await this.#db.batch<{ n: number }>([
       this.#db.prepare(`SELECT COUNT(*) AS n FROM urls AS u WHERE ${live.sql}`).bind(...live.params),
       this.#db
         .prepare(
-          `SELECT COUNT(*) AS n FROM urls AS u WHERE ${unseen.sql} AND u.updated_at < ?2
+          `SELECT COUNT(*) AS n FROM urls AS u WHERE ${unseen.sql} AND ${before.sql}
              AND NOT EXISTS (SELECT 1 FROM sync_seen AS s WHERE s.sync = ?1 AND s.id = u.id)`,
         )
-        .bind(row.id, row.started_at, ...unseen.params),
+        .bind(row.id, before.value, ...unseen.params),
     ]);
     const inScope = total!.results[0]?.n ?? 0;
     const wouldDelete = gone!.results[0]?.n ?? 0;
@@ -278,15 +296,16 @@ export class D1RecordSync implements RecordSync {
         extra.push(scope.source);
         where += ` AND u.source = ?${8 + extra.length}`;
       }
+      const before = changedBefore(row, "?7");
       statements.push(
         this.#db
           .prepare(
             `UPDATE urls AS u SET deleted = 1, updated_at = ?1
              WHERE u.origin = ?2 AND (u.section, u.id) > (?3, ?4) AND (u.section, u.id) <= (?5, ?6)
-               AND u.deleted = 0 AND u.updated_at < ?7${where}
+               AND u.deleted = 0 AND ${before.sql}${where}
                AND NOT EXISTS (SELECT 1 FROM sync_seen AS s WHERE s.sync = ?8 AND s.id = u.id)`,
           )
-          .bind(now, origin, cursor.section, cursor.key, last.section, last.id, row.started_at, row.id, ...extra),
+          .bind(now, origin, cursor.section, cursor.key, last.section, last.id, before.value, row.id, ...extra),
       );
     }
     // The section scope narrows the range through the (section, id) bounds: both ends lie in it.
@@ -329,17 +348,18 @@ export class D1RecordSync implements RecordSync {
    * with one primary-key probe of sync_seen), then only the statements that have work run.
    */
   async sweep(now: number, keepMs: number, maxStatements: number): Promise<SyncSweep> {
-    const out: SyncSweep = { expired: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
+    const out: SyncSweep = { expired: 0, finished: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
     const left = () => maxStatements - out.statements;
     if (left() < 1) return { ...out, moreLeft: true };
     const nextSeen = `SELECT id FROM syncs WHERE ${FINISHED} AND EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id) LIMIT 1`;
     const due = await this.#db
       .prepare(
         `SELECT EXISTS (SELECT 1 FROM syncs WHERE state = 'open' AND expires_at < ?1) AS expired, (${nextSeen}) AS seen,
-           EXISTS (SELECT 1 FROM syncs WHERE ${FINISHED} AND COALESCE(finished_at, 0) < ?2) AS old`,
+           EXISTS (SELECT 1 FROM syncs WHERE ${FINISHED} AND COALESCE(finished_at, 0) < ?2) AS old,
+           EXISTS (SELECT 1 FROM syncs WHERE ${ABANDONED}) AS abandoned`,
       )
       .bind(now, now - keepMs)
-      .first<{ expired: number; seen: string | null; old: number }>();
+      .first<{ expired: number; seen: string | null; old: number; abandoned: number }>();
     out.statements++;
     let seen = due?.seen ?? null;
     // After a sync's rows are gone, or once syncs expired: look for the next sync whose rows remain.
@@ -352,6 +372,27 @@ export class D1RecordSync implements RecordSync {
         .run();
       out.statements++;
       out.expired = expired.meta.changes ?? 0;
+      look = seen === null;
+    }
+    // A commit's guard passed, so its deletions are decided (what it did not see, changed before it
+    // opened): one its client abandoned is finished here, chunk by chunk, so that it frees the
+    // site's open-sync slot and no move's flip waits for it for ever. A chunk is idempotent, so a
+    // client still calling meanwhile only repeats work.
+    while (due?.abandoned) {
+      if (left() < CHUNK_STATEMENTS) return { ...out, moreLeft: true };
+      const row = await this.#db.prepare(`SELECT * FROM syncs WHERE ${ABANDONED} LIMIT 1`).bind(now).first<SyncRow>();
+      out.statements++;
+      if (row === null) break;
+      const scope = JSON.parse(row.scope) as SyncScope;
+      const cursor = JSON.parse(row.cursor!) as CommitCursor;
+      if (cursor.site < scope.sites.length) {
+        await this.#chunk(row, scope, cursor, now);
+        out.statements += CHUNK_STATEMENTS - 1;
+        continue;
+      }
+      await this.#db.prepare("UPDATE syncs SET state = 'committed', finished_at = ?2 WHERE id = ?1").bind(row.id, now).run();
+      out.statements++;
+      out.finished++;
       look = seen === null;
     }
     // What a finished sync saw is no longer needed: forgotten in bounded steps, a huge one over several runs.

@@ -26,9 +26,15 @@ export type Command =
 /**
  * A command kind, or "skewed-write": a PUT or DELETE from a writer whose clock disagrees with commit
  * order by a few seconds; or "lagging-write": one whose clock is 90 s behind, past the regeneration's
- * settle window (REGEN_SETTLE_SECONDS, 60 s).
+ * settle window (REGEN_SETTLE_SECONDS, 60 s); or "write-in-sync": four commands in a row — a sync
+ * opened, a batch sent to it, a skewed write by another writer, the sync committed — the order in
+ * which a commit judging "written since the sync opened" by stamp deletes an acknowledged PUT, which
+ * separate commands put together too rarely for the fixed seeds (break49-sim-programs.test.ts).
  */
-export type Kind = Command["kind"] | "skewed-write" | "lagging-write";
+export type Kind = Command["kind"] | "skewed-write" | "lagging-write" | "write-in-sync";
+
+/** A sync index that names the newest open sync (the runner counts negative indexes from the end). */
+const NEWEST_SYNC = -1;
 
 /**
  * Kinds the fixed CI seeds leave out, each an open defect named in docs/capacity.md "The simulation":
@@ -46,8 +52,8 @@ const day = fc.integer({ min: 1, max: 28 });
 /** A writer whose clock is behind (or ahead of) the one that committed before it (seconds). */
 const skew = fc.constantFrom(-5, 5);
 
-/** Every kind with its generator and its weight in a program. */
-const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> }> = {
+/** Every kind with its generator (one command, or several in a row) and its weight in a program. */
+const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command | Command[]> }> = {
   put: { weight: 5, arbitrary: fc.record({ kind: fc.constant("put"), locs, day, skewSeconds: fc.constant(0) }) },
   delete: { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete"), locs, skewSeconds: fc.constant(0) }) },
   "skewed-write": {
@@ -63,6 +69,25 @@ const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> 
       fc.record({ kind: fc.constant("put"), locs, day, skewSeconds: fc.constant(-90) }),
       fc.record({ kind: fc.constant("delete"), locs, skewSeconds: fc.constant(-90) }),
     ),
+  },
+  "write-in-sync": {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        locs,
+        day,
+        fc.oneof(
+          fc.record({ kind: fc.constant("put"), locs, day, skewSeconds: skew }),
+          fc.record({ kind: fc.constant("delete"), locs, skewSeconds: skew }),
+        ),
+        fc.constantFrom(0.5, 1),
+      )
+      .map(([seen, seenDay, write, maxDelete]): Command[] => [
+        { kind: "sync-open" },
+        { kind: "sync-batch", sync: NEWEST_SYNC, locs: seen, day: seenDay },
+        write as Command,
+        { kind: "sync-commit", sync: NEWEST_SYNC, maxDelete },
+      ]),
   },
   "sync-open": { weight: 2, arbitrary: fc.constant({ kind: "sync-open" }) },
   "sync-batch": {
@@ -86,7 +111,7 @@ const COMMANDS: Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> 
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant("mirror-remote"), locs: fc.uniqueArray(fc.nat(MIRROR_LOCS - 1), { minLength: 1, maxLength: 8 }), day }),
   },
-} as Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command> }>;
+} as Record<Kind, { weight: number; arbitrary: fc.Arbitrary<Command | Command[]> }>;
 
 export const KINDS = Object.keys(COMMANDS) as Kind[];
 
@@ -100,7 +125,9 @@ export interface Program {
 export function programs(maxLength: number, without: readonly Kind[] = []): fc.Arbitrary<Program> {
   const kinds = KINDS.filter((k) => !without.includes(k));
   const command = fc.oneof(...kinds.map((k) => ({ weight: COMMANDS[k].weight, arbitrary: COMMANDS[k].arbitrary })));
-  return fc.record({ databases: fc.integer({ min: 1, max: 3 }), commands: fc.array(command, { minLength: 1, maxLength }) });
+  // A kind of several commands in a row counts as one of the `maxLength`.
+  const commands = fc.array(command, { minLength: 1, maxLength }).map((items) => items.flat());
+  return fc.record({ databases: fc.integer({ min: 1, max: 3 }), commands });
 }
 
 /** One line a command, for a shrunk program printed readably. */

@@ -143,7 +143,7 @@ class Simulation {
         return;
       }
       case "sync-batch": {
-        const sync = m.syncs[command.sync % Math.max(1, m.syncs.length)];
+        const sync = this.#sync(command.sync);
         if (!sync) return;
         const locs = command.locs.map((i) => this.pool[i]!);
         const lastmod = `2026-03-${String(command.day).padStart(2, "0")}`;
@@ -160,7 +160,7 @@ class Simulation {
       case "sync-commit":
         return this.#commit(command.sync, command.maxDelete);
       case "sync-abort": {
-        const sync = m.syncs[command.sync % Math.max(1, m.syncs.length)];
+        const sync = this.#sync(command.sync);
         if (!sync) return;
         const res = await this.#admin("DELETE", `/syncs/${sync.id}`);
         if (res.status < 500) m.close(sync);
@@ -189,9 +189,15 @@ class Simulation {
     }
   }
 
+  /** The open sync a command names: counted from the oldest, or from the newest when negative (NEWEST_SYNC). */
+  #sync(pick: number): OpenSync | undefined {
+    const syncs = this.model.syncs;
+    return pick < 0 ? syncs.at(pick) : syncs[pick % Math.max(1, syncs.length)];
+  }
+
   async #commit(pick: number, maxDelete: number): Promise<void> {
     const m = this.model;
-    const sync = m.syncs[pick % Math.max(1, m.syncs.length)];
+    const sync = this.#sync(pick);
     if (!sync) return;
     const expected = m.wouldDelete(sync);
     const inScope = new Set([...m.live.keys(), ...m.uncertain]).size;

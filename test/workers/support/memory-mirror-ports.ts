@@ -109,6 +109,6 @@ export class MemorySync implements RecordSync {
     return [];
   }
   async sweep() {
-    return { expired: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
+    return { expired: 0, finished: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
   }
 }
