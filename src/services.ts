@@ -36,8 +36,9 @@ import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore, servedUnder } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
+import { ByteLru } from "./registry/byte-lru.ts";
 import { type SitePurgeStore, purgeEverywhere } from "./registry/purge.ts";
-import { RegistryResolver } from "./registry/resolve.ts";
+import { RegistryResolver, recordBytes } from "./registry/resolve.ts";
 import { registeredSiteConfig, registeredSiteEnv } from "./registry/settings.ts";
 import type { RegisteredSite, SiteRegistry } from "./registry/store.ts";
 import type { Services } from "./services-type.ts";
@@ -272,9 +273,14 @@ export function registryResolver(env: Env): RegistryResolver | null {
 }
 
 /** Registered sites' services per env, by origin, rewired when the site's record changes. */
-const registeredByEnv = new WeakMap<object, Map<string, { updatedAt: number; services: Services }>>();
-/** Registered sites' services kept wired per isolate at most (least recently used dropped; wiring again costs no query). */
-const REGISTERED_KEPT = 5_000;
+const registeredByEnv = new WeakMap<object, ByteLru<{ updatedAt: number; services: Services }>>();
+/**
+ * Registered sites' services kept wired per isolate, by weight (least recently used dropped; wiring
+ * again costs no query): each its settings' bytes (`recordBytes`) and `WIRED_BYTES` for the objects
+ * wiring makes, so ~4,600 sites of small settings, ~470 of 16 KB each, never more than the budget.
+ */
+const REGISTERED_BYTES = 16 * 1024 * 1024;
+const WIRED_BYTES = 3_000;
 
 /**
  * A registered site's services: the stores of its database (setting `DATABASE`, default `DB`) for
@@ -283,19 +289,14 @@ const REGISTERED_KEPT = 5_000;
  */
 export function registeredServices(env: Env, site: RegisteredSite): Services {
   let byOrigin = registeredByEnv.get(env);
-  if (!byOrigin) registeredByEnv.set(env, (byOrigin = new Map()));
+  if (!byOrigin) registeredByEnv.set(env, (byOrigin = new ByteLru(REGISTERED_BYTES)));
+  // Least recently used first: a hit is the most recent, so the sites in use stay wired, whatever their number.
   const kept = byOrigin.get(site.origin);
-  // Least recently used first: a hit moves to the end, so the sites in use stay wired, whatever their number.
-  byOrigin.delete(site.origin);
-  if (kept && kept.updatedAt === site.updatedAt) {
-    byOrigin.set(site.origin, kept);
-    return kept.services;
-  }
+  if (kept && kept.updatedAt === site.updatedAt) return kept.services;
   const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
   // Not loadConfig: the site's settings that name hosts are checked again here (src/registry/settings.ts).
   const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings));
-  if (byOrigin.size >= REGISTERED_KEPT) byOrigin.delete(byOrigin.keys().next().value!);
-  byOrigin.set(site.origin, { updatedAt: site.updatedAt, services: s });
+  byOrigin.set(site.origin, { updatedAt: site.updatedAt, services: s }, recordBytes(site) + WIRED_BYTES);
   return s;
 }
 
