@@ -30,6 +30,8 @@ export default defineConfig({
                 // the engines' hosts: a heartbeat's `crawler-ranges` job fails fast and offline (test/workers/crawler-ranges.test.ts fakes them).
                 // npm run simulate's options (scripts/simulate.ts); empty: the fixed seeds of test/workers/simulation.test.ts.
                 SIM_CONFIG: process.env["SIM_CONFIG"] ?? "",
+                // The mirror chain's size in test/workers/mirror-scale.test.ts; empty: the suite's 1,000 (docs/capacity.md's 50,000 run sets it).
+                MIRROR_SCALE_CHILDREN: process.env["MIRROR_SCALE_CHILDREN"] ?? "",
                 CRAWLER_IP_RANGES: "googlebot=http://127.0.0.1:9/googlebot.json bingbot=http://127.0.0.1:9/bingbot.json",
                 // No timer for the crawler log's counts (they go with the next request a minute on): a timer
                 // holds its request's waitUntil, and so each test's waitOnExecutionContext, for its

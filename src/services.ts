@@ -36,9 +36,10 @@ import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
 import { servedStore, servedUnder } from "./partitions/served.ts";
 import { partitionedServices } from "./partitions/services.ts";
+import { ByteLru } from "./registry/byte-lru.ts";
 import { namesHosts } from "./registry/hosts.ts";
 import { type SitePurgeStore, purgeEverywhere } from "./registry/purge.ts";
-import { RegistryResolver } from "./registry/resolve.ts";
+import { RegistryResolver, recordBytes } from "./registry/resolve.ts";
 import { registeredSiteConfig, registeredSiteEnv } from "./registry/settings.ts";
 import type { RegisteredSite, SiteRegistry } from "./registry/store.ts";
 import type { Services } from "./services-type.ts";
@@ -274,10 +275,15 @@ export function registryResolver(env: Env): RegistryResolver | null {
 }
 
 /** Registered sites' services per env, by origin, rewired when the site's record changes (or, for a site naming hosts, the registered hosts). */
-const registeredByEnv = new WeakMap<object, Map<string, { updatedAt: number; hostsVersion: number; services: Services }>>();
+const registeredByEnv = new WeakMap<object, ByteLru<{ updatedAt: number; hostsVersion: number; services: Services }>>();
 const NO_HOSTS: ReadonlySet<string> = new Set();
-/** Registered sites' services kept wired per isolate at most (least recently used dropped; wiring again costs no query). */
-const REGISTERED_KEPT = 5_000;
+/**
+ * Registered sites' services kept wired per isolate, by weight (least recently used dropped; wiring
+ * again costs no query): each its settings' bytes (`recordBytes`) and `WIRED_BYTES` for the objects
+ * wiring makes, so ~4,600 sites of small settings, ~470 of 16 KB each, never more than the budget.
+ */
+const REGISTERED_BYTES = 16 * 1024 * 1024;
+const WIRED_BYTES = 3_000;
 
 /**
  * A registered site's services: the stores of its database (setting `DATABASE`, default `DB`) for
@@ -286,23 +292,20 @@ const REGISTERED_KEPT = 5_000;
  */
 export function registeredServices(env: Env, site: RegisteredSite): Services {
   let byOrigin = registeredByEnv.get(env);
-  if (!byOrigin) registeredByEnv.set(env, (byOrigin = new Map()));
+  if (!byOrigin) registeredByEnv.set(env, (byOrigin = new ByteLru(REGISTERED_BYTES)));
+  // Least recently used first: a hit is the most recent, so the sites in use stay wired, whatever their number.
   const kept = byOrigin.get(site.origin);
   // A site whose settings name hosts is checked against every other site's, the registered ones as this isolate lists
   // them (no query; -1 before the list was first read): it is wired again when they change.
   const hosts = namesHosts(site.settings) ? (registryResolver(env)?.hosts() ?? null) : null;
   const hostsVersion = hosts?.version ?? -1;
-  // Least recently used first: a hit moves to the end, so the sites in use stay wired, whatever their number.
-  byOrigin.delete(site.origin);
   if (kept && kept.updatedAt === site.updatedAt && kept.services.registeredAt === site.createdAt && kept.hostsVersion === hostsVersion) {
-    byOrigin.set(site.origin, kept);
     return kept.services;
   }
   const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
   // Not loadConfig: the site's settings that name hosts are checked again here (src/registry/settings.ts).
   const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings, hosts?.hosts ?? NO_HOSTS), undefined, site.createdAt);
-  if (byOrigin.size >= REGISTERED_KEPT) byOrigin.delete(byOrigin.keys().next().value!);
-  byOrigin.set(site.origin, { updatedAt: site.updatedAt, hostsVersion, services: s });
+  byOrigin.set(site.origin, { updatedAt: site.updatedAt, hostsVersion, services: s }, recordBytes(site) + WIRED_BYTES);
   return s;
 }
 

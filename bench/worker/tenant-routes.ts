@@ -26,7 +26,7 @@ import { consumeJobs } from "../../src/jobs/consumer.ts";
 import { heartbeat } from "../../src/jobs/heartbeat.ts";
 import type { Job } from "../../src/jobs/messages.ts";
 import type { Meter } from "../../src/jobs/meter.ts";
-import { RegistryResolver } from "../../src/registry/resolve.ts";
+import { LISTED_SETTINGS_BYTES, RegistryResolver } from "../../src/registry/resolve.ts";
 import { databaseServices, registeredSites, services, siteRegistry } from "../../src/services.ts";
 import { type Route, type RouteEntry, runMetered } from "./metering.ts";
 
@@ -202,7 +202,7 @@ const get: Route = async (env, ctx, url) => {
 };
 
 /**
- * A resolver's list miss: `SiteRegistry.liveSites()` (one query, every live site whole; rows read
+ * A resolver's list miss: `SiteRegistry.liveSites()` (one query, every live site, small settings with it; rows read
  * counted) and the Map each isolate builds of it; `origin`: a fresh resolver's first `resolve` (the list alone). Metered.
  */
 const live: Route = async (env, _ctx, url) => {
@@ -222,7 +222,7 @@ const live: Route = async (env, _ctx, url) => {
     found = (await resolver.resolve(origin, Date.now(), () => undefined)) !== null;
     sites = -1;
   } else {
-    const rows = await registry.liveSites();
+    const rows = await registry.liveSites(LISTED_SETTINGS_BYTES);
     sites = new Map(rows.map((r) => [r.origin, r])).size;
   }
   // workerd's clock moves only at I/O: a timer's turn picks up the time the work took (the timer itself is measured apart: `tick`).

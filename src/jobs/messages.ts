@@ -4,7 +4,17 @@
  */
 
 /** Every kind of job; a file of src/jobs/ each. */
-const JOB_KINDS = ["mirror", "regenerate", "notify", "gsc-status", "sync-sweep", "rebalance", "crawler-ranges", "registry-sweep", "site-purge"] as const;
+export const JOB_KINDS = [
+  "mirror",
+  "regenerate",
+  "notify",
+  "gsc-status",
+  "sync-sweep",
+  "rebalance",
+  "crawler-ranges",
+  "registry-sweep",
+  "site-purge",
+] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export interface Job {

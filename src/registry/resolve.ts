@@ -1,21 +1,43 @@
 /**
  * A request's Host to a registered site, with no D1 query on the hot path (docs/tenants.md
- * "Resolving a host"). Each isolate keeps the registry's live sites — each record whole: settings,
- * token hash, update time, what a request needs — read in one query at most once per `ttlMs`
- * (MANIFEST_CACHE_TTL). A known origin then costs a map lookup, and an unknown one — a flood of
- * random hosts included — nothing more than that, since the list says it is not there; at 20,000
- * sites neither reads D1 (bench/registry-resolve.bench.ts). Once the list is older than `ttlMs`, a
- * read for a listed origin is answered from it while it is read again in the background, and one
- * for an origin not on it waits for that read (shared by every request meanwhile), so a new site
- * serves within `ttlMs` of its creation. That background answer is bounded: a list older than
- * twice `ttlMs` (an isolate that sat idle) is never answered from — every read waits for it read
- * again — so a deleted or re-registered site is never served with a record older than that. A write or a job (`fresh`) never acts on a stale list: it
- * waits for the list read again, so a deleted site stops taking writes and running jobs in every
- * isolate within `ttlMs` of its DELETE. The isolate that ran the DELETE drops it at once (`forget`);
- * the one that registered a site serves it at once (`remember`).
+ * "Resolving a host"). Each isolate keeps the registry's live sites, read in one query at most once
+ * per `ttlMs` (MANIFEST_CACHE_TTL): each with its origin, token hash and update time, and its
+ * settings when they are small (at most `LISTED_SETTINGS_BYTES`), so that a known origin costs a map
+ * lookup and an unknown one — a flood of random hosts included — nothing more than that, since the
+ * list says it is not there; at 20,000 sites neither reads D1 (bench/registry-resolve.bench.ts).
+ * A site whose settings are larger is listed without them and its whole record read once, on its
+ * first request, into a cache bounded in bytes (`RECORDS_BYTES`, least recently used dropped): what
+ * the isolate holds is bounded by construction, ~300 bytes a listed site plus that cache, whatever
+ * the sites' settings weigh (20,000 sites of 16 KB each would otherwise be ~320 MB, over the
+ * isolate's 128 MB; src/registry/resolve.test.ts measures it).
+ *
+ * Once the list is older than `ttlMs`, a read for a listed origin is answered from it while it is
+ * read again in the background, and one for an origin not on it waits for that read (shared by
+ * every request meanwhile), so a new site serves within `ttlMs` of its creation. That background
+ * answer is bounded: a list older than twice `ttlMs` (an isolate that sat idle) is never answered
+ * from — every read waits for it read again — so a deleted or re-registered site is never served
+ * with a record older than that. A write or a job (`fresh`) never acts on a stale list: it waits for
+ * the list read again, so a deleted site stops taking writes and running jobs in every isolate
+ * within `ttlMs` of its DELETE. The isolate that ran the DELETE drops it at once (`forget`); the one
+ * that registered a site serves it at once (`remember`).
  */
+import { ByteLru } from "./byte-lru.ts";
 import { originHost } from "./own-host.ts";
-import type { RegisteredSite, SiteRegistry } from "./store.ts";
+import type { ListedSite, RegisteredSite, SiteRegistry } from "./store.ts";
+
+/** Settings (stored JSON, UTF-8) up to this size come with the list; the bench's typical site has ~150 bytes. */
+export const LISTED_SETTINGS_BYTES = 512;
+/** The whole records of sites of larger settings kept per isolate, in (estimated) bytes. */
+export const RECORDS_BYTES = 8 * 1024 * 1024;
+
+/** What a record weighs in the isolate: its strings at two bytes a character (the worst of V8's forms), and the objects around them. */
+export function recordBytes(site: RegisteredSite): number {
+  let chars = site.origin.length + site.tokenHash.length;
+  for (const [name, value] of Object.entries(site.settings)) chars += name.length + value.length;
+  return 2 * chars + 256;
+}
+
+const whole = (listed: ListedSite): RegisteredSite | null => (listed.settings === null ? null : (listed as RegisteredSite));
 
 /** The hosts of the live registered sites on an isolate's list, and a version that changes only when they do. */
 export interface RegisteredHosts {
@@ -26,11 +48,15 @@ export interface RegisteredHosts {
 export class RegistryResolver {
   readonly #registry: SiteRegistry;
   readonly #ttlMs: number;
-  #list: Map<string, RegisteredSite> | null = null;
+  #list: Map<string, ListedSite> | null = null;
   #loadedAt = 0;
-  #loading: Promise<Map<string, RegisteredSite>> | null = null;
+  #loading: Promise<Map<string, ListedSite>> | null = null;
+  /** The whole records of listed sites whose settings the list leaves out. */
+  readonly #records = new ByteLru<RegisteredSite>(RECORDS_BYTES);
+  /** Their reads under way, one per origin however many requests wait for it. */
+  readonly #reading = new Map<string, Promise<RegisteredSite | null>>();
   /** The list's hosts, worked out when first asked after each read of it (null: not yet for this list). */
-  #hostsOf: Map<string, RegisteredSite> | null = null;
+  #hostsOf: Map<string, ListedSite> | null = null;
   #hosts: RegisteredHosts = { hosts: new Set(), version: 0 };
 
   constructor(registry: SiteRegistry, ttlMs: number) {
@@ -49,12 +75,18 @@ export class RegistryResolver {
     const tooOld = age >= 2 * this.#ttlMs;
     if (list === null || (stale && (fresh || tooOld || !list.has(origin)))) list = await this.#load(now);
     else if (stale) waitUntil(this.#load(now).catch((error: unknown) => console.error("site registry: the list could not be read again", error)));
-    return list.get(origin) ?? null;
+    const listed = list.get(origin);
+    if (!listed) return null;
+    return whole(listed) ?? this.#record(listed);
   }
 
   /** This isolate serves `site` as it now is at once (its registration or PATCH ran here); the others within `ttlMs`. */
   remember(site: RegisteredSite): void {
-    this.#list?.set(site.origin, site);
+    if (!this.#list) return;
+    const small = new TextEncoder().encode(JSON.stringify(site.settings)).length <= LISTED_SETTINGS_BYTES;
+    this.#list.set(site.origin, small ? site : { ...site, settings: null });
+    if (small) this.#records.delete(site.origin);
+    else this.#records.set(site.origin, site, recordBytes(site));
     this.#hostsOf = null;
   }
 
@@ -62,6 +94,7 @@ export class RegistryResolver {
   forget(origin: string): void {
     this.#list?.delete(origin);
     this.#hostsOf = null;
+    this.#records.delete(origin);
   }
 
   /**
@@ -92,9 +125,33 @@ export class RegistryResolver {
     return this.hosts()!;
   }
 
-  #load(now: number): Promise<Map<string, RegisteredSite>> {
+  /** The estimated bytes of the whole records kept beside the list (≤ RECORDS_BYTES). */
+  get recordBytes(): number {
+    return this.#records.bytes;
+  }
+
+  /** A listed site's whole record: kept if as new as the list's, else read (one query by its key), then kept. */
+  #record(listed: ListedSite): Promise<RegisteredSite | null> {
+    const kept = this.#records.get(listed.origin);
+    if (kept && kept.updatedAt >= listed.updatedAt) return Promise.resolve(kept);
+    let reading = this.#reading.get(listed.origin);
+    if (!reading) {
+      reading = this.#registry
+        .get(listed.origin)
+        .then((site) => {
+          if (!site || site.deletedAt !== null) return null;
+          this.#records.set(site.origin, site, recordBytes(site));
+          return site;
+        })
+        .finally(() => this.#reading.delete(listed.origin));
+      this.#reading.set(listed.origin, reading);
+    }
+    return reading;
+  }
+
+  #load(now: number): Promise<Map<string, ListedSite>> {
     this.#loading ??= this.#registry
-      .liveSites()
+      .liveSites(LISTED_SETTINGS_BYTES)
       .then((sites) => {
         this.#list = new Map(sites.map((s) => [s.origin, s]));
         this.#loadedAt = now;

@@ -25,11 +25,22 @@ export interface RegisteredSite {
   deletedAt: number | null;
 }
 
+/**
+ * A live site as each isolate lists it (src/registry/resolve.ts): whole when its settings are
+ * small, else without them (`settings: null`), read on demand: the list stays a few hundred bytes a
+ * site whatever the sites' settings weigh.
+ */
+export type ListedSite = Omit<RegisteredSite, "settings"> & { settings: SiteSettings | null };
+
 export interface SiteRegistry {
   /** Every live site's origin and update time: what each isolate keeps to resolve a Host (one query). */
   live(): Promise<{ origin: string; updatedAt: number }[]>;
-  /** Every live site whole: what each isolate keeps to resolve a Host and wire its services with no further query (one query). */
-  liveSites(): Promise<RegisteredSite[]>;
+  /**
+   * Every live site, its settings with it when their stored JSON is at most `settingsBytes` bytes
+   * (UTF-8), else `null`: what each isolate keeps to resolve a Host, and to wire a site of small
+   * settings with no further query (one query).
+   */
+  liveSites(settingsBytes: number): Promise<ListedSite[]>;
   /** One site, live or being deleted; null when unknown. */
   get(origin: string): Promise<RegisteredSite | null>;
   /** The live site whose token hashes to `tokenHash`; null when none. */

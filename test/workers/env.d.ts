@@ -13,6 +13,8 @@ declare global {
       PART_D: D1Database;
       /** `npm run simulate`'s options as JSON (scripts/simulate.ts); empty in CI. */
       SIM_CONFIG: string;
+      /** The mirror chain test's number of sitemaps (test/workers/mirror-scale.test.ts); empty in CI: 1,000. */
+      MIRROR_SCALE_CHILDREN: string;
     }
   }
 }

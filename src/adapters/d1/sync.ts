@@ -351,19 +351,17 @@ export class D1RecordSync implements RecordSync {
     const out: SyncSweep = { expired: 0, finished: 0, forgotten: 0, seenRows: 0, statements: 0, moreLeft: false };
     const left = () => maxStatements - out.statements;
     if (left() < 1) return { ...out, moreLeft: true };
-    const nextSeen = `SELECT id FROM syncs WHERE ${FINISHED} AND EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id) LIMIT 1`;
     const due = await this.#db
       .prepare(
-        `SELECT EXISTS (SELECT 1 FROM syncs WHERE state = 'open' AND expires_at < ?1) AS expired, (${nextSeen}) AS seen,
+        `SELECT EXISTS (SELECT 1 FROM syncs WHERE state = 'open' AND expires_at < ?1) AS expired,
+           EXISTS (SELECT 1 FROM syncs WHERE ${FINISHED} AND EXISTS (SELECT 1 FROM sync_seen WHERE sync = syncs.id)) AS seen,
            EXISTS (SELECT 1 FROM syncs WHERE ${FINISHED} AND COALESCE(finished_at, 0) < ?2) AS old,
            EXISTS (SELECT 1 FROM syncs WHERE ${ABANDONED}) AS abandoned`,
       )
       .bind(now, now - keepMs)
-      .first<{ expired: number; seen: string | null; old: number; abandoned: number }>();
+      .first<{ expired: number; seen: number; old: number; abandoned: number }>();
     out.statements++;
-    let seen = due?.seen ?? null;
-    // After a sync's rows are gone, or once syncs expired: look for the next sync whose rows remain.
-    let look = false;
+    let seen = Boolean(due?.seen);
     if (due?.expired) {
       if (left() < 1) return { ...out, moreLeft: true };
       const expired = await this.#db
@@ -372,7 +370,7 @@ export class D1RecordSync implements RecordSync {
         .run();
       out.statements++;
       out.expired = expired.meta.changes ?? 0;
-      look = seen === null;
+      seen ||= out.expired > 0;
     }
     // A commit's guard passed, so its deletions are decided (what it did not see, changed before it
     // opened): one its client abandoned is finished here, chunk by chunk, so that it frees the
@@ -393,29 +391,21 @@ export class D1RecordSync implements RecordSync {
       await this.#db.prepare("UPDATE syncs SET state = 'committed', finished_at = ?2 WHERE id = ?1").bind(row.id, now).run();
       out.statements++;
       out.finished++;
-      look = seen === null;
+      seen = true;
     }
-    // What a finished sync saw is no longer needed: forgotten in bounded steps, a huge one over several runs.
-    for (;;) {
-      if (seen === null) {
-        if (!look) break;
-        if (left() < 1) return { ...out, moreLeft: true };
-        seen = (await this.#db.prepare(nextSeen).first<{ id: string }>())?.id ?? null;
-        out.statements++;
-        look = false;
-        if (seen === null) break;
-      }
+    // What finished syncs saw is no longer needed: forgotten FORGET_ROWS rows a statement across them all, so
+    // thousands of small syncs take a few statements (not two each) and a huge one several runs.
+    while (seen) {
       if (left() < 1) return { ...out, moreLeft: true };
       const gone = await this.#db
-        .prepare(`DELETE FROM sync_seen WHERE sync = ?1 AND id IN (SELECT id FROM sync_seen WHERE sync = ?1 LIMIT ${FORGET_ROWS})`)
-        .bind(seen)
+        .prepare(
+          `DELETE FROM sync_seen WHERE (sync, id) IN (
+             SELECT s.sync, s.id FROM syncs JOIN sync_seen AS s ON s.sync = syncs.id WHERE ${FINISHED} LIMIT ${FORGET_ROWS})`,
+        )
         .run();
       out.statements++;
       out.seenRows += gone.meta.changes ?? 0;
-      if ((gone.meta.changes ?? 0) < FORGET_ROWS) {
-        seen = null;
-        look = true;
-      }
+      seen = (gone.meta.changes ?? 0) >= FORGET_ROWS;
     }
     if (due?.old) {
       if (left() < 1) return { ...out, moreLeft: true };
