@@ -54,10 +54,10 @@ describe("the resolver at 20,000 sites", () => {
     // 200 sites, every third with 16 KB of settings (the rest small).
     await baseEnv.DB.prepare(
       `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 199)
-       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, deleted_at)
+       INSERT INTO registry_sites (origin, settings, token_hash, created_at, updated_at, deleted_at, host)
        SELECT ?1 || i || '.test',
               json_object('DEFAULT_SECTION', 's' || i, 'PING_URLS', CASE WHEN i % 3 = 0 THEN replace(hex(zeroblob(8192)), '0', 'x') ELSE 'x' END),
-              printf('%064d', i), ?2, ?2, NULL FROM n`,
+              printf('%064d', i), ?2, ?2, NULL, substr(?1 || i || '.test', 9) FROM n`,
     )
       .bind(prefix, now)
       .run();
