@@ -8,18 +8,21 @@
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import type { Fetcher } from "../../src/mirror/fetch.ts";
+import { runMirror } from "../../src/mirror/run.ts";
 import { partitionOf } from "../../src/partitions/home.ts";
+import { rebalanceStep } from "../../src/partitions/rebalance.ts";
 import { PartitionedSync } from "../../src/partitions/sync.ts";
 import { servicesFor } from "../../src/services.ts";
-import type { RecordStore } from "../../src/store/port.ts";
+import type { RecordStore, RecordSync } from "../../src/store/port.ts";
 import { call, freshOrigin } from "./support.ts";
 
 const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef" };
 const DATABASES = ["DB", "PART_B", "PART_C"] as const;
 
 beforeAll(async () => {
-  for (const name of ["PART_B", "PART_C"] as const) await applyD1Migrations(baseEnv[name], baseEnv.TEST_MIGRATIONS);
+  for (const name of ["PART_B", "PART_C", "PART_D"] as const) await applyD1Migrations(baseEnv[name], baseEnv.TEST_MIGRATIONS);
 });
 
 function newSite(label: string): { origin: string; env: Env } {
@@ -71,6 +74,27 @@ async function syncOverTwoOfThree(label: string): Promise<{ origin: string; env:
   return { origin, env, id };
 }
 
+/** The stores, partition `dies`'s sync dying (once) as its part is moved on: an invocation killed after the parts before it were. */
+function dyingAt(stores: readonly RecordStore[], dies: number): RecordStore[] {
+  let failures = 1;
+  return stores.map((store, p) => {
+    if (p !== dies) return store;
+    const inner = store.sync!;
+    const sync = new Proxy(inner, {
+      get(target, key) {
+        if (key === "commit")
+          return async (...[syncId, options, now]: Parameters<RecordSync["commit"]>) => {
+            if (options.siteGuard === "passed" && failures-- > 0) throw new Error("D1_ERROR: the invocation was killed");
+            return target.commit(syncId, options, now);
+          };
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    return { ...store, sync };
+  });
+}
+
 describe("a partitioned sync committed over several calls", () => {
   it("keeps the site's guard from call to call: a part with nothing in scope takes no probe's share", async () => {
     const { origin, env, id } = await syncOverTwoOfThree("sync-resume");
@@ -106,24 +130,7 @@ describe("a partitioned sync committed over several calls", () => {
     const services = await servicesFor(env, origin);
     const stores = services.partitions!.map((s) => s.store);
     const layoutOf = () => services.layouts!.read();
-    // The invocation dies as partition 2's part is moved on (after partitions 0 and 1 were).
-    let failures = 1;
-    const dying: RecordStore[] = stores.map((store, p) =>
-      p !== 2
-        ? store
-        : {
-            ...store,
-            sync: {
-              ...store.sync!,
-              get: (syncId) => store.sync!.get(syncId),
-              commit: async (syncId, options, now) => {
-                if (options.siteGuard === "passed" && failures-- > 0) throw new Error("D1_ERROR: the invocation was killed");
-                return store.sync!.commit(syncId, options, now);
-              },
-            },
-          },
-    );
-    await expect(new PartitionedSync(dying, layoutOf).commit(id, { maxChunks: 10 })).rejects.toThrow("killed");
+    await expect(new PartitionedSync(dyingAt(stores, 2), layoutOf).commit(id, { maxChunks: 10 })).rejects.toThrow("killed");
     expect(await partStates(id)).toEqual(["committing", "committing", "open"]);
     // Half moved on is committing as a whole: no batch, no abort, and the retry goes on.
     const sync = new PartitionedSync(stores, layoutOf);
@@ -135,5 +142,69 @@ describe("a partitioned sync committed over several calls", () => {
     expect(done).toBe(true);
     expect(await sync.get(id)).toMatchObject({ state: "committed", deleted: 1, maxDelete: 0.5 });
     expect(await partStates(id)).toEqual(["committed", "committed", "committed"]);
+  });
+});
+
+/** Each database's state of the mirror's sync parts (source `mirror:url`), in partition order. */
+async function mirrorParts(url: string): Promise<string[][]> {
+  return Promise.all(
+    DATABASES.map(async (name) =>
+      (
+        await baseEnv[name].prepare("SELECT state FROM syncs WHERE json_extract(scope, '$.source') = ?1").bind(`mirror:${url}`).all<{ state: string }>()
+      ).results.map((r) => r.state),
+    ),
+  );
+}
+
+describe("a mirror's pass over a partitioned site whose move is under way", () => {
+  it("commits its first pass, and one killed while moving its parts on is finished by the next run: the move's flip waits, then goes", async () => {
+    const origin = freshOrigin("mirror-resume");
+    const url = `${origin}/cms/sitemap.xml`;
+    const env = (count: number) =>
+      ({
+        ...baseEnv,
+        SITES: origin,
+        SITE_DATABASES: `${origin}=${[...DATABASES, "PART_D"].slice(0, count).join(",")}`,
+        MIRROR_SITEMAPS: url,
+        INDEXNOW_ENDPOINT: "",
+        PING_URLS: "",
+      }) as Env;
+    // The site's own records in its three databases; the mirror's one record homed in partition 1 (partition 0 holds none of it).
+    const own = Array.from({ length: 30 }, (_, i) => ({ loc: `${origin}/own/${i}`, lastmod: "2026-02-01" }));
+    expect((await admin(env(3), origin, "PUT", "/urls", own)).status).toBe(200);
+    const mirrored = locAt(origin, 1, "m");
+    const body = `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${mirrored}</loc><lastmod>2026-04-01</lastmod></url></urlset>`;
+    const fetch: Fetcher = async (input) =>
+      input === url ? new Response(body, { headers: { "Content-Type": "application/xml" } }) : new Response("", { status: 404 });
+    // A fourth database appended: its move begins.
+    const site = servicesFor(env(4), origin);
+    expect((await rebalanceStep(site, origin, { maxRows: 10 })).state).toBe("started");
+    const deps = { config: site.config, state: site.mirrors!, fetch };
+    const budget = () => ({ requests: 100, records: 100 });
+    const layoutOf = () => site.layouts!.read();
+    const stores = site.partitions!.map((s) => s.store);
+
+    // The pass's job is killed as it moves the sync's last part on: the error is thrown on (and logged), the step retried.
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const dying = new PartitionedSync(dyingAt(stores, 2), layoutOf);
+    await expect(runMirror({ ...deps, sync: dying }, url, budget())).rejects.toThrow("killed");
+    expect(await mirrorParts(url)).toEqual([["committing"], ["committing"], ["open"]]);
+    // Meanwhile the move reaches its flip and waits for that commit.
+    let step = await rebalanceStep(site, origin, { maxRows: 10 });
+    for (let i = 0; i < 30 && step.state !== "waiting"; i++) step = await rebalanceStep(site, origin, { maxRows: 10 });
+    expect(step.state).toBe("waiting");
+    expect(step.waitingFor).toContain("a sync's commit");
+
+    // The retry (or the next run) finishes the commit, part after part: no guard refusal, nothing left committing.
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5 && outcomes.at(-1) !== "synced"; i++) outcomes.push(await runMirror({ ...deps, sync: site.store.sync! }, url, budget()));
+    expect(outcomes.at(-1)).toBe("synced");
+    expect((await site.mirrors!.load(url))?.error ?? null).toBeNull();
+    expect(await mirrorParts(url)).toEqual([["committed"], ["committed"], ["committed"]]);
+    expect((await admin(env(4), origin, "GET", `/urls?loc=${encodeURIComponent(mirrored)}`)).status).toBe(200);
+
+    // And the move goes on to its flip.
+    for (let i = 0; i < 30 && step.state !== "flipped"; i++) step = await rebalanceStep(site, origin, { maxRows: 10 });
+    expect(step.state).toBe("flipped");
   });
 });
