@@ -182,8 +182,9 @@ async function buildStep(
 
 /**
  * Whether a sync of the site is deleting what its input lacked (its commit under way), in any
- * partition: a site's sync reads as open while one part is (a part with nothing to delete stays
- * open), though another may be deleting already.
+ * partition, asked of each part: a part moves on only once the site's guard passed, and the
+ * commit's next call moves the rest on (src/partitions/sync.ts), so a part committing is a
+ * commit under way whatever its siblings say.
  */
 async function syncCommitting(parts: readonly Services[], origin: string): Promise<string | null> {
   const syncs = await Promise.all(parts.map((part) => part.store.sync?.active(origin) ?? []));

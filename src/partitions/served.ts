@@ -3,11 +3,13 @@
  * a move not yet flipped) are left out of everything that renders, plans or announces, so that
  * each loc is served by exactly one partition, decided by the one layout row (layout.ts).
  *
- * The news, the feed and the change sample leave them out in SQL (`servedUnder`, the partition
- * count handed to the D1 store: src/adapters/d1/served.ts, migration 0025). Shard pages, the
- * regeneration's scan and key rows, lookups and the change feed are still filtered here, by the
- * hash; until a site's first move, and from the purge of what a move left behind (purge.ts) until
- * the next flip, nothing is filtered and nothing is computed per row.
+ * The news, the feed, the change sample and the count of changes still to announce (status's
+ * `pending`) leave them out in SQL (`servedUnder`, the partition count handed to the D1 store:
+ * src/adapters/d1/served.ts, migration 0025). Shard pages, the regeneration's scan and key rows,
+ * lookups and the change feed's pages are still filtered here, by the hash (exact: the hash is
+ * what makes a row served; the SQL marker follows it); until a site's first move, and from the
+ * purge of what a move left behind (purge.ts) until the next flip, nothing is filtered and nothing
+ * is computed per row.
  */
 import type { ChangeFeed, KeyRow, RangeScan, RecordReader, RecordStore, ShardRange } from "../store/port.ts";
 import { type PartitionLayout, hidesRows, isServedBy } from "./layout.ts";

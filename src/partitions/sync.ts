@@ -3,11 +3,13 @@
  * records by their home partition, committed together. Its id joins the partitions' ids, so a
  * client keeps one id and nothing is stored beside the parts.
  *
- * The guard holds for the site as a whole: before any part deletes anything, every part still open
- * reports what it would delete (its guard refusing at a share of 0 carries the counts), and only
- * when the sum passes `maxDelete` do the parts move on. An empty input is refused as for one store.
- * Kill-safety is each part's: nothing is deleted before every part is committing, and a commit
- * resumes part after part where it stopped.
+ * The guard holds for the site as a whole: before any part deletes anything, every part reports
+ * what it would delete (a probe: its guard refusing below a share of 0 carries the counts, and it
+ * moves nothing on), and only when the sum passes `maxDelete` do the parts move on, each recording
+ * the site's guard. An empty input is refused as for one store. Kill-safety: nothing is deleted
+ * before every part is committing; a call that stopped after moving some parts on leaves the sync
+ * committing, and the next call (the client's, a mirror's retry or its next pass) moves the rest on
+ * without a second guard and resumes part after part where it stopped.
  *
  * Across a move (docs/capacity.md "Writes during a move"): a sync started or fed during a move
  * writes to each loc's old home, and a batch's writes to locs being moved are forwarded to their
@@ -39,11 +41,13 @@ const SEPARATOR = ".";
 
 function combine(id: string, parts: readonly SyncInfo[]): SyncInfo {
   const states = new Set<SyncState>(parts.map((p) => p.state));
+  // A part moves on only once the site's guard has passed (a probe moves none): one part past
+  // "open" makes the whole sync committing, finished by the next commit call whoever makes it.
   const state: SyncState = states.has("aborted")
     ? "aborted"
     : states.size === 1 && states.has("committed")
       ? "committed"
-      : states.has("open")
+      : states.size === 1 && states.has("open")
         ? "open"
         : "committing";
   const total = (of: (p: SyncInfo) => number) => parts.reduce((n, p) => n + of(p), 0);
@@ -169,19 +173,19 @@ export class PartitionedSync implements RecordSync {
     const first = combine(id, infos);
     if (first.state === "aborted") throw new SyncStateError(`sync ${id} was aborted; start a new one`);
     if (first.state === "committed") return { sync: first, done: true };
-    // A commit whose deletions began before a flip finishes (the move's catch-up reads on while it runs); one that has not begun is refused.
-    if (infos.every((info) => info.state === "open")) await this.#spanned(id);
-    if (first.state === "open") {
+    // The guard the site passed at, recorded by every part that moved on; none yet: checked now.
+    let passedAt = infos.find((info) => info.state !== "open")?.maxDelete;
+    if (passedAt === undefined) {
+      // A commit whose deletions began before a flip finishes (the move's catch-up reads on while it runs); one that has not begun is refused.
+      await this.#spanned(id);
       if (first.received === 0) throw new SyncEmptyError("this sync received no record: an empty input never empties a scope, so nothing was deleted");
-      const maxDelete = options.maxDelete ?? first.maxDelete;
-      // What each open part would delete, of how many in its scope: a guard below 0 refuses every
-      // part holding records in scope with its counts, one deleting nothing too (at 0 that one
-      // passed, and its records were left out of the site's share: a stricter guard than asked).
+      passedAt = options.maxDelete ?? first.maxDelete;
+      // What each part would delete, of how many in its scope: a probe below 0 refuses every part
+      // holding records in scope with its counts, and moves none on, whatever it finds.
       const counts = await Promise.all(
-        infos.map(async (info, p) => {
-          if (info.state !== "open") return { wouldDelete: 0, inScope: 0 };
+        infos.map(async (_, p) => {
           try {
-            await this.parts[p]!.commit(ids[p]!, { maxDelete: -1, maxChunks: 0, partOfNonEmpty: true }, now);
+            await this.parts[p]!.commit(ids[p]!, { maxDelete: -1, maxChunks: 0, partOfNonEmpty: true, siteGuard: "probe" }, now);
             return { wouldDelete: 0, inScope: 0 };
           } catch (err) {
             if (err instanceof SyncGuardError) return { wouldDelete: err.wouldDelete, inScope: err.inScope };
@@ -189,16 +193,18 @@ export class PartitionedSync implements RecordSync {
           }
         }),
       );
-      const wouldDelete = counts.reduce((n, c) => n + c.wouldDelete, 0);
-      const inScope = counts.reduce((n, c) => n + c.inScope, 0);
-      checkSyncGuard(wouldDelete, inScope, maxDelete);
-      // The site passed: every part still open goes on (its own share may be above the site's), one
-      // deleting nothing too, so that no part stays open beside a committing one (the sweep
-      // finishes an abandoned commit part by part and expires open parts).
-      for (const p of counts.keys()) {
-        if (infos[p]!.state !== "open") continue;
-        await this.parts[p]!.commit(ids[p]!, { maxDelete: 1, maxChunks: 0, partOfNonEmpty: true }, now);
-      }
+      checkSyncGuard(
+        counts.reduce((n, c) => n + c.wouldDelete, 0),
+        counts.reduce((n, c) => n + c.inScope, 0),
+        passedAt,
+      );
+    }
+    // The site passed (in this call, or in one that stopped after moving a part on): every part
+    // still open moves on, so no later call checks the guard again (a part's own share may be
+    // above the site's, and a resumed commit must not be refused half-way).
+    for (const [p, info] of infos.entries()) {
+      if (info.state !== "open") continue;
+      await this.parts[p]!.commit(ids[p]!, { maxDelete: passedAt, maxChunks: 0, partOfNonEmpty: true, siteGuard: "passed" }, now);
     }
     // One part per call, within the call's chunk budget: the client commits again until done.
     infos = await this.#infos(id);

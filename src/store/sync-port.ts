@@ -56,6 +56,14 @@ export interface CommitOptions {
    * empty: a part that received nothing is then no empty input, and its records are deleted as any unseen.
    */
   partOfNonEmpty?: boolean;
+  /**
+   * This sync is one partition's part of a site's sync, whose guard holds for the site as a whole
+   * (src/partitions/sync.ts). "probe": this part's guard is checked and nothing moves on, an open
+   * part stays open whatever its counts (so a refusal of the site leaves every part abortable).
+   * "passed": the site's guard passed at `maxDelete`; the part moves on without its own guard
+   * (its share may be above the site's) and records the site's `maxDelete` as its guard.
+   */
+  siteGuard?: "probe" | "passed";
 }
 
 export interface SyncCommit {

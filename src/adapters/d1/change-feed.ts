@@ -9,6 +9,7 @@
 import type { Change, ChangeCursor, ChangeFeed, ChangePage, ChangeStamp } from "../../store/port.ts";
 import type { D1Observer } from "./rows.ts";
 import { changesAfterStatement, sequenceHead } from "./sequence.ts";
+import { EVERY_ROW, type ServedUnder, servedRow } from "./served.ts";
 
 interface ChangeRowRaw {
   seq: number;
@@ -43,10 +44,12 @@ export class D1ChangeFeed implements ChangeFeed {
   readonly indexed = true;
   readonly #db: D1Database;
   readonly #observe: D1Observer | undefined;
+  readonly #servedUnder: ServedUnder;
 
-  constructor(db: D1Database, observe?: D1Observer) {
+  constructor(db: D1Database, observe?: D1Observer, servedUnder: ServedUnder = EVERY_ROW) {
     this.#db = db;
     this.#observe = observe;
+    this.#servedUnder = servedUnder;
   }
 
   /** `until` is not read: the cursor is a commit position, and what commits later is numbered past it. */
@@ -134,15 +137,27 @@ export class D1ChangeFeed implements ChangeFeed {
     return row ? { stamp: row.updated_at, key: row.id, seq: row.seq } : null;
   }
 
-  /** Scans only the changes past the cursor (a range of urls_site_seq; of urls_site_changed for a stamp cursor). */
+  /**
+   * Scans only the changes past the cursor (a range of urls_site_seq; of urls_site_changed for a
+   * stamp cursor), counting served rows only (status: the changes a partition has still to
+   * announce; a row a move gave away is announced by its new home, a database a move fills announces nothing).
+   */
   async pending(origin: string, after: ChangeStamp): Promise<number> {
+    const served = await this.#servedUnder();
+    if (served === null) return 0;
+    // A database that is no partition hides nothing: the count stays within its index.
+    const hidden = (at: number) => (served === 0 ? "" : ` AND ${servedRow("urls", `?${at}`)}`);
+    const count = served === 0 ? [] : [served];
     const row =
       after.seq === undefined
         ? await this.#db
-            .prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND updated_at >= ?2 AND (updated_at > ?2 OR id > ?3)")
-            .bind(origin, after.stamp, Math.min(after.key, Number.MAX_SAFE_INTEGER))
+            .prepare(`SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND updated_at >= ?2 AND (updated_at > ?2 OR id > ?3)${hidden(4)}`)
+            .bind(origin, after.stamp, Math.min(after.key, Number.MAX_SAFE_INTEGER), ...count)
             .first<{ n: number }>()
-        : await this.#db.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND seq > ?2").bind(origin, after.seq).first<{ n: number }>();
+        : await this.#db
+            .prepare(`SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND seq > ?2${hidden(3)}`)
+            .bind(origin, after.seq, ...count)
+            .first<{ n: number }>();
     return row?.n ?? 0;
   }
 }

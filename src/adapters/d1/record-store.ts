@@ -27,7 +27,7 @@ export function d1RecordStore(db: D1Database, options: D1StoreOptions = {}): Rec
   const { observe, servedUnder } = options;
   const writer = new D1RecordWriter(db);
   const scan = new D1RangeScan(db, observe);
-  const changes = new D1ChangeFeed(db, observe);
+  const changes = new D1ChangeFeed(db, observe, servedUnder);
   return {
     kind: "d1",
     reader: new D1RecordReader(db, options),

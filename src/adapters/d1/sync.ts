@@ -228,7 +228,8 @@ export class D1RecordSync implements RecordSync {
     if (row.state === "aborted") throw new SyncStateError(`sync ${id} was aborted; start a new one`);
     const scope = JSON.parse(row.scope) as SyncScope;
     if (row.state === "open") {
-      await this.#guard(row, scope, options.maxDelete ?? row.max_delete, options.partOfNonEmpty === true);
+      if (options.siteGuard !== "passed") await this.#guard(row, scope, options.maxDelete ?? row.max_delete, options.partOfNonEmpty === true);
+      if (options.siteGuard === "probe") return { sync: infoOf(row), done: false };
       const cursor: CommitCursor = { site: 0, section: scope.section ?? "", key: -1 };
       await this.#db
         .prepare("UPDATE syncs SET state = 'committing', cursor = ?2, max_delete = ?3 WHERE id = ?1 AND state = 'open'")

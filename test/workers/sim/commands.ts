@@ -37,13 +37,11 @@ export type Kind = Command["kind"] | "skewed-write" | "lagging-write" | "write-i
 const NEWEST_SYNC = -1;
 
 /**
- * Kinds the fixed CI seeds leave out, each an open defect named in docs/capacity.md "The simulation":
- * `mirror-remote` — a mirror's first pass over a site whose move to one more database is under way
- * fails its commit ("would delete 0 of the 1 records … MIRROR_MAX_DELETE allows -100%": the guard's
- * probe of a partition, maxDelete -1, seems to reach a commit; not traced further) and leaves its sync committing in one partition, so the
- * move's flip waits for it (whether a later pass finishes it is not checked; `npm run simulate -- --seed 4901 --runs 30`).
+ * Kinds the fixed CI seeds leave out, each an open defect named in docs/capacity.md "The simulation"
+ * (none today: `mirror-remote` was one until a partitioned sync's guard probe stopped moving parts on,
+ * test/workers/partitions-sync-resume.test.ts).
  */
-export const OPEN_DEFECTS: readonly Kind[] = ["mirror-remote"];
+export const OPEN_DEFECTS: readonly Kind[] = [];
 
 /** The pool of locs a program writes (indexes into it). */
 export const LOCS = 48;
