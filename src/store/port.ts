@@ -266,6 +266,8 @@ export interface SequencedChange {
   seq: number;
   loc: string;
   deleted: boolean;
+  /** The row's text as it is now (UTF-16 units of loc and ext, ~200 for the rest): what reading it costs the isolate. */
+  chars: number;
 }
 
 /**

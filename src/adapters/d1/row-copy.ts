@@ -6,6 +6,7 @@
  * copy goes over another copy of an earlier commit only, never over a row written here.
  */
 import { utf8Length } from "../../core/escape.ts";
+import { COPY_PAGE_CHARS as PAGE_CHARS } from "../../core/limits.ts";
 import type { CopiedRow, RowCopy, ScanPosition, SequencedChange } from "../../store/port.ts";
 import { changesAfterStatement, sequenceHead } from "./sequence.ts";
 import { RETURNING_ROWS } from "./writer.ts";
@@ -65,8 +66,8 @@ const itemBytes = (json: string): number => utf8Length(json) + 1;
 /** A row too large for a chunk of its own: copied by a statement of bound values, its `ext` one value as stored (~1 MB at most, what the admin API takes). */
 const tooLarge = (tuple: readonly unknown[]): boolean => itemBytes(JSON.stringify(tuple)) > CHUNK_BYTES;
 
-/** A copy page's text at most (UTF-16 units of loc and ext, ~200 for the rest of a row): ~16 MB of strings in the isolate. */
-const PAGE_CHARS = 8_000_000;
+/** A row's text in SQL: what a page of rows costs the isolate, as PAGE_CHARS counts it. */
+const ROW_CHARS = "length(loc) + COALESCE(length(ext), 0) + 200";
 
 type BoundedRow = Row & { run: number; total: number };
 
@@ -78,7 +79,7 @@ type BoundedRow = Row & { run: number; total: number };
 const bounded = (where: string, budget: string): string =>
   `SELECT ${COLUMNS}, run, total FROM (
      SELECT ${COLUMNS}, w, SUM(w) OVER (ORDER BY section, id ROWS UNBOUNDED PRECEDING) AS run, COUNT(*) OVER () AS total
-     FROM (SELECT ${COLUMNS}, length(loc) + COALESCE(length(ext), 0) + 200 AS w FROM urls ${where})
+     FROM (SELECT ${COLUMNS}, ${ROW_CHARS} AS w FROM urls ${where})
    ) WHERE run - w < ${budget} ORDER BY section, id`;
 
 const copiedRow = (r: Row): CopiedRow => ({
@@ -216,9 +217,9 @@ export class D1RowCopy implements RowCopy {
   }
 
   async changesAfter(origin: string, after: number, limit: number): Promise<SequencedChange[]> {
-    const { results } = await changesAfterStatement(this.#db, "seq, loc, deleted")
+    const { results } = await changesAfterStatement(this.#db, `seq, loc, deleted, ${ROW_CHARS} AS chars`)
       .bind(origin, after, limit)
-      .all<{ seq: number; loc: string; deleted: number }>();
-    return results.map((r) => ({ seq: r.seq, loc: r.loc, deleted: r.deleted === 1 }));
+      .all<{ seq: number; loc: string; deleted: number; chars: number }>();
+    return results.map((r) => ({ seq: r.seq, loc: r.loc, deleted: r.deleted === 1, chars: r.chars }));
   }
 }
