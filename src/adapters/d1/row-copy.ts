@@ -158,13 +158,16 @@ export class D1RowCopy implements RowCopy {
     await this.#db.prepare("UPDATE urls SET moved_in = ?1 WHERE id IN (SELECT value FROM json_each(?2))").bind(movedIn, JSON.stringify(keys)).run();
   }
 
-  /** One statement: the ranges as one JSON parameter, each joined to its rows by the (origin, section, id) order. */
+  /**
+   * One statement: the ranges as one JSON parameter, each (CROSS JOIN: ranges first) a seek into the
+   * moved rows' partial index (migration 0027): rows read are the moved rows, not the partition's.
+   */
   async movedCounts(origin: string, ranges: readonly { section: string; firstKey: number; lastKey: number }[], movedIn: number): Promise<number[]> {
     if (ranges.length === 0) return [];
     const { results } = await this.#db
       .prepare(
         `SELECT r.key AS i, COUNT(*) AS n FROM json_each(?2) AS r
-         JOIN urls AS u ON u.origin = ?1 AND u.section = r.value ->> 0 AND u.id BETWEEN r.value ->> 1 AND r.value ->> 2
+         CROSS JOIN urls AS u ON u.origin = ?1 AND u.section = r.value ->> 0 AND u.id BETWEEN r.value ->> 1 AND r.value ->> 2
          WHERE u.moved_in = ?3 AND u.deleted = 0 GROUP BY r.key`,
       )
       .bind(origin, JSON.stringify(ranges.map((r) => [r.section, r.firstKey, r.lastKey])), movedIn)
