@@ -18,3 +18,10 @@ export const DEFAULT_SECTION = "pages";
 export const VIEW_PAGE_ROWS = 1_000;
 /** Target size of one emitted chunk: big enough to amortise stream overhead, small enough to stay flat. */
 export const RENDER_CHUNK_BYTES = 32 * 1024;
+
+/**
+ * A move's page of rows read whole (its copy, its catch-up) at most, in UTF-16 units of loc and
+ * `ext` plus ~200 a row: ~16 MB of strings in a 128 MB isolate, whatever its row count (5,000
+ * records of ~1 MB `ext` would be 5 GB); a page is one row at least.
+ */
+export const COPY_PAGE_CHARS = 8_000_000;

@@ -14,7 +14,8 @@
  * only deletions go over, stamped anew so that the new home's regeneration sees them; a row
  * written in the new home itself is never overwritten by a copy (row-copy.ts).
  */
-import type { RecordStore } from "../store/port.ts";
+import { COPY_PAGE_CHARS as PAGE_CHARS } from "../core/limits.ts";
+import type { RecordStore, SequencedChange } from "../store/port.ts";
 import { copyOf } from "./forward.ts";
 
 /** Changes read per page of an old partition's feed. */
@@ -41,6 +42,16 @@ export interface CatchUpOptions {
   now: number;
 }
 
+/** The changes up to where the rows they read pass PAGE_CHARS (deletions are read as tombstones too), one at least. */
+function withinChars(changes: readonly SequencedChange[]): readonly SequencedChange[] {
+  let chars = 0;
+  for (const [i, change] of changes.entries()) {
+    chars += change.chars;
+    if (chars > PAGE_CHARS && i > 0) return changes.slice(0, i);
+  }
+  return changes;
+}
+
 /** Reads the old partitions' feeds on from `cursors` (moved on in place, page by page, then `save`d) until every one is at its head (done) or the step's budget is spent. */
 export async function catchUp(
   parts: readonly RecordStore[],
@@ -54,9 +65,11 @@ export async function catchUp(
     for (;;) {
       if (read >= options.maxRows || !options.inTime()) return { done: false, read, written };
       const limit = Math.min(PAGE_ROWS, options.maxRows - read);
-      const page = await copyOf(parts[p]!).changesAfter(origin, cursors[p]!, limit);
-      if (page.length === 0) break;
-      read += page.length;
+      const feed = await copyOf(parts[p]!).changesAfter(origin, cursors[p]!, limit);
+      if (feed.length === 0) break;
+      // The rows a page reads whole stay within PAGE_CHARS of text (at least one): the rest is the next page's.
+      const page = withinChars(feed);
+      read += feed.length;
       // Each changed loc that goes elsewhere, with where and its last change of the page.
       const moving = new Map<string, { to: number; seq: number; deleted: boolean }>();
       for (const change of page) {
@@ -78,7 +91,8 @@ export async function catchUp(
       }
       cursors[p] = page[page.length - 1]!.seq;
       await options.save();
-      if (page.length < limit) break;
+      // The feed's end: a short page read whole (a page cut by its text goes on where it stopped).
+      if (page.length === feed.length && feed.length < limit) break;
     }
   }
   return { done: true, read, written };

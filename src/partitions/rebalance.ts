@@ -114,15 +114,20 @@ async function copyPage(parts: readonly Services[], origin: string, layout: Part
   return { read: page.length, copied: [...byTarget.values()].reduce((n, g) => n + g.length, 0) };
 }
 
-/** A manifest whose shards render live and uncached until the partition's next run: their rows are about to change what they serve. */
-function withoutSnapshots(manifest: ShardManifest, now: number): ShardManifest {
+/**
+ * A manifest whose shards render live and uncached until the partition's next run: their rows are
+ * about to change what they serve. `moved`: per shard, the live rows the move took away, no longer
+ * counted here (status counts served URLs only: the new home's manifest counts them now).
+ */
+function withoutSnapshots(manifest: ShardManifest, moved: readonly number[], now: number): ShardManifest {
   return {
     ...manifest,
     // Checked before a live render (src/http/sitemap-documents.ts): every range counts as changed, so nothing is cached.
     builtAt: 0,
     snapshot: null,
-    shards: manifest.shards.map(({ pageStarts: _, ...s }) => ({
+    shards: manifest.shards.map(({ pageStarts: _, ...s }, i) => ({
       ...s,
+      urlCount: Math.max(0, s.urlCount - (moved[i] ?? 0)),
       snapshot: null,
       version: new Fingerprint().addString(s.version).addString("moved").addNumber(now).digest(),
     })),
@@ -202,7 +207,9 @@ async function flip(site: Services, parts: readonly Services[], origin: string, 
     }
     for (const part of parts.slice(0, layout.settled)) {
       const manifest = await part.manifests.load(origin);
-      if (manifest) await part.manifests.save(withoutSnapshots(manifest, now));
+      if (!manifest) continue;
+      const moved = await copyOf(part.store).movedCounts(origin, manifest.shards, layout.target);
+      await part.manifests.save(withoutSnapshots(manifest, moved, now));
     }
     // What the old partitions gave away is removed once no crawl can need it (purge.ts), from the start.
     const partitionedAt = layout.settled === 1 ? now : layout.partitionedAt;

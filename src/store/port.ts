@@ -272,6 +272,8 @@ export interface SequencedChange {
   seq: number;
   loc: string;
   deleted: boolean;
+  /** The row's text as it is now (UTF-16 units of loc and ext, ~200 for the rest): what reading it costs the isolate. */
+  chars: number;
 }
 
 /**
@@ -292,6 +294,11 @@ export interface RowCopy {
   rows(locs: readonly string[], movedIn?: number): Promise<CopiedRow[]>;
   /** Marks the rows of these keys as taken away from this database by a move to `movedIn` partitions (as `rows` does). */
   markMoved(keys: readonly number[], movedIn: number): Promise<void>;
+  /**
+   * Per key range (section, first and last key, as a manifest's shards), the live rows a move to
+   * `movedIn` partitions took away from this database: what its flip hides from the range's count.
+   */
+  movedCounts(origin: string, ranges: readonly { section: string; firstKey: number; lastKey: number }[], movedIn: number): Promise<number[]>;
   /**
    * Writes rows as stored where the loc is absent (`missing`), or also over a copy of an earlier
    * commit of the same old home (`newer`: never over a row written in this database); returns rows written.

@@ -6,9 +6,9 @@
  * copy goes over another copy of an earlier commit only, never over a row written here.
  */
 import { utf8Length } from "../../core/escape.ts";
+import { COPY_PAGE_CHARS as PAGE_CHARS } from "../../core/limits.ts";
 import type { CopiedRow, RowCopy, ScanPosition, SequencedChange } from "../../store/port.ts";
 import { changesAfterStatement, sequenceHead } from "./sequence.ts";
-import { sitePages } from "./site-pages.ts";
 import { RETURNING_ROWS } from "./writer.ts";
 
 interface Row {
@@ -37,14 +37,18 @@ const COLUMNS = "id, origin, section, loc, lastmod, changefreq, priority, ext, s
 const CHUNK_ROWS = 500;
 const CHUNK_BYTES = 1_000_000;
 
-/** `items` as JSON arrays of at most CHUNK_ROWS items and CHUNK_BYTES UTF-8 bytes each (one larger item alone). */
+/**
+ * `items` as JSON arrays of at most CHUNK_ROWS items and CHUNK_BYTES UTF-8 bytes each, measured on
+ * the parameter as bound (a row's `ext` is JSON text inside it: its quotes and backslashes escaped
+ * again). An item larger alone goes in a chunk of its own; `put` never sends one (`tooLarge`).
+ */
 function chunks<T>(items: readonly T[]): string[] {
   const out: string[] = [];
   let chunk: string[] = [];
   let bytes = 0;
   for (const item of items) {
     const json = JSON.stringify(item);
-    const size = utf8Length(json) + 1;
+    const size = itemBytes(json);
     if (chunk.length > 0 && (chunk.length >= CHUNK_ROWS || bytes + size > CHUNK_BYTES)) {
       out.push(`[${chunk.join(",")}]`);
       chunk = [];
@@ -56,6 +60,27 @@ function chunks<T>(items: readonly T[]): string[] {
   if (chunk.length > 0) out.push(`[${chunk.join(",")}]`);
   return out;
 }
+
+const itemBytes = (json: string): number => utf8Length(json) + 1;
+
+/** A row too large for a chunk of its own: copied by a statement of bound values, its `ext` one value as stored (~1 MB at most, what the admin API takes). */
+const tooLarge = (tuple: readonly unknown[]): boolean => itemBytes(JSON.stringify(tuple)) > CHUNK_BYTES;
+
+/** A row's text in SQL: what a page of rows costs the isolate, as PAGE_CHARS counts it. */
+const ROW_CHARS = "length(loc) + COALESCE(length(ext), 0) + 200";
+
+type BoundedRow = Row & { run: number; total: number };
+
+/**
+ * Up to the LIMIT in `where` of the site's rows, then only those whose text before them is under
+ * the budget (`run`: the running text up to and including the row; `total`: the rows before the cut).
+ * Rows read are the LIMIT's, as a keyset page's.
+ */
+const bounded = (where: string, budget: string): string =>
+  `SELECT ${COLUMNS}, run, total FROM (
+     SELECT ${COLUMNS}, w, SUM(w) OVER (ORDER BY section, id ROWS UNBOUNDED PRECEDING) AS run, COUNT(*) OVER () AS total
+     FROM (SELECT ${COLUMNS}, ${ROW_CHARS} AS w FROM urls ${where})
+   ) WHERE run - w < ${budget} ORDER BY section, id`;
 
 const copiedRow = (r: Row): CopiedRow => ({
   key: r.id,
@@ -76,6 +101,8 @@ const copiedRow = (r: Row): CopiedRow => ({
 const PUT_HEAD = `INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted, source, copied_seq)
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11
   FROM json_each(?1) WHERE true`;
+const PUT_ALONE = `INSERT INTO urls (origin, section, loc, lastmod, changefreq, priority, ext, size, updated_at, deleted, source, copied_seq)
+  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)`;
 const PUT_TAIL = {
   missing: " ON CONFLICT(loc) DO NOTHING",
   // The row keeps its key (the database's own); everything else becomes the newer row's.
@@ -92,11 +119,25 @@ export class D1RowCopy implements RowCopy {
     this.#db = db;
   }
 
+  /**
+   * Keyset order as src/adapters/d1/site-pages.ts (the rest of the section by id, then the following sections), the
+   * rows cut in SQL where their text passes PAGE_CHARS: a page of large records stays a few MB in
+   * the isolate, whatever `limit` (5,000 rows of ~1 MB `ext` would be 5 GB), at least one row.
+   */
   async page(origin: string, after: ScanPosition, limit: number): Promise<CopiedRow[]> {
-    for await (const page of sitePages<Row>(this.#db, undefined, COLUMNS, origin, { section: after.section, after: after.key }, null, limit, limit)) {
-      return page.map(copiedRow);
-    }
-    return [];
+    const within = await this.#db
+      .prepare(bounded("WHERE origin = ?1 AND section = ?2 AND id > ?3 ORDER BY id LIMIT ?4", "?5"))
+      .bind(origin, after.section, after.key, limit, PAGE_CHARS)
+      .all<BoundedRow>();
+    const rows = within.results;
+    const used = rows.at(-1)?.run ?? 0;
+    // Cut by its text, full, or its budget spent: the page ends here; else the section ran out.
+    if (rows.length < (rows[0]?.total ?? 0) || rows.length === limit || used >= PAGE_CHARS) return rows.map(copiedRow);
+    const later = await this.#db
+      .prepare(bounded("WHERE origin = ?1 AND section > ?2 ORDER BY section, id LIMIT ?3", "?4"))
+      .bind(origin, after.section, limit - rows.length, PAGE_CHARS - used)
+      .all<BoundedRow>();
+    return [...rows, ...later.results].map(copiedRow);
   }
 
   async rows(locs: readonly string[], movedIn?: number): Promise<CopiedRow[]> {
@@ -117,6 +158,25 @@ export class D1RowCopy implements RowCopy {
     await this.#db.prepare("UPDATE urls SET moved_in = ?1 WHERE id IN (SELECT value FROM json_each(?2))").bind(movedIn, JSON.stringify(keys)).run();
   }
 
+  /**
+   * One statement: the ranges as one JSON parameter, each (CROSS JOIN: ranges first) a seek into the
+   * moved rows' partial index (migration 0027): rows read are the moved rows, not the partition's.
+   */
+  async movedCounts(origin: string, ranges: readonly { section: string; firstKey: number; lastKey: number }[], movedIn: number): Promise<number[]> {
+    if (ranges.length === 0) return [];
+    const { results } = await this.#db
+      .prepare(
+        `SELECT r.key AS i, COUNT(*) AS n FROM json_each(?2) AS r
+         CROSS JOIN urls AS u ON u.origin = ?1 AND u.section = r.value ->> 0 AND u.id BETWEEN r.value ->> 1 AND r.value ->> 2
+         WHERE u.moved_in = ?3 AND u.deleted = 0 GROUP BY r.key`,
+      )
+      .bind(origin, JSON.stringify(ranges.map((r) => [r.section, r.firstKey, r.lastKey])), movedIn)
+      .all<{ i: number; n: number }>();
+    const counts = ranges.map(() => 0);
+    for (const { i, n } of results) counts[i] = n;
+    return counts;
+  }
+
   async put(rows: readonly CopiedRow[], mode: "missing" | "newer"): Promise<number> {
     const statement = this.#db.prepare(`${PUT_HEAD}${PUT_TAIL[mode]} ${RETURNING_ROWS}`);
     const tuples = rows.map((r) => [
@@ -133,7 +193,10 @@ export class D1RowCopy implements RowCopy {
       r.source,
       r.seq,
     ]);
-    return this.#changed(chunks(tuples).map((json) => statement.bind(json)));
+    const alone = this.#db.prepare(`${PUT_ALONE}${PUT_TAIL[mode]} ${RETURNING_ROWS}`);
+    const large = tuples.filter(tooLarge);
+    const chunked = large.length === 0 ? tuples : tuples.filter((t) => !tooLarge(t));
+    return this.#changed([...chunks(chunked).map((json) => statement.bind(json)), ...large.map((t) => alone.bind(...t))]);
   }
 
   async deleteOlder(entries: readonly { loc: string; seq: number }[], now: number): Promise<number> {
@@ -157,9 +220,9 @@ export class D1RowCopy implements RowCopy {
   }
 
   async changesAfter(origin: string, after: number, limit: number): Promise<SequencedChange[]> {
-    const { results } = await changesAfterStatement(this.#db, "seq, loc, deleted")
+    const { results } = await changesAfterStatement(this.#db, `seq, loc, deleted, ${ROW_CHARS} AS chars`)
       .bind(origin, after, limit)
-      .all<{ seq: number; loc: string; deleted: number }>();
-    return results.map((r) => ({ seq: r.seq, loc: r.loc, deleted: r.deleted === 1 }));
+      .all<{ seq: number; loc: string; deleted: number; chars: number }>();
+    return results.map((r) => ({ seq: r.seq, loc: r.loc, deleted: r.deleted === 1, chars: r.chars }));
   }
 }

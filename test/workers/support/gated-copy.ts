@@ -31,6 +31,7 @@ export function gatedCopy(site: Services, partition: number): { site: Services; 
       page: (origin, after, limit) => inner.page(origin, after, limit),
       rows: (locs, movedIn) => inner.rows(locs, movedIn),
       markMoved: (keys, movedIn) => inner.markMoved(keys, movedIn),
+      movedCounts: (origin, ranges, movedIn) => inner.movedCounts(origin, ranges, movedIn),
       async put(rows, mode) {
         // Only the copy's own page writes wait; a write's forward ("newer") goes through.
         if (mode === "missing") await held.pass();
