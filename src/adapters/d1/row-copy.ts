@@ -160,7 +160,7 @@ export class D1RowCopy implements RowCopy {
 
   /**
    * One statement: the ranges as one JSON parameter, each (CROSS JOIN: ranges first) a seek into the
-   * moved rows' partial index (migration 0027): rows read are the moved rows, not the partition's.
+   * moved rows' partial index (migration 0030): rows read are the moved rows, not the partition's.
    */
   async movedCounts(origin: string, ranges: readonly { section: string; firstKey: number; lastKey: number }[], movedIn: number): Promise<number[]> {
     if (ranges.length === 0) return [];
