@@ -33,11 +33,14 @@ async function register(e: Env, origin: string, settings: Record<string, string>
 const records = async (e: Env, origin: string): Promise<number> =>
   (await e.DB.prepare("SELECT COUNT(*) AS n FROM urls WHERE origin = ?1 AND deleted = 0").bind(origin).first<number>("n")) ?? 0;
 
-/** Y mirrors its own sitemap; with `sibling`, X (another tenant under the same domain) names the same URL. */
-async function mirrored(sibling: boolean): Promise<number> {
+/**
+ * Y mirrors its own sitemap; X, another tenant, names the same URL: from a sibling host under Y's
+ * domain, or from a domain of its own where SITE_SETTINGS_ANY_HOST allows any host; "none": no X.
+ */
+async function mirrored(other: "sibling" | "any-host" | "none"): Promise<number> {
   vi.spyOn(console, "log").mockImplementation(() => undefined);
   vi.spyOn(console, "warn").mockImplementation(() => undefined);
-  const e = { ...baseEnv } as Env;
+  const e = { ...baseEnv, ...(other === "any-host" ? { SITE_SETTINGS_ANY_HOST: "true" } : {}) } as Env;
   const domain = `shop-${label()}.test`;
   const y = `https://y.${domain}`;
   const mirror = `${y}/sitemap.xml`;
@@ -47,17 +50,22 @@ async function mirrored(sibling: boolean): Promise<number> {
     return target === mirror ? new Response(body, { headers: { "Content-Type": "application/xml" } }) : new Response("", { status: 404 });
   });
   await register(e, y, { MIRROR_SITEMAPS: mirror });
-  if (sibling) await register(e, `https://x.${domain}`, { MIRROR_SITEMAPS: mirror });
+  if (other === "sibling") await register(e, `https://x.${domain}`, { MIRROR_SITEMAPS: mirror });
+  if (other === "any-host") await register(e, `https://a.other-${label()}.test`, { MIRROR_SITEMAPS: mirror });
   await runCron(e);
   return records(e, y);
 }
 
 describe("a tenant mirroring another tenant's sitemap URL", () => {
-  it("leaves the owner's mirror as it is alone: its 3 records mirrored", async () => {
-    expect(await mirrored(true)).toBe(3);
+  it("from a sibling host leaves the owner's mirror as it is alone: its 3 records mirrored", async () => {
+    expect(await mirrored("sibling")).toBe(3);
+  });
+
+  it("from any host, where SITE_SETTINGS_ANY_HOST allows it, leaves the owner's mirror as it is alone", async () => {
+    expect(await mirrored("any-host")).toBe(3);
   });
 
   it("control: the owner alone has its 3 records mirrored", async () => {
-    expect(await mirrored(false)).toBe(3);
+    expect(await mirrored("none")).toBe(3);
   });
 });
