@@ -22,7 +22,7 @@ import { DATABASE_SETTING } from "../registry/settings.ts";
 import type { Services } from "../services-type.ts";
 import type { JobHandler, RegisteredSites } from "./context.ts";
 import { type Planned, heartbeatJobs, startPlanned } from "./heartbeat.ts";
-import { MAX_STEPS, REGISTRY_TARGET } from "./messages.ts";
+import { MAX_STEPS, REGISTRY_TARGET, mirrorTarget } from "./messages.ts";
 
 /** Sites per registry read. */
 const PAGE = 200;
@@ -78,8 +78,9 @@ export const registrySweepJob: JobHandler = async (job, c) => {
       tableOf.set(services, site.settings[DATABASE_SETTING] ?? "DB");
       for (const p of heartbeatJobs([services], { deployment: false, gscReadsBefore: gscReads })) {
         if (p.job.kind === "gsc-status") gscReads++;
-        // A mirror job names its URL: the site it belongs to travels with it (src/index.ts resolves the services by it).
-        planned.push(p.job.kind === "mirror" ? { ...p, job: { ...p.job, site: site.origin } } : p);
+        // A mirror job names the site and its URL (its own chain, apart from any other site's naming the URL); the site travels
+        // with it too (src/job-dispatch.ts resolves the services by it).
+        planned.push(p.job.kind === "mirror" ? { ...p, job: { ...p.job, origin: mirrorTarget(site.origin, p.job.origin), site: site.origin } } : p);
       }
     }
     sent += await startPlanned(planned, Date.now(), (p) => tableOf.get(p.database) ?? p.database);

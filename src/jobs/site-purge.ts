@@ -11,7 +11,6 @@
  * It stops at its time budget or its share of the invocation's KV operations, and its chain goes
  * on. Every delete is idempotent: a killed step's retry finds less to do.
  */
-import { mirrorsOf } from "../registry/purge.ts";
 import type { SnapshotStore } from "../snapshots/store.ts";
 import { JOB_LEASE_MS } from "./budget.ts";
 import type { JobHandler } from "./context.ts";
@@ -76,7 +75,7 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
       records += n;
       if (n < PURGE_ROWS_PER_STATEMENT) break;
     }
-    if (!(await purge.purgeState(origin, mirrorsOf(site.settings), PURGE_ROWS_PER_STATEMENT))) return more(`${origin}: ${records} records, state deleted`);
+    if (!(await purge.purgeState(origin, PURGE_ROWS_PER_STATEMENT))) return more(`${origin}: ${records} records, state deleted`);
   }
 
   // The snapshots, in the deployment's SNAPSHOTS namespace: first what the regeneration registered for its garbage
