@@ -22,7 +22,7 @@
 import type { RegisteredSite, SiteRegistry } from "./store.ts";
 
 /** Origins missing from a young list a write or job may read from the registry, per isolate and `ttlMs`. */
-export const MISS_READS_PER_TTL = 100;
+const MISS_READS_PER_TTL = 100;
 /** Origins remembered as read and not found (the negative cache); the oldest goes first. */
 const MISSES_KEPT = 1_000;
 
