@@ -7,7 +7,7 @@ import { loadConfig } from "./config.ts";
 import type { JobHandlers } from "./jobs/consumer.ts";
 import { crawlerRangesJob } from "./jobs/crawler-ranges.ts";
 import { gscStatusJob } from "./jobs/gsc-status.ts";
-import type { Job } from "./jobs/messages.ts";
+import { type Job, mirrorUrlOf } from "./jobs/messages.ts";
 import { mirrorJob } from "./jobs/mirror.ts";
 import { notifyJob } from "./jobs/notify.ts";
 import { rebalanceJob } from "./jobs/rebalance.ts";
@@ -53,7 +53,7 @@ export async function servicesOfJob(env: Env, job: Job): Promise<Services | null
   if (job.kind === "mirror") {
     // A mirror job is named by its URL: a configured mirror writes to the database of the URL's site (SITE_DATABASES);
     // a registered site's carries the site.
-    const url = job.origin;
+    const url = mirrorUrlOf(job.origin);
     site =
       job.site !== undefined
         ? await siteServices(env, job.site, undefined, true)

@@ -210,7 +210,7 @@ function onePer<T>(kept: WeakMap<object, T>, binding: object, make: () => T): T 
 }
 
 /** The stores of one database (`env.DB`) for `config.sites`. */
-function wire(env: Env, config: Config, servedUnder?: ServedUnder, registeredAt: number | null = null): Services {
+function wire(env: Env, config: Config, servedUnder?: ServedUnder, registeredAt: number | null = null, mirrorOwner = ""): Services {
   let store =
     config.urlSource === "kv"
       ? kvRecordStore(
@@ -237,7 +237,8 @@ function wire(env: Env, config: Config, servedUnder?: ServedUnder, registeredAt:
     snapshots: snapshotKv ? new KvSnapshotStore(snapshotKv) : null,
     regen: db ? new D1RegenStore(db) : null,
     notify: db ? new D1NotifyStateStore(db) : null,
-    mirrors: db ? new D1MirrorStateStore(db) : null,
+    // A registered site's mirrors are its own, apart from any other site's naming the same URL (migration 0031).
+    mirrors: db ? new D1MirrorStateStore(db, mirrorOwner) : null,
     gsc: db ? new D1GscStatusStore(db) : null,
     robotsLastGood: snapshotKv ? new KvRobotsLastGoodStore(snapshotKv) : null,
     robotsLoop: snapshotKv ? new KvRobotsLoopStore(snapshotKv) : null,
@@ -304,7 +305,7 @@ export function registeredServices(env: Env, site: RegisteredSite): Services {
   }
   const siteEnv = registeredSiteEnv(env, site.origin, site.settings) as unknown as Env;
   // Not loadConfig: the site's settings that name hosts are checked again here (src/registry/settings.ts).
-  const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings, hosts?.hosts ?? NO_HOSTS), undefined, site.createdAt);
+  const s = wire(siteEnv, registeredSiteConfig(env, site.origin, site.settings, hosts?.hosts ?? NO_HOSTS), undefined, site.createdAt, site.origin);
   byOrigin.set(site.origin, { updatedAt: site.updatedAt, hostsVersion, services: s }, recordBytes(site) + WIRED_BYTES);
   return s;
 }

@@ -46,8 +46,12 @@ export interface AuditEntry {
  * but the dashboard's action (or that action without its CSRF token, or not as a navigation); the
  * action with a query; the action again within its cooldown.
  */
-/** Why a signed-in write was refused; `not-authorized`: its credential does not reach what it named (401, 403 or 404: another site's sync, the platform API with a site's token). */
-export type RefusalReason = "cross-site" | "not-for-browsers" | "action-query" | "cooldown" | "not-authorized";
+/**
+ * Why a signed-in write was refused; `not-authorized`: its credential does not reach what it named (401, 403 or 404:
+ * another site's sync, the platform API with a site's token); `rate-limited`: answered 429 (the site's writes per
+ * minute, its open syncs' cap), which wrote nothing and past the limit costs the sender nothing.
+ */
+export type RefusalReason = "cross-site" | "not-for-browsers" | "action-query" | "cooldown" | "not-authorized" | "rate-limited";
 
 /** Refusals of one minute, reason and principal, counted: what the trail keeps of them. */
 export interface RefusalCount {

@@ -43,7 +43,7 @@ import {
 import { DeleteItemSchema } from "./schemas.ts";
 import { platformOnly, readSite, readSites, registerSite, removeSite, rotateSiteToken, updateSite } from "./sites.ts";
 import { status } from "./status.ts";
-import { abortSync, commitSync, readSync, startSync, syncOwnership, upsertSyncUrls } from "./syncs.ts";
+import { abortSync, commitSync, readSync, startSync, syncOwnership, syncScopeOwnership, upsertSyncUrls } from "./syncs.ts";
 import { readUrl, removeUrls, upsertUrls } from "./urls.ts";
 
 /** The one record declaration as an OpenAPI 3.1 schema object (JSON Schema 2020-12). */
@@ -96,14 +96,16 @@ admin.use("*", dashboardActionAnswer, auditWrites, signedIn, siteRateLimit);
 /**
  * Registers a route with its handler, and the guards its own declaration (`x-access`,
  * src/admin/routes.ts) and path ask for, both before the route's validators: a platform route
- * cannot be added without the platform's guard, and a sync named by id is another site's (404)
- * before its body or query is looked at.
+ * cannot be added without the platform's guard, a sync named by id is another site's (404)
+ * before its body or query is looked at, and a start whose scope names another site is refused (403)
+ * before its body's schema is.
  */
 function register<R extends RouteConfig & { "x-access": RouteAccess }>(route: R, handler: RouteHandler<R, AppEnv>): void {
   const method = route.method.toUpperCase();
   const path = route.path.replace(/\{(\w+)\}/g, ":$1");
   if (route["x-access"] === "platform") admin.on(method, path, platformOnly);
   if (route.path.startsWith("/syncs/{id}")) admin.on(method, path, syncOwnership);
+  if (method === "POST" && route.path === postSync.path) admin.on(method, path, syncScopeOwnership);
   if (route["x-access"] === "public") publicHandlers.add(handler);
   admin.openapi(route, handler);
 }

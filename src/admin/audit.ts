@@ -5,7 +5,8 @@
  * record's body. Status and the dashboard show the last AUDIT_SHOWN.
  *
  * A write the admin refused (`refusal`: cross-site, a browser credential writing, the dashboard's
- * action with a query or within its cooldown; or answered 401, 403 or 404: a credential that does not
+ * action with a query or within its cooldown; answered 429 by a rate or a cap (`rate-limited`: it wrote
+ * nothing, and past the limit each one is free to send); or answered 401, 403 or 404: a credential that does not
  * reach what it named, such as a site's token at the platform API or another site's sync; another
  * site's token sent to this host, which signs no one in, counted under "another site's token") is not an audit row: any script on the site's pages
  * can make such requests by the thousand, and as rows they would evict the accepted writes. They
@@ -28,6 +29,8 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 const AUDIT_HEADER = "X-Admin-Audit";
 /** A write answered so changed nothing its credential may change: counted apart, never a row that evicts accepted writes. */
 const NOT_AUTHORIZED = new Set([401, 403, 404]);
+/** A write refused by a rate or a cap wrote nothing, and past the limit each one is free: counted apart too. */
+const RATE_LIMITED = 429;
 
 /** `received` of a JSON answer (the batch routes say how many records they read), or null. */
 async function recordsOf(res: Response): Promise<number | null> {
@@ -51,7 +54,7 @@ export const auditWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   const who = c.get("principal")?.who ?? c.get("refusedCredential");
   if (READS.has(c.req.method) || who === undefined || c.get("siteGone")) return;
-  const reason = c.get("refusal") ?? (NOT_AUTHORIZED.has(c.res.status) ? "not-authorized" : undefined);
+  const reason = c.get("refusal") ?? (NOT_AUTHORIZED.has(c.res.status) ? "not-authorized" : c.res.status === RATE_LIMITED ? "rate-limited" : undefined);
   const entry = { at: Date.now(), who, method: c.req.method, resource: c.req.path, records: await recordsOf(c.res), status: c.res.status };
   const store = c.var.services.admin;
   try {

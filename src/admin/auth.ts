@@ -13,7 +13,6 @@
  * site is refused uncounted (`signIn`).
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { getCookie } from "hono/cookie";
 import { readVariable } from "../config/variable.ts";
 import { ACCESS_AUD, ACCESS_SERVICE_TOKEN_IDS, ACCESS_TEAM_DOMAIN, ACCESS_TEST_ISSUER, ADMIN_TOKEN } from "../config/variables/index.ts";
 import { loadConfig } from "../config.ts";
@@ -26,16 +25,7 @@ import { browserRefusal, sameOrigin } from "./auth/browser-guard.ts";
 import { clientKey } from "./auth/client-address.ts";
 import { DASHBOARD_PATHS } from "./auth/paths.ts";
 import type { Principal } from "./auth/principal.ts";
-import {
-  SESSION_SECONDS,
-  clearedSessionCookie,
-  csrfToken,
-  isSessionId,
-  newSessionId,
-  sessionCookie,
-  sessionCookieName,
-  sessionKey,
-} from "./auth/session.ts";
+import { SESSION_SECONDS, clearedSessionCookie, csrfToken, newSessionId, sessionCookie, sessionIds, sessionKey } from "./auth/session.ts";
 import { blockedFor, countFailure, tooManyFailures } from "./auth/sign-in-limiter.ts";
 import { signInPage } from "./dashboard/sign-in.ts";
 import { AdminError } from "./errors.ts";
@@ -141,15 +131,19 @@ async function sessionSecret(c: Context<AppEnv>, token: string | null): Promise<
 
 /** The cookie's live session on this site, or null. */
 async function session(c: Context<AppEnv>, token: string | null): Promise<Principal | null> {
-  const id = getCookie(c, sessionCookieName(c.req.url));
+  const ids = sessionIds(c.req.header("Cookie"), c.req.url);
   const store = c.var.services.admin;
-  if (!id || !isSessionId(id) || !store) return null;
+  if (ids.length === 0 || !store) return null;
   const secret = await sessionSecret(c, token);
   if (secret === null) return null;
-  // Keyed under the token: a session made under an earlier token is not found.
-  const s = await store.session(c.var.origin, await sessionKey(secret, id));
-  if (!s || s.origin !== c.var.origin || s.revokedAt !== null || s.expiresAt <= Date.now()) return null;
-  return { via: "session", who: s.identity, csrf: await csrfToken(id) };
+  // The one that verifies, not the first: a cookie tossed in ahead of the admin's signs no one out.
+  for (const id of ids) {
+    // Keyed under the token: a session made under an earlier token is not found.
+    const s = await store.session(c.var.origin, await sessionKey(secret, id));
+    if (s && s.origin === c.var.origin && s.revokedAt === null && s.expiresAt > Date.now())
+      return { via: "session", who: s.identity, csrf: await csrfToken(id) };
+  }
+  return null;
 }
 
 async function authenticate(c: Context<AppEnv>, token: string | null, access: AccessConfig | null): Promise<Principal | Response> {
@@ -229,11 +223,12 @@ export const signIn = async (c: Context<AppEnv>): Promise<Response> => {
 export const signOut = async (c: Context<AppEnv>): Promise<Response> => {
   if (!adminEnabled(c.env)) return c.notFound();
   if (!sameOrigin(c)) return new AdminError(403, { error: "forbidden", message: "cross-site request refused" }).getResponse();
-  const id = getCookie(c, sessionCookieName(c.req.url));
   const store = c.var.services.admin;
   const secret = await sessionSecret(c, adminToken(c.env));
   // Without the secret there is no session to end (none is found under another token either).
-  if (id && isSessionId(id) && store && secret !== null) await store.revokeSession(c.var.origin, await sessionKey(secret, id), Date.now());
+  if (store && secret !== null) {
+    for (const id of sessionIds(c.req.header("Cookie"), c.req.url)) await store.revokeSession(c.var.origin, await sessionKey(secret, id), Date.now());
+  }
   return new Response(null, {
     status: 303,
     headers: { Location: DASHBOARD_PATHS[0]!, "Set-Cookie": clearedSessionCookie(c.req.url), "Cache-Control": "no-store" },

@@ -10,7 +10,7 @@
  * sites is read again) is removed with the rest when the site is deleted: the purge walks every
  * database the deployment binds (src/jobs/site-purge.ts).
  */
-import { type Stranded, mirrorsOf } from "../registry/purge.ts";
+import type { Stranded } from "../registry/purge.ts";
 import type { RegisteredSite } from "../registry/store.ts";
 import { databasePurge } from "../services.ts";
 import { AdminError } from "./errors.ts";
@@ -36,7 +36,7 @@ export async function leaveDatabase(env: Env, site: RegisteredSite, from: string
     throw new AdminError(409, { error: "database_in_use", message: `DATABASE cannot change: ${WHY[stranded]}` });
   }
   for (let round = 0; round < ROUNDS; round++) {
-    if (await purge.purgeState(site.origin, mirrorsOf(site.settings), ROWS_PER_STATEMENT)) return;
+    if (await purge.purgeState(site.origin, ROWS_PER_STATEMENT)) return;
   }
   throw new AdminError(409, {
     error: "database_in_use",

@@ -87,6 +87,30 @@ async function answered<T>(work: Promise<T>, records: readonly ValidRecord[] = [
   }
 }
 
+/** An origin this host does not serve is another site's (or none): a scope naming it is not this credential's to start. */
+function refuseOthers(c: Context<AppEnv>, raw: string, origin: string): void {
+  if (!c.var.services.config.sites.has(origin)) {
+    throw new AdminError(403, { error: "forbidden", message: `${raw.slice(0, 200)} is not a site of this host: a sync covers this host's sites only` });
+  }
+}
+
+/**
+ * Before the route's validator: a start whose scope names another site is refused as such (403) whatever
+ * else its body breaks, so the schema's 400 never answers for another site's sync. Reads only `sites`;
+ * a body that is not JSON, or entries that are not origins, are left to the validator and the handler.
+ */
+export const syncScopeOwnership: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const body: unknown = await c.req.json().catch(() => null);
+  const sites = typeof body === "object" && body !== null ? (body as { sites?: unknown }).sites : undefined;
+  if (Array.isArray(sites)) {
+    for (const raw of sites) {
+      const origin = typeof raw === "string" ? normalizeOrigin(raw) : null;
+      if (origin !== null) refuseOthers(c, raw as string, origin);
+    }
+  }
+  await next();
+};
+
 export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
   const sync = syncOf(c);
   const body = c.req.valid("json");
@@ -95,10 +119,7 @@ export const startSync: RouteHandler<typeof postSync, AppEnv> = async (c) => {
   for (const raw of body.sites) {
     const origin = normalizeOrigin(raw);
     if (origin === null) throw new AdminError(422, { error: "validation_failed", message: `${raw.slice(0, 200)} is not an origin` });
-    // An origin this host does not serve is another site's (or none): a scope naming it is not this credential's to start.
-    if (!config.sites.has(origin)) {
-      throw new AdminError(403, { error: "forbidden", message: `${raw.slice(0, 200)} is not a site of this host: a sync covers this host's sites only` });
-    }
+    refuseOthers(c, raw, origin);
     if (!sites.includes(origin)) sites.push(origin);
   }
   for (const origin of sites) {

@@ -18,7 +18,7 @@ import { shownUrl } from "../mirror/failure.ts";
 import type { Services } from "../services-type.ts";
 import { JOB_LEASE_MS, LEASE_RENEW_MS, RETRY_DELAY_SECONDS, STEP_BUDGET_MS } from "./budget.ts";
 import type { Continuation, JobHandler, RegisteredSites } from "./context.ts";
-import { type Job, type JobKind, parseJob } from "./messages.ts";
+import { type Job, type JobKind, mirrorUrlOf, parseJob } from "./messages.ts";
 import type { Meter } from "./meter.ts";
 import { siteLevelOfPartitioned } from "./partitions.ts";
 import { newChain } from "./scheduler.ts";
@@ -34,11 +34,11 @@ export type JobHandlers = Readonly<Record<JobKind, JobHandler>>;
 type ServicesOf = (env: Env, job: Job) => Services | null | Promise<Services | null>;
 
 /** What a log line or status may show of a job's target: a mirror's URL without its query. */
-const shown = (job: Job): string => (job.kind === "mirror" ? shownUrl(job.origin) : job.origin);
+const shown = (job: Job): string => (job.kind === "mirror" ? shownUrl(mirrorUrlOf(job.origin)) : job.origin);
 
 function describe(err: unknown, job: Job): string {
   const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return job.kind === "mirror" ? text.split(job.origin).join(shownUrl(job.origin)) : text;
+  return job.kind === "mirror" ? text.split(mirrorUrlOf(job.origin)).join(shownUrl(mirrorUrlOf(job.origin))) : text;
 }
 
 const log = (fields: Record<string, unknown>): void => console.log(JSON.stringify({ event: "sitemap.job", ...fields }));

@@ -100,7 +100,13 @@ export async function startPlanned(planned: readonly Planned[], now: number, tab
       mine.map(({ job, delaySeconds }) => ({ kind: job.kind, origin: job.origin, dueAt: now + delaySeconds * 1000, chain: job.chain! })),
       now,
     );
-    send.push(...mine.filter(({ job }) => started.has(`${job.kind} ${job.origin}`)));
+    // A job planned twice started with the first's chain (requestMany): only that one's message is sent.
+    const sent = new Set<string>();
+    for (const p of mine) {
+      const key = `${p.job.kind} ${p.job.origin}`;
+      if (started.has(key) && !sent.has(key)) send.push(p);
+      sent.add(key);
+    }
   }
   // A batch whose send fails gives its chains (and every later batch's) back, so the next request
   // starts them at once instead of finding a live chain with no message and waiting CHAIN_LOST_MS.

@@ -48,6 +48,15 @@ export interface Job {
 /** The `origin` of the jobs that work on the site registry as a whole (registry-sweep, site-purge). */
 export const REGISTRY_TARGET = "registry";
 
+/**
+ * A mirror job's target (its `origin`, the key of its `jobs` row): the URL for the deployment's
+ * MIRROR_SITEMAPS, `<site> <url>` for a registered site's (its mirror state's owner), so two sites
+ * naming one URL keep a chain each and never stop each other's (no URL holds a space).
+ */
+export const mirrorTarget = (owner: string, url: string): string => (owner === "" ? url : `${owner} ${url}`);
+/** The mirrored URL of a mirror job's target. */
+export const mirrorUrlOf = (target: string): string => target.slice(target.indexOf(" ") + 1);
+
 /** A chain of continuations longer than this stops (a 10M-URL site at 50 shards a step needs 4). */
 export const MAX_STEPS = 500;
 

@@ -1,5 +1,5 @@
 /**
- * The mirror job, one per MIRROR_SITEMAPS URL (the message's `origin` is the mirrored URL): one
+ * The mirror job, one per MIRROR_SITEMAPS URL and site (the message's `origin`: `mirrorTarget`): one
  * bounded step of the mirror's pass (src/mirror/scheduled.ts). A pass not yet committed continues
  * at once; a finished one (synced, unchanged or failed) goes on to the regeneration of the site
  * the mirror writes, so mirror → regenerate → notify keep their order.
@@ -9,7 +9,7 @@ import { mirrorAll } from "../mirror/scheduled.ts";
 import { siteOfUrl } from "../mirror/site.ts";
 import type { Services } from "../services-type.ts";
 import type { JobHandler } from "./context.ts";
-import { MAX_STEPS } from "./messages.ts";
+import { MAX_STEPS, mirrorUrlOf } from "./messages.ts";
 
 /** The services with `url` as their only mirror. */
 function forOneMirror(s: Services, url: string): Services {
@@ -25,7 +25,7 @@ async function mirrorSite(s: Services, url: string): Promise<string | null> {
 }
 
 export const mirrorJob: JobHandler = async (job, c) => {
-  const url = job.origin;
+  const url = mirrorUrlOf(job.origin);
   if (!c.services.config.mirror.urls.includes(url)) return "not-a-mirror";
   const outcome = (await mirrorAll([forOneMirror(c.services, url)], { deadline: c.deadline, usage: c.usage })).get(url) ?? "skipped";
   if (outcome === "in-progress") {

@@ -25,7 +25,7 @@ import { DATABASE_SETTING } from "../registry/settings.ts";
 import type { Services } from "../services-type.ts";
 import type { JobHandler, RegisteredSites } from "./context.ts";
 import { type Planned, heartbeatJobs, startPlanned } from "./heartbeat.ts";
-import { MAX_STEPS, REGISTRY_TARGET } from "./messages.ts";
+import { MAX_STEPS, REGISTRY_TARGET, mirrorTarget } from "./messages.ts";
 
 /** Sites per registry read. */
 const PAGE = 200;
@@ -87,8 +87,9 @@ export const registrySweepJob: JobHandler = async (job, c) => {
       const planned: Planned[] = [];
       for (const p of heartbeatJobs([services], { deployment: false, gscReadsBefore: gscReads })) {
         if (p.job.kind === "gsc-status") gscReads++;
-        // A mirror job names its URL: the site it belongs to travels with it (src/index.ts resolves the services by it).
-        planned.push(p.job.kind === "mirror" ? { ...p, job: { ...p.job, site: site.origin } } : p);
+        // A mirror job names the site and its URL (its own chain, apart from any other site's naming the URL); the site travels
+        // with it too (src/job-dispatch.ts resolves the services by it).
+        planned.push(p.job.kind === "mirror" ? { ...p, job: { ...p.job, origin: mirrorTarget(site.origin, p.job.origin), site: site.origin } } : p);
       }
       // Sites on one database (setting DATABASE, default DB) share its `jobs` table: their chains start in one statement per 24.
       groups.push({ origin: site.origin, services, table: site.settings[DATABASE_SETTING] ?? "DB", planned });

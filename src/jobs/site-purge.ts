@@ -13,7 +13,6 @@
  * on. Every delete is idempotent: a killed step's retry finds less to do.
  */
 import { purgeSiteDocuments } from "../regen/purge.ts";
-import { mirrorsOf } from "../registry/purge.ts";
 import type { SnapshotStore } from "../snapshots/store.ts";
 import { JOB_LEASE_MS } from "./budget.ts";
 import type { JobHandler } from "./context.ts";
@@ -78,7 +77,7 @@ export const sitePurgeJob: JobHandler = async (job, c) => {
       records += n;
       if (n < PURGE_ROWS_PER_STATEMENT) break;
     }
-    if (!(await purge.purgeState(origin, mirrorsOf(site.settings), PURGE_ROWS_PER_STATEMENT))) return more(`${origin}: ${records} records, state deleted`);
+    if (!(await purge.purgeState(origin, PURGE_ROWS_PER_STATEMENT))) return more(`${origin}: ${records} records, state deleted`);
   }
 
   // The snapshots, in the deployment's SNAPSHOTS namespace: first what the regeneration registered for its garbage

@@ -6,6 +6,7 @@
 import { shownUrl } from "../mirror/failure.ts";
 import { siteOfUrl } from "../mirror/site.ts";
 import type { Services } from "../services-type.ts";
+import { mirrorTarget, mirrorUrlOf } from "./messages.ts";
 import type { JobRecord, JobUsage } from "./store.ts";
 
 export interface JobStatus {
@@ -45,9 +46,11 @@ const PER_PARTITION = new Set(["regenerate", "notify"]);
 
 export async function jobsStatus(s: Services, origin: string, now = Date.now()): Promise<JobStatus[]> {
   if (!s.jobs) return [];
-  const mirrors = s.config.mirror.urls.filter((url) => siteOfUrl(url, s.config.sites) === origin);
+  // A registered site's mirrors are all its own (their state and jobs are kept under it); the deployment's, by their URL's site.
+  const owner = s.mirrors?.owner ?? "";
+  const mirrors = s.config.mirror.urls.filter((url) => owner === origin || siteOfUrl(url, s.config.sites) === origin);
   // The site's jobs and its mirrors' in one read, however many mirrors it has: the site's first, then each mirror's in its order.
-  const targets = [origin, ...mirrors];
+  const targets = [origin, ...mirrors.map((url) => mirrorTarget(owner, url))];
   const rank = new Map(targets.map((t, i) => [t, i]));
   const listed = (await s.jobs.state.list(targets)).sort((a, b) => rank.get(a.origin)! - rank.get(b.origin)!);
   const records: { r: JobRecord; partition?: number }[] = listed.map((r) =>
@@ -60,7 +63,7 @@ export async function jobsStatus(s: Services, origin: string, now = Date.now()):
   }
   return records.map(({ r, partition }) => ({
     kind: r.kind,
-    target: r.kind === "mirror" ? shownUrl(r.origin) : r.origin,
+    target: r.kind === "mirror" ? shownUrl(mirrorUrlOf(r.origin)) : r.origin,
     ...(partition === undefined ? {} : { partition }),
     state: stateOf(r, now),
     dueAt: r.chain !== null ? iso(r.dueAt) : null,

@@ -88,6 +88,8 @@ export interface ChildRead {
 }
 
 export interface MirrorStateStore {
+  /** The registered site whose MIRROR_SITEMAPS these mirrors are, '' for the deployment's: two sites naming one URL keep a mirror each. */
+  readonly owner: string;
   load(url: string): Promise<MirrorState | null>;
   /** The states of these mirrors in one read (a mirror never run is absent). */
   loadMany(urls: readonly string[]): Promise<Map<string, MirrorState>>;

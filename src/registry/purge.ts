@@ -27,11 +27,11 @@ export interface SitePurgeStore {
   /**
    * Deletes the site's other rows, in every table keyed by its origin (manifest and shards,
    * regeneration, notification, Search Console, admin sessions and audit, jobs, crawler log,
-   * housekeeping, partition layout, syncs scoped to it alone) and the state of `mirrors` (its
-   * MIRROR_SITEMAPS, and any mirror that remembered it as its site): at most `limit` rows per
-   * statement. true when nothing of the site is left there.
+   * housekeeping, partition layout, syncs scoped to it alone) and its mirrors' state and jobs (kept
+   * under its origin: migration 0027; and rows from before it that remembered it as their site): at
+   * most `limit` rows per statement. true when nothing of the site is left there.
    */
-  purgeState(origin: string, mirrors: readonly string[], limit: number): Promise<boolean>;
+  purgeState(origin: string, limit: number): Promise<boolean>;
 }
 
 /**
@@ -68,14 +68,10 @@ export function purgeEverywhere(stores: readonly SitePurgeStore[]): SitePurgeSto
     async dropKeys(origin, keys) {
       for (const s of stores) await s.dropKeys(origin, keys);
     },
-    async purgeState(origin, mirrors, limit) {
+    async purgeState(origin, limit) {
       let done = true;
-      for (const s of stores) if (!(await s.purgeState(origin, mirrors, limit))) done = false;
+      for (const s of stores) if (!(await s.purgeState(origin, limit))) done = false;
       return done;
     },
   };
 }
-
-/** The site's mirrored URLs as its MIRROR_SITEMAPS setting lists them (comma or space separated): their state is the site's. */
-export const mirrorsOf = (settings: Readonly<Record<string, string>>): string[] =>
-  (settings["MIRROR_SITEMAPS"] ?? "").split(/[\s,]+/).filter((u) => u !== "");

@@ -19,7 +19,12 @@
  * with a record older than that. A write or a job (`fresh`) never acts on a stale list: it waits for
  * the list read again, so a deleted site stops taking writes and running jobs in every isolate
  * within `ttlMs` of its DELETE. The isolate that ran the DELETE drops it at once (`forget`); the one
- * that registered a site serves it at once (`remember`).
+ * that registered a site serves it at once (`remember`). A write or job for an origin a list
+ * younger than `ttlMs` lacks (a site registered in another isolate since) reads that origin from the
+ * registry (one indexed query) before it is refused; the origin is then not read again for `ttlMs`,
+ * and an isolate reads at most MISS_READS_PER_TTL such origins per `ttlMs`, so a flood of writes to
+ * unknown hosts costs at most that many queries per isolate and `ttlMs`. Sitemap GETs never do: an
+ * unknown host there costs no query.
  */
 import { ByteLru } from "./byte-lru.ts";
 import { originHost } from "./own-host.ts";
@@ -45,6 +50,11 @@ export interface RegisteredHosts {
   version: number;
 }
 
+/** Origins missing from a young list a write or job may read from the registry, per isolate and `ttlMs`. */
+const MISS_READS_PER_TTL = 100;
+/** Origins remembered as read and not found (the negative cache); the oldest goes first. */
+const MISSES_KEPT = 1_000;
+
 export class RegistryResolver {
   readonly #registry: SiteRegistry;
   readonly #ttlMs: number;
@@ -58,6 +68,10 @@ export class RegistryResolver {
   /** The list's hosts, worked out when first asked after each read of it (null: not yet for this list). */
   #hostsOf: Map<string, ListedSite> | null = null;
   #hosts: RegisteredHosts = { hosts: new Set(), version: 0 };
+  /** Origins read from the registry on a miss, and when: none is read again within `ttlMs`. */
+  readonly #missed = new Map<string, number>();
+  #missWindowAt = 0;
+  #missReads = 0;
 
   constructor(registry: SiteRegistry, ttlMs: number) {
     this.#registry = registry;
@@ -73,11 +87,32 @@ export class RegistryResolver {
     const age = now - this.#loadedAt;
     const stale = list === null || age >= this.#ttlMs;
     const tooOld = age >= 2 * this.#ttlMs;
-    if (list === null || (stale && (fresh || tooOld || !list.has(origin)))) list = await this.#load(now);
+    const reload = list === null || (stale && (fresh || tooOld || !list.has(origin)));
+    if (reload) list = await this.#load(now);
     else if (stale) waitUntil(this.#load(now).catch((error: unknown) => console.error("site registry: the list could not be read again", error)));
-    const listed = list.get(origin);
-    if (!listed) return null;
-    return whole(listed) ?? this.#record(listed);
+    const listed = list!.get(origin);
+    if (listed) return whole(listed) ?? this.#record(listed);
+    return !fresh || reload ? null : this.#readMiss(origin, now);
+  }
+
+  /** `origin`, missing from a young list, read from the registry: at most once per `ttlMs`, and MISS_READS_PER_TTL origins per `ttlMs`. */
+  async #readMiss(origin: string, now: number): Promise<RegisteredSite | null> {
+    const readAt = this.#missed.get(origin);
+    if (readAt !== undefined && now - readAt < this.#ttlMs) return null;
+    if (now - this.#missWindowAt >= this.#ttlMs) {
+      this.#missWindowAt = now;
+      this.#missReads = 0;
+    }
+    if (this.#missReads >= MISS_READS_PER_TTL) return null;
+    this.#missReads++;
+    this.#missed.delete(origin);
+    if (this.#missed.size >= MISSES_KEPT) this.#missed.delete(this.#missed.keys().next().value!);
+    this.#missed.set(origin, now);
+    const site = await this.#registry.get(origin);
+    if (site === null || site.deletedAt !== null) return null;
+    this.#missed.delete(origin);
+    this.remember(site);
+    return site;
   }
 
   /** This isolate serves `site` as it now is at once (its registration or PATCH ran here); the others within `ttlMs`. */

@@ -108,8 +108,11 @@ export interface RecordSync {
   commit(id: string, options: CommitOptions, now?: number): Promise<SyncCommit>;
   /** Ends an open sync without deleting anything. A committing or committed sync cannot be aborted. */
   abort(id: string, now?: number): Promise<SyncInfo>;
-  /** Open and committing syncs whose scope includes `origin` (status), at most 100. */
-  active(origin: string): Promise<SyncInfo[]>;
+  /**
+   * Live syncs whose scope includes `origin` (status, the open syncs' cap): committing, or open and not past their
+   * expiry; `start` ends its scope's open syncs past their expiry, so what the cap no longer counts cannot be revived.
+   */
+  active(origin: string, now?: number): Promise<SyncInfo[]>;
   /**
    * Aborts open syncs past their expiry (nothing deleted), finishes commits past it (their guard
    * passed: a commit its client abandoned completes, docs/sync.md), forgets what finished syncs saw,

@@ -6,8 +6,8 @@
  *   shows the shard count and URL total status reports, SVG charts, and what the Search Console
  *   stand-in reported after a cron run (errors: 2, the index's lastDownloaded);
  * - the session cookie, on this local plain-http host, is `sitemap_admin_session` without `Secure`
- *   (elsewhere `__Secure-` and `Secure`: test/node/session-cookie.test.ts), HttpOnly,
- *   SameSite=Strict, scoped to /sitemap-admin/, and kept by Chromium;
+ *   (elsewhere `__Host-` and `Secure`: test/node/session-cookie.test.ts), HttpOnly,
+ *   SameSite=Strict, with Path=/, and kept by Chromium;
  * - "Regenerate now" (a form with the session's CSRF token) runs a regeneration; a script on the
  *   page, with the same cookie, can neither write records nor trigger it with fetch(), and
  *   submitting the form itself gets no `?full=1` through and nothing within the cooldown;
@@ -213,7 +213,7 @@ describe("the dashboard in Chromium", () => {
 
     const [cookie, ...others] = await context.cookies();
     expect(others).toEqual([]);
-    expect(cookie).toMatchObject({ name: "sitemap_admin_session", httpOnly: true, secure: false, sameSite: "Strict", path: "/sitemap-admin/" });
+    expect(cookie).toMatchObject({ name: "sitemap_admin_session", httpOnly: true, secure: false, sameSite: "Strict", path: "/" });
     expect(cookie!.value).not.toContain(ADMIN_TOKEN);
     // Scripts cannot read it.
     expect(await page.evaluate(() => document.cookie)).toBe("");

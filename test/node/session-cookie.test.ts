@@ -1,5 +1,5 @@
 /**
- * The admin session cookie's name and attributes by host: `__Secure-` and `Secure` everywhere but
+ * The admin session cookie's name and attributes by host: `__Host-`, `Secure` and `Path=/` everywhere but
  * plain http on a loopback or `.test` host, where a browser would drop them (issue 52, local sign-in).
  */
 import { describe, expect, it } from "vitest";
@@ -14,13 +14,13 @@ describe("session cookie by host", () => {
     for (const protocol of ["http:", "https:"]) {
       const url = `${protocol}//${host}:8787/sitemap-admin/sign-in`;
       const local = protocol === "http:" && localHosts.includes(host);
-      it(`${url}: ${local ? "plain local cookie" : "__Secure- cookie"}`, () => {
+      it(`${url}: ${local ? "plain local cookie" : "__Host- cookie"}`, () => {
         expect(isLocalPlainHttp(url)).toBe(local);
         for (const cookie of [sessionCookie(id, url), clearedSessionCookie(url)]) {
           const [pair, ...attrs] = cookie.split("; ");
           expect(pair!.split("=")[0]).toBe(local ? LOCAL_SESSION_COOKIE : SESSION_COOKIE);
           expect(attrs.includes("Secure")).toBe(!local);
-          expect(attrs).toEqual(expect.arrayContaining(["HttpOnly", "SameSite=Strict", "Path=/sitemap-admin/"]));
+          expect(attrs).toEqual(expect.arrayContaining(["HttpOnly", "SameSite=Strict", "Path=/"]));
         }
       });
     }

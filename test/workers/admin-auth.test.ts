@@ -69,9 +69,8 @@ describe("sign-in form and session cookie", () => {
     expect(ok.status).toBe(303);
     expect(ok.headers.get("Location")).toBe("/sitemap-admin/");
     const cookie = ok.headers.get("Set-Cookie")!;
-    expect(cookie).toMatch(/^__Secure-sitemap_admin_session=[A-Za-z0-9_-]{43}; /);
-    for (const attr of ["HttpOnly", "Secure", "SameSite=Strict", "Path=/sitemap-admin/", `Max-Age=${SESSION_SECONDS}`])
-      expect(cookie.split("; ")).toContain(attr);
+    expect(cookie).toMatch(/^__Host-sitemap_admin_session=[A-Za-z0-9_-]{43}; /);
+    for (const attr of ["HttpOnly", "Secure", "SameSite=Strict", "Path=/", `Max-Age=${SESSION_SECONDS}`]) expect(cookie.split("; ")).toContain(attr);
     expect(cookie).not.toContain(TOKEN);
 
     const session = cookie.split(";")[0]!;
@@ -83,7 +82,7 @@ describe("sign-in form and session cookie", () => {
     // Sign-out clears it.
     const out = await call(env, `${origin}/sitemap-admin/sign-out`, { method: "POST" });
     expect(out.status).toBe(303);
-    expect(out.headers.get("Set-Cookie")).toMatch(/^__Secure-sitemap_admin_session=; Max-Age=0; /);
+    expect(out.headers.get("Set-Cookie")).toMatch(/^__Host-sitemap_admin_session=; Max-Age=0; /);
   });
 
   it("a made-up, expired, revoked, other-token or other-site session is not a session", async () => {

@@ -207,7 +207,7 @@ describe("item 2: a platform session is nothing on a tenant's host", () => {
     expect(own.status).toBe(303);
     const value = own.headers.get("Set-Cookie")!.split(";")[0]!.split("=").slice(1).join("=");
     // Both cookie names: the tenant's host is plain http on a test port, the platform's https.
-    for (const name of ["__Secure-sitemap_admin_session", "sitemap_admin_session"]) {
+    for (const name of ["__Host-sitemap_admin_session", "sitemap_admin_session"]) {
       const headers = { Cookie: `${name}=${value}` };
       expect((await call(e, `${origin}/sitemap-admin/status`, { headers })).status, name).toBe(401);
       expect([401, 404], name).toContain((await call(e, `${origin}/sitemap-admin/platform`, { headers })).status);

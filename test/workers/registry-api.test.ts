@@ -94,7 +94,7 @@ describe("POST /sitemap-admin/sites", () => {
     expect((await call(e, `${origin}/sitemap-admin/status`, { headers: siteAuth })).status).toBe(200);
   });
 
-  it("signs in on a plain-http .test host with a cookie a browser keeps there (no __Secure- prefix, no Secure)", async () => {
+  it("signs in on a plain-http .test host with a cookie a browser keeps there (no __Host- prefix, no Secure)", async () => {
     const local = `http://${uniqueLabel("p")}.test:8787`;
     const e = siteEnv(local);
     const signedIn = await call(e, `${local}/sitemap-admin/sign-in`, signInForm(TOKEN, "198.51.100.7", { Origin: local }));

@@ -118,11 +118,14 @@ describe("the purge of a deleted registered site", () => {
       expect(await registry.create({ origin, settings, tokenHash: origin, createdAt: now, updatedAt: now, deletedAt: null })).toBe(true);
       await seed(origin, now);
     }
-    // The site's mirror (its state and children) and its mirror job.
+    // The site's mirror (its state and children, kept under it: migration 0031) and its mirror job (`<site> <url>`);
+    // KEPT's mirror of the same URL, its own rows and job, which the purge of GONE leaves.
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO mirrors (url, site) VALUES (?1, ?2)").bind(CMS_SITEMAP, GONE),
-      env.DB.prepare("INSERT INTO mirror_children (url, n, child) VALUES (?1, 0, ?1 || '?page=1'), (?1, 1, ?1 || '?page=2')").bind(CMS_SITEMAP),
-      env.DB.prepare("INSERT INTO jobs (kind, origin) VALUES ('mirror', ?1)").bind(CMS_SITEMAP),
+      env.DB.prepare("INSERT INTO mirrors (owner, url, site) VALUES (?2, ?1, ?2), (?3, ?1, ?3)").bind(CMS_SITEMAP, GONE, KEPT),
+      env.DB.prepare(
+        "INSERT INTO mirror_children (owner, url, n, child) VALUES (?2, ?1, 0, ?1 || '?page=1'), (?2, ?1, 1, ?1 || '?page=2'), (?3, ?1, 0, ?1 || '?page=1')",
+      ).bind(CMS_SITEMAP, GONE, KEPT),
+      env.DB.prepare("INSERT INTO jobs (kind, origin) VALUES ('mirror', ?1 || ' ' || ?2), ('mirror', ?3 || ' ' || ?2)").bind(GONE, CMS_SITEMAP, KEPT),
     ]);
     // Orphan parts (staged, no head took them), registered for the garbage collection.
     await env.SNAPSHOTS.put(`s1/_parts/${"f".repeat(32)}/0`, "gz");
@@ -169,9 +172,16 @@ describe("the purge of a deleted registered site", () => {
     const after = await rowsOf(GONE);
     expect(Object.entries(after).filter(([, n]) => n > 0)).toEqual([]);
     expect(await registry.get(GONE)).toBeNull();
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM mirrors WHERE url = ?1").bind(CMS_SITEMAP).first("n")).toBe(0);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM mirror_children WHERE url = ?1").bind(CMS_SITEMAP).first("n")).toBe(0);
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE origin = ?1").bind(CMS_SITEMAP).first("n")).toBe(0);
+    const owners = async (table: string) =>
+      (await env.DB.prepare(`SELECT DISTINCT owner FROM ${table} WHERE url = ?1 ORDER BY owner`).bind(CMS_SITEMAP).all<{ owner: string }>()).results.map(
+        (r) => r.owner,
+      );
+    expect(await owners("mirrors")).toEqual([KEPT]);
+    expect(await owners("mirror_children")).toEqual([KEPT]);
+    const jobs = await env.DB.prepare("SELECT origin FROM jobs WHERE kind = 'mirror' AND origin LIKE '% ' || ?1")
+      .bind(CMS_SITEMAP)
+      .all<{ origin: string }>();
+    expect(jobs.results.map((r) => r.origin)).toEqual([`${KEPT} ${CMS_SITEMAP}`]);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM syncs WHERE id = ?1").bind(`${GONE}#sync`).first("n")).toBe(0);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM sync_seen WHERE sync = ?1").bind(`${GONE}#sync`).first("n")).toBe(0);
     expect(await kvKeys(`s1/${GONE}/`)).toEqual([]);

@@ -78,8 +78,13 @@ export class D1JobStateStore implements JobStateStore {
     return row?.chain === job.chain;
   }
 
-  async requestMany(jobs: readonly JobRequest[], now: number): Promise<Set<string>> {
+  async requestMany(requests: readonly JobRequest[], now: number): Promise<Set<string>> {
     const started = new Set<string>();
+    // One request per job: a statement naming a job twice would keep one chain and answer for the other, and
+    // matching its answer against either could send neither. The first asks; the others are the same job.
+    const byJob = new Map<string, JobRequest>();
+    for (const j of requests) if (!byJob.has(`${j.kind} ${j.origin}`)) byJob.set(`${j.kind} ${j.origin}`, j);
+    const jobs = [...byJob.values()];
     for (let i = 0; i < jobs.length; i += REQUESTS_PER_STATEMENT) {
       const chunk = jobs.slice(i, i + REQUESTS_PER_STATEMENT);
       const values = chunk.map((_, j) => `(?${j * 4 + 3}, ?${j * 4 + 4}, ?${j * 4 + 5}, ?${j * 4 + 6}, 0)`).join(", ");

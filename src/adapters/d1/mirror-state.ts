@@ -1,4 +1,7 @@
-/** Mirror state in D1 (migrations/0006_mirrors.sql, 0007_mirror_validators.sql). */
+/**
+ * Mirror state in D1 (migrations/0006_mirrors.sql, 0007_mirror_validators.sql), each row its owner's
+ * (0031_mirrors_by_site.sql): a store reads and writes only the mirrors of the site it was made for.
+ */
 import { utf8Length } from "../../core/escape.ts";
 import {
   type ChildRead,
@@ -106,21 +109,24 @@ function stateOf(row: MirrorRow): MirrorState {
 
 export class D1MirrorStateStore implements MirrorStateStore {
   readonly #db: D1Database;
+  readonly owner: string;
 
-  constructor(db: D1Database) {
+  /** `owner`: the registered site whose MIRROR_SITEMAPS these are, '' for the deployment's. */
+  constructor(db: D1Database, owner: string) {
     this.#db = db;
+    this.owner = owner;
   }
 
   async load(url: string): Promise<MirrorState | null> {
-    const row = await this.#db.prepare("SELECT * FROM mirrors WHERE url = ?1").bind(url).first<MirrorRow>();
+    const row = await this.#db.prepare("SELECT * FROM mirrors WHERE owner = ?2 AND url = ?1").bind(url, this.owner).first<MirrorRow>();
     return row === null ? null : stateOf(row);
   }
 
   async loadMany(urls: readonly string[]): Promise<Map<string, MirrorState>> {
     // One query for any number of mirrors: the URLs as one JSON parameter.
     const { results } = await this.#db
-      .prepare("SELECT * FROM mirrors WHERE url IN (SELECT value FROM json_each(?1))")
-      .bind(JSON.stringify(urls))
+      .prepare("SELECT * FROM mirrors WHERE owner = ?2 AND url IN (SELECT value FROM json_each(?1))")
+      .bind(JSON.stringify(urls), this.owner)
       .all<MirrorRow>();
     return new Map(results.map((row) => [row.url, stateOf(row)]));
   }
@@ -128,8 +134,8 @@ export class D1MirrorStateStore implements MirrorStateStore {
   async save(s: MirrorState, reads: readonly ChildRead[] = []): Promise<void> {
     const state = this.#db
       .prepare(
-        `INSERT OR REPLACE INTO mirrors (url, etag, last_modified, sync_id, pass_etag, pass_last_modified, child, records_done, counts, checked_at, ok_at, error, error_at, site, prefix, check_child, verifying, top_read_at, children_digest)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)`,
+        `INSERT OR REPLACE INTO mirrors (owner, url, etag, last_modified, sync_id, pass_etag, pass_last_modified, child, records_done, counts, checked_at, ok_at, error, error_at, site, prefix, check_child, verifying, top_read_at, children_digest)
+         VALUES (?20, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)`,
       )
       .bind(
         s.url,
@@ -151,6 +157,7 @@ export class D1MirrorStateStore implements MirrorStateStore {
         s.verifying ? 1 : 0,
         s.topReadAt,
         s.childrenDigest,
+        this.owner,
       );
     if (reads.length === 0) await state.run();
     else await this.#db.batch([state, this.#childReads(s.url, reads)]);
@@ -162,33 +169,35 @@ export class D1MirrorStateStore implements MirrorStateStore {
     return this.#db
       .prepare(
         `UPDATE mirror_children SET etag = r.value ->> 1, last_modified = r.value ->> 2, digest = r.value ->> 3, read_at = r.value ->> 4
-         FROM json_each(?2) AS r WHERE mirror_children.url = ?1 AND mirror_children.n = r.value ->> 0`,
+         FROM json_each(?2) AS r WHERE mirror_children.owner = ?3 AND mirror_children.url = ?1 AND mirror_children.n = r.value ->> 0`,
       )
-      .bind(url, JSON.stringify(rows));
+      .bind(url, JSON.stringify(rows), this.owner);
   }
 
   async setChildren(url: string, children: readonly string[]): Promise<void> {
     // One transaction of a few statements: the list is replaced whole or not at all.
     await this.#db.batch([
-      this.#db.prepare("DELETE FROM mirror_children WHERE url = ?1").bind(url),
+      this.#db.prepare("DELETE FROM mirror_children WHERE owner = ?2 AND url = ?1").bind(url, this.owner),
       ...childChunks(children).map(({ first, json }) =>
-        this.#db.prepare("INSERT INTO mirror_children (url, n, child) SELECT ?1, ?2 + key, value FROM json_each(?3)").bind(url, first, json),
+        this.#db
+          .prepare("INSERT INTO mirror_children (owner, url, n, child) SELECT ?4, ?1, ?2 + key, value FROM json_each(?3)")
+          .bind(url, first, json, this.owner),
       ),
     ]);
   }
 
   async child(url: string, n: number): Promise<MirrorChild | null> {
     const row = await this.#db
-      .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE url = ?1 AND n = ?2")
-      .bind(url, n)
+      .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE owner = ?3 AND url = ?1 AND n = ?2")
+      .bind(url, n, this.owner)
       .first<ChildRow>();
     return row === null ? null : childOf(row);
   }
 
   async children(url: string, from: number, limit: number): Promise<MirrorChild[]> {
     const { results } = await this.#db
-      .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE url = ?1 AND n >= ?2 ORDER BY n LIMIT ?3")
-      .bind(url, from, limit)
+      .prepare("SELECT child, etag, last_modified, digest, read_at FROM mirror_children WHERE owner = ?4 AND url = ?1 AND n >= ?2 ORDER BY n LIMIT ?3")
+      .bind(url, from, limit, this.owner)
       .all<ChildRow>();
     return results.map(childOf);
   }
@@ -199,12 +208,17 @@ export class D1MirrorStateStore implements MirrorStateStore {
 
   async forgetChildReads(url: string): Promise<void> {
     await this.#db
-      .prepare("UPDATE mirror_children SET etag = NULL, last_modified = NULL, digest = NULL, read_at = NULL WHERE url = ?1 AND digest IS NOT NULL")
-      .bind(url)
+      .prepare(
+        "UPDATE mirror_children SET etag = NULL, last_modified = NULL, digest = NULL, read_at = NULL WHERE owner = ?2 AND url = ?1 AND digest IS NOT NULL",
+      )
+      .bind(url, this.owner)
       .run();
   }
 
   async childCount(url: string): Promise<number> {
-    return (await this.#db.prepare("SELECT COUNT(*) AS n FROM mirror_children WHERE url = ?1").bind(url).first<{ n: number }>())?.n ?? 0;
+    return (
+      (await this.#db.prepare("SELECT COUNT(*) AS n FROM mirror_children WHERE owner = ?2 AND url = ?1").bind(url, this.owner).first<{ n: number }>())
+        ?.n ?? 0
+    );
   }
 }

@@ -82,7 +82,7 @@ export class D1SitePurge implements SitePurgeStore {
       .run();
   }
 
-  async purgeState(origin: string, mirrors: readonly string[], limit: number): Promise<boolean> {
+  async purgeState(origin: string, limit: number): Promise<boolean> {
     const db = this.#db;
     const statements = BY_ORIGIN.map(([table, key]) =>
       db.prepare(`DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE origin = ?1 LIMIT ?2)`).bind(origin, limit),
@@ -90,23 +90,31 @@ export class D1SitePurge implements SitePurgeStore {
     statements.push(
       db.prepare("DELETE FROM jobs WHERE kind IN (SELECT value FROM json_each(?2)) AND origin = ?1").bind(origin, JSON.stringify(SITE_JOB_KINDS)),
     );
-    // The mirrors: its MIRROR_SITEMAPS (when no other site's records are remembered for them), and any that remembered it.
-    const named = "SELECT url FROM mirrors WHERE (url IN (SELECT value FROM json_each(?2)) AND (site IS NULL OR site = ?1)) OR site = ?1";
-    const urls = JSON.stringify(mirrors);
+    // The mirrors: the site's own (migration 0031: owner = the site), and rows from before it that remembered the site
+    // (owner '': a registered site is never one of the deployment's SITES, whose mirrors keep owner ''). Another site
+    // naming the same URL keeps its own rows and its own mirror job (`mirrorTarget`).
+    const mine = "owner = ?1 OR (owner = '' AND site = ?1)";
+    const named = `SELECT owner, url FROM mirrors WHERE ${mine}`;
     statements.push(
-      db.prepare(`DELETE FROM jobs WHERE kind = 'mirror' AND origin IN (SELECT value FROM json_each(?2))`).bind(origin, urls),
+      // Its mirror jobs: targets `<site> <url>` (src/jobs/messages.ts `mirrorTarget`), a range of the key (' ' < '!').
+      db.prepare(`DELETE FROM jobs WHERE kind = 'mirror' AND origin > ?1 || ' ' AND origin < ?1 || '!'`).bind(origin),
       db
-        .prepare(`DELETE FROM mirror_children WHERE (url, n) IN (SELECT url, n FROM mirror_children WHERE url IN (${named}) LIMIT ?3)`)
-        .bind(origin, urls, limit),
+        .prepare(
+          `DELETE FROM mirror_children WHERE (owner, url, n) IN (SELECT owner, url, n FROM mirror_children WHERE (owner, url) IN (${named}) LIMIT ?2)`,
+        )
+        .bind(origin, limit),
       // A mirror's row goes once its children are gone.
       db
-        .prepare(`DELETE FROM mirrors WHERE url IN (${named}) AND NOT EXISTS (SELECT 1 FROM mirror_children c WHERE c.url = mirrors.url)`)
-        .bind(origin, urls),
+        .prepare(
+          `DELETE FROM mirrors WHERE (owner, url) IN (${named})
+             AND NOT EXISTS (SELECT 1 FROM mirror_children c WHERE c.owner = mirrors.owner AND c.url = mirrors.url)`,
+        )
+        .bind(origin),
     );
     const results = await db.batch(statements);
     let left = results.some((r) => (r.meta.changes ?? 0) >= limit);
     // What is left of the mirrors (children beyond this statement's rows), seen by one read.
-    const mirrorsLeft = await db.prepare(`SELECT 1 FROM mirrors WHERE url IN (${named}) LIMIT 1`).bind(origin, urls).first();
+    const mirrorsLeft = await db.prepare(`SELECT 1 FROM mirrors WHERE ${mine} LIMIT 1`).bind(origin).first();
     if (mirrorsLeft) left = true;
     const syncsDone = await this.#purgeSyncs(origin, limit);
     return syncsDone && !left;

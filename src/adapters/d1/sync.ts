@@ -27,6 +27,11 @@ const FINISHED = "state IN ('committed', 'aborted')";
 const ABANDONED = "state = 'committing' AND expires_at < ?1";
 /** The sweep's D1 statements per chunk of an abandoned commit: the sync's row, the chunk's keys, its UPDATE and cursor. */
 const CHUNK_STATEMENTS = 4;
+/**
+ * A live sync, given the parameter holding the time: committing, or open and not past its expiry (the sweep ends
+ * those). The cap and `active` count only these, so a site whose syncs expired starts a new one at once.
+ */
+const live = (now: string) => `(state = 'committing' OR (state = 'open' AND expires_at >= ${now}))`;
 
 interface SyncRow {
   id: string;
@@ -119,19 +124,29 @@ export class D1RecordSync implements RecordSync {
     if (scope.sites.length === 0) throw new SyncScopeError("a sync needs at least one site", []);
     const id = crypto.randomUUID();
     const stored: SyncScope = { sites: [...scope.sites], section: scope.section, source: scope.source };
+    // The scope's open syncs past their expiry end here, as the sweep would end them: the cap counts
+    // live syncs only (as `active` lists them), and one it no longer counts can no longer be written to.
     // The cap in the insert itself: D1 runs one statement at a time, so concurrent starts cannot pass it together.
-    const inserted = await this.#db
-      .prepare(
-        `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at, served_by, started_seq)
-         SELECT ?1, ?2, 'open', ?3, ?4, ?5, ?7, (SELECT head FROM url_sequence WHERE id = 1)
-         WHERE ?6 IS NULL OR NOT EXISTS (
-           SELECT 1 FROM json_each(?2, '$.sites') AS site
-           WHERE (SELECT COUNT(*) FROM syncs WHERE state IN ('open', 'committing')
-                  AND EXISTS (SELECT 1 FROM json_each(syncs.scope, '$.sites') WHERE value = site.value)) >= ?6)
-         RETURNING id`,
-      )
-      .bind(id, JSON.stringify(stored), options.maxDelete, now, now + options.ttlMs, options.maxOpenPerSite ?? null, options.servedBy ?? null)
-      .first<{ id: string }>();
+    const [, insert] = await this.#db.batch<{ id: string }>([
+      this.#db
+        .prepare(
+          `UPDATE syncs SET state = 'aborted', finished_at = ?2 WHERE state = 'open' AND expires_at < ?2
+             AND EXISTS (SELECT 1 FROM json_each(syncs.scope, '$.sites') AS mine JOIN json_each(?1, '$.sites') AS wanted ON mine.value = wanted.value)`,
+        )
+        .bind(JSON.stringify(stored), now),
+      this.#db
+        .prepare(
+          `INSERT INTO syncs (id, scope, state, max_delete, started_at, expires_at, served_by, started_seq)
+           SELECT ?1, ?2, 'open', ?3, ?4, ?5, ?7, (SELECT head FROM url_sequence WHERE id = 1)
+           WHERE ?6 IS NULL OR NOT EXISTS (
+             SELECT 1 FROM json_each(?2, '$.sites') AS site
+             WHERE (SELECT COUNT(*) FROM syncs WHERE ${live("?4")}
+                    AND EXISTS (SELECT 1 FROM json_each(syncs.scope, '$.sites') WHERE value = site.value)) >= ?6)
+           RETURNING id`,
+        )
+        .bind(id, JSON.stringify(stored), options.maxDelete, now, now + options.ttlMs, options.maxOpenPerSite ?? null, options.servedBy ?? null),
+    ]);
+    const inserted = insert?.results[0] ?? null;
     if (inserted === null) throw new SyncQuotaError(`a site of the scope has ${options.maxOpenPerSite} open syncs, the most a site may have`);
     return (await this.get(id))!;
   }
@@ -323,13 +338,13 @@ export class D1RecordSync implements RecordSync {
    * The site's own open and committing syncs, found by site in SQL: a move's flip waits for every
    * one of them, so no limit may leave one out however many other sites have syncs open.
    */
-  async active(origin: string): Promise<SyncInfo[]> {
+  async active(origin: string, now = Date.now()): Promise<SyncInfo[]> {
     const { results } = await this.#db
       .prepare(
-        `SELECT * FROM syncs WHERE state IN ('open', 'committing')
+        `SELECT * FROM syncs WHERE ${live("?2")}
            AND EXISTS (SELECT 1 FROM json_each(syncs.scope, '$.sites') WHERE value = ?1) ORDER BY started_at DESC`,
       )
-      .bind(origin)
+      .bind(origin, now)
       .all<SyncRow>();
     return results.map(infoOf);
   }

@@ -9,18 +9,20 @@
  *   random bits that only the cookie holds, so a copy of the table (a D1 backup) confirms no guess.
  *   A tag of the token alone (an HMAC of a fixed label, as sessions kept before migration 0020)
  *   would confirm one at the speed of a hash;
- * - `__Secure-` prefix, `Secure; HttpOnly; SameSite=Strict; Path=/sitemap-admin/`: never read by
- *   scripts, never sent cross-site or to the rest of the site (so never to the origin server
- *   behind the route, which is why it is not a `__Host-` cookie: that prefix needs `Path=/`);
+ * - `__Host-` prefix, `Secure; HttpOnly; SameSite=Strict; Path=/`, no `Domain`: never read by scripts,
+ *   never sent cross-site, and no other host can set one of that name for this host: a tenant under the
+ *   platform's registrable domain could set a `__Secure-` cookie with `Domain=` that browsers send here
+ *   first (a longer path first, RFC 6265 5.4) and shadow the admin's. The prefix needs `Path=/`, so the
+ *   cookie also goes to the origin server behind the route: it is an opaque id, worth nothing without
+ *   this Worker's rows, and the admin reads every cookie of that name (`sessionIds`), not the first;
  * - on a local plain-http host (loopback, or a `.test` name: RFC 6761 keeps it off the internet) and only
- *   there, the cookie is `sitemap_admin_session` without `Secure`: a browser drops a `__Secure-` or
+ *   there, the cookie is `sitemap_admin_session` without `Secure`: a browser drops a `__Host-` or
  *   `Secure` cookie set over plain http on such a host, and a local sign-in would come back unsigned;
  * - the CSRF token of its dashboard actions is derived from the id (`csrfToken`): it names the
  *   session without giving it away, and needs nothing stored.
  */
-import { ADMIN_PATH } from "./paths.ts";
 
-export const SESSION_COOKIE = "__Secure-sitemap_admin_session";
+export const SESSION_COOKIE = "__Host-sitemap_admin_session";
 /** The cookie's name on a local plain-http host (`isLocalPlainHttp`). */
 export const LOCAL_SESSION_COOKIE = "sitemap_admin_session";
 
@@ -38,7 +40,7 @@ export function isLocalPlainHttp(url: string): boolean {
 }
 
 /** The session cookie's name for a request's URL. */
-export const sessionCookieName = (url: string): string => (isLocalPlainHttp(url) ? LOCAL_SESSION_COOKIE : SESSION_COOKIE);
+const sessionCookieName = (url: string): string => (isLocalPlainHttp(url) ? LOCAL_SESSION_COOKIE : SESSION_COOKIE);
 /** A session lasts this long (s), then the sign-in form comes back. */
 export const SESSION_SECONDS = 12 * 3600;
 
@@ -56,7 +58,7 @@ const hex = (bytes: ArrayBuffer): string => [...new Uint8Array(bytes)].map((b) =
 export const newSessionId = (): string => base64url(crypto.getRandomValues(new Uint8Array(32)));
 
 /** Whether a cookie value has the shape of a session id (anything else is not looked up). */
-export const isSessionId = (value: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(value);
+const isSessionId = (value: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(value);
 
 /**
  * What the server stores for a session id, and finds it by: HMAC-SHA-256 of the id keyed by the
@@ -75,7 +77,28 @@ export async function sessionKey(adminToken: string, id: string): Promise<string
 export const csrfToken = async (credential: string): Promise<string> =>
   base64url(await crypto.subtle.digest("SHA-256", encoder.encode(`edge-sitemaps csrf v1\n${credential}`)));
 
-const attributes = (url: string): string => `Path=${ADMIN_PATH}/; HttpOnly; ${isLocalPlainHttp(url) ? "" : "Secure; "}SameSite=Strict`;
+const attributes = (url: string): string => `Path=/; HttpOnly; ${isLocalPlainHttp(url) ? "" : "Secure; "}SameSite=Strict`;
+
+/** Cookies of the session's name a request may carry that are looked up: a few tossed ones cannot hide the admin's. */
+const MAX_SESSION_COOKIES = 4;
+
+/**
+ * The session ids of a Cookie header under the session cookie's name for `url`, in the order sent, at
+ * most MAX_SESSION_COOKIES: a cookie another host set for the registrable domain (possible for the
+ * local name) comes first, so the one whose session verifies is used, not the first.
+ */
+export function sessionIds(cookieHeader: string | undefined, url: string): string[] {
+  const name = sessionCookieName(url);
+  const ids: string[] = [];
+  for (const part of (cookieHeader ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    const value = part.slice(eq + 1).trim();
+    if (isSessionId(value) && !ids.includes(value)) ids.push(value);
+    if (ids.length === MAX_SESSION_COOKIES) break;
+  }
+  return ids;
+}
 
 export const sessionCookie = (id: string, url: string): string => `${sessionCookieName(url)}=${id}; Max-Age=${SESSION_SECONDS}; ${attributes(url)}`;
 export const clearedSessionCookie = (url: string): string => `${sessionCookieName(url)}=; Max-Age=0; ${attributes(url)}`;

@@ -312,7 +312,7 @@ class Simulation {
     const lines: string[] = [];
     for (const name of DATABASES) {
       const rows = await baseEnv[name]
-        .prepare("SELECT kind, outcome FROM jobs WHERE origin = ?1 OR origin = ?2")
+        .prepare("SELECT kind, outcome FROM jobs WHERE origin = ?1 OR origin = ?2 OR origin = ?1 || ' ' || ?2")
         .bind(this.origin, this.mirror.url)
         .all<{ kind: string; outcome: string | null }>();
       for (const r of rows.results) lines.push(`${name} ${r.kind}: ${r.outcome ?? "none"}`);

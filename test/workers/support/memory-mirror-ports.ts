@@ -11,6 +11,7 @@ import { SyncEmptyError } from "../../../src/store/errors.ts";
 import type { RecordSync, SyncCommit, SyncInfo, SyncScope, UpsertResult } from "../../../src/store/port.ts";
 
 export class MemoryMirrorState implements MirrorStateStore {
+  readonly owner = "";
   readonly #states = new Map<string, MirrorState>();
   readonly #children = new Map<string, MirrorChild[]>();
 
