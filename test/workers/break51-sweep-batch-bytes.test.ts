@@ -19,7 +19,7 @@ import { D1SiteRegistry } from "../../src/adapters/d1/site-registry.ts";
 import { MAX_MIRROR_URL_CHARS, MIRROR_SITEMAPS } from "../../src/config/variables/mirrors.ts";
 import worker from "../../src/index.ts";
 import { messageBytes } from "../../src/jobs/message-size.ts";
-import type { Job } from "../../src/jobs/messages.ts";
+import { type Job, mirrorUrlOf } from "../../src/jobs/messages.ts";
 import { CALL_LIMITS } from "../../src/jobs/metered-env.ts";
 import { sendBatches } from "../../src/jobs/scheduler.ts";
 import { newSiteToken, tokenHash } from "../../src/registry/token.ts";
@@ -74,7 +74,7 @@ async function sweep(
     await deliver(e, next.body, 1, undefined, next.id);
     next = queue.pending.find((m) => m.body.kind === "registry-sweep");
   }
-  const scheduled = new Set(queue.sent.filter((m) => m.body.kind === "mirror").map((m) => m.body.origin));
+  const scheduled = new Set(queue.sent.filter((m) => m.body.kind === "mirror").map((m) => mirrorUrlOf(m.body.origin)));
   return { mirrors, scheduled, failures: failures.filter((f) => f.includes("registry-sweep")), steps };
 }
 
