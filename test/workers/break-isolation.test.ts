@@ -357,7 +357,7 @@ describe("item 5: a new tenant at a deleted tenant's origin", () => {
 });
 
 describe("item 7: the resolver at 20,000 sites, through the Worker's entry", () => {
-  it("held: floods of unknown hosts (documents, admin writes, robots.txt), before and after the list goes stale, read D1 once per TTL", async () => {
+  it("held: floods of unknown hosts (documents, admin writes, robots.txt), before and after the list goes stale, read D1 once per TTL and at most 100 origins more", async () => {
     quiet();
     const prefix = `https://flood-${Math.random().toString(36).slice(2, 8)}-`;
     const now = Date.now();
@@ -385,11 +385,16 @@ describe("item 7: the resolver at 20,000 sites, through the Worker's entry", () 
           await (await call(e, `${host}/robots.txt`)).text();
         }
       };
+      // The list once per TTL; and a write for an origin a young list lacks reads that origin (a site
+      // registered in another isolate since), at most 100 origins an isolate per TTL (src/registry/resolve.ts
+      // MISS_READS_PER_TTL, docs/tenants.md): 150 writes to unknown hosts, 100 of them read. Documents and
+      // robots.txt never read on a miss.
+      const MISS_READS_PER_TTL = 100;
       await flood(0);
-      expect(counts.d1).toBe(1);
+      expect(counts.d1).toBe(1 + MISS_READS_PER_TTL);
       vi.spyOn(Date, "now").mockReturnValue(now + 2 * loadConfig(e).cache.manifestTtl * 1000);
       await flood(1);
-      expect(counts.d1).toBe(2);
+      expect(counts.d1).toBe(2 * (1 + MISS_READS_PER_TTL));
     } finally {
       await baseEnv.DB.prepare("DELETE FROM registry_sites WHERE origin LIKE ?1 || '%'").bind(prefix).run();
     }
