@@ -155,10 +155,11 @@ async function hasRecords(env: Env, config: Config, origin: string): Promise<boo
  * A site that has records keeps them; its manifest is rebuilt only when missing or behind its rows.
  */
 export async function seedIfEmpty(origin: string, options: SeedOptions): Promise<SeedResult> {
-  const found = await withLocalEnv(options.vars, options, async (env, config) => ({
-    config,
-    has: await hasRecords(env, config, origin),
-  }));
+  const found = await withLocalEnv(options.vars, options, async (env, config) => {
+    // The site's list first, before anything is written: one that leaves out or moves the database holding the site is refused here.
+    await servicesFor(env, origin).databaseList?.assert();
+    return { config, has: await hasRecords(env, config, origin) };
+  });
   const store = found.config.urlSource;
   if (found.has) {
     const manifestRebuilt = await withLocalEnv(options.vars, options, async (env) => {

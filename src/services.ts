@@ -30,7 +30,7 @@ import { PartitionedJobs } from "./jobs/partitions.ts";
 import { type JobQueue, JobScheduler } from "./jobs/scheduler.ts";
 import { InvalidatingManifestStore } from "./manifest/location-cache.ts";
 import type { ManifestStore } from "./manifest/manifest.ts";
-import { DatabaseList, checkedLayoutOf, checkedSync } from "./partitions/database-list.ts";
+import { DatabaseList, checkedLayoutOf, checkedSync, checkedWriter } from "./partitions/database-list.ts";
 import { shardBase } from "./partitions/keys.ts";
 import { type SiteLayout, siteLayout } from "./partitions/layout.ts";
 import { pinnedLayout } from "./partitions/pinned.ts";
@@ -61,11 +61,13 @@ const cache = new WeakMap<object, Services>();
  *
  * A site given several bindings is partitioned (src/partitions/): one services object per binding
  * (a partition: its share of the records, its manifest, change feed and regeneration state), and
- * one for the site that reads and writes across them (`partitions` lists the former).
+ * one for the site that reads and writes across them (`partitions` lists the former). A site listed
+ * with one database gets services of its own too (`ownServices`), its writes checked against the
+ * database recorded for it.
  */
 interface Wired {
   byDatabase: Map<string, Services>;
-  partitioned: Map<string, Services>;
+  ownServices: Map<string, Services>;
 }
 
 const wiredByEnv = new WeakMap<object, Wired>();
@@ -76,7 +78,15 @@ function wired(env: Env): Wired {
   const config = loadConfig(env);
   const raw = env as unknown as Record<string, unknown>;
   const sitesOf = new Map<string, Set<string>>([["DB", new Set()]]);
-  const partitioned = new Map<string, Services>();
+  const ownServices = new Map<string, Services>();
+  // Every database a listed site may have lived in before its list changed: each D1 database bound, DB first.
+  const bound = boundDatabases(env).map((name) => ({ binding: name, store: new D1DatabaseIdentity(raw[name] as D1Database) }));
+  const databaseListOf = (origin: string, names: readonly string[]) =>
+    new DatabaseList(
+      origin,
+      names.map((name) => ({ binding: name, store: new D1DatabaseIdentity(raw[name] as D1Database) })),
+      bound,
+    );
   for (const origin of config.sites) {
     const names = config.siteDatabases.get(origin) ?? ["DB"];
     for (const name of names) {
@@ -97,11 +107,7 @@ function wired(env: Env): Wired {
         ),
       );
       // Which database each partition is, checked before the layout is read: every read and write by partition reads it first.
-      const databaseList = new DatabaseList(
-        origin,
-        names.map((name) => ({ binding: name, store: new D1DatabaseIdentity(raw[name] as D1Database) })),
-        raw["DB"] ? { binding: "DB", store: new D1DatabaseIdentity(raw["DB"] as D1Database) } : null,
-      );
+      const databaseList = databaseListOf(origin, names);
       const layoutOf = checkedLayoutOf(databaseList, () =>
         siteLayout(
           layouts,
@@ -138,7 +144,7 @@ function wired(env: Env): Wired {
         return pinnedSite;
       };
       const home = wiredParts[0]!.jobs;
-      partitioned.set(origin, {
+      ownServices.set(origin, {
         ...site,
         // A sync's commit and abort read no layout: the list is checked before them too.
         store: { ...site.store, sync: site.store.sync && checkedSync(databaseList, site.store.sync) },
@@ -153,6 +159,18 @@ function wired(env: Env): Wired {
       });
       continue;
     }
+    if (config.siteDatabases.has(origin) && config.urlSource === "d1") {
+      // Listed with one database: its own services, whose writes and syncs check the list first (the first use records it).
+      const databaseList = databaseListOf(origin, names);
+      const own = wire({ ...env, DB: raw[names[0]!] } as Env, { ...config, sites: new Set([origin]) });
+      const store = {
+        ...own.store,
+        writer: checkedWriter(databaseList, own.store.writer),
+        sync: own.store.sync && checkedSync(databaseList, own.store.sync),
+      };
+      ownServices.set(origin, { ...own, store, databaseList });
+      continue;
+    }
     let set = sitesOf.get(names[0]!);
     if (!set) sitesOf.set(names[0]!, (set = new Set()));
     set.add(origin);
@@ -165,7 +183,7 @@ function wired(env: Env): Wired {
     }
     byDatabase.set(name, wire({ ...env, DB: raw[name] } as Env, { ...config, sites }));
   }
-  out = { byDatabase, partitioned };
+  out = { byDatabase, ownServices };
   wiredByEnv.set(env, out);
   return out;
 }
@@ -173,16 +191,16 @@ function wired(env: Env): Wired {
 /** The services of `origin`'s database (SITE_DATABASES; `DB` when not listed), or of its partitions. Throws ConfigError. */
 export function servicesFor(env: Env, origin: string): Services {
   const w = wired(env);
-  return w.partitioned.get(origin) ?? w.byDatabase.get(loadConfig(env).siteDatabases.get(origin)?.[0] ?? "DB")!;
+  return w.ownServices.get(origin) ?? w.byDatabase.get(loadConfig(env).siteDatabases.get(origin)?.[0] ?? "DB")!;
 }
 
 /**
  * One services object per D1 database in use, each with only its sites in `config.sites`, and one
- * per partitioned site (its partitions in `partitions`). Throws ConfigError.
+ * per partitioned site (its partitions in `partitions`) or site listed alone. Throws ConfigError.
  */
 export function databaseServices(env: Env): Services[] {
   const w = wired(env);
-  return [...[...w.byDatabase.values()].filter((s) => s.config.sites.size > 0), ...w.partitioned.values()];
+  return [...[...w.byDatabase.values()].filter((s) => s.config.sites.size > 0), ...w.ownServices.values()];
 }
 
 /** Throws ConfigError for a bad variable. */

@@ -7,18 +7,23 @@
  * DatabaseListError naming SITE_DATABASES: no row is written into the wrong database, and no share
  * is left out of the index without a word.
  *
+ * A site listed with one database is checked the same way before each write and sync
+ * (`checkedWriter`), so a one-database site relisted without its database is refused too.
+ *
  * The record is made at the site's first use: the databases the layout counts (all of the list
- * for a new site). Before it, the site lived in one database: if the list's first database holds
- * nothing of the site while another listed one, or DB for a list without it, does, the list is
- * refused (identity.ts checkFirstRecord) before anything is recorded or written. It is extended by the first layout read after a move started onto an appended
- * database, before any copy or write reaches that database.
+ * for a new site; its one database for a site listed alone). Before it, the site lived in one
+ * database: if the list's first holds nothing of the site while another listed one does, or any
+ * bound database the list leaves out holds its rows (DB, any other), the list is refused
+ * (identity.ts checkFirstRecord) before anything is recorded or written. It is extended by the first layout read after a move
+ * started onto an appended database, before any copy or write reaches that database.
  *
  * Cost: the result is kept per isolate for CHECK_TTL_MS, so a request pays no query. A miss pays
- * one query per listed database (its identity and its copy of the record) and, at most once per
- * database, two more (its identity is made). Recording writes one statement per database.
+ * one query per listed database (its identity and its copy of the record), one per other bound
+ * database while nothing is recorded (does it hold the site?) and, at most once per database, two
+ * more (its identity is made). Recording writes one statement per database.
  */
 import { DatabaseListError } from "../store/errors.ts";
-import type { RecordSync } from "../store/port.ts";
+import type { RecordSync, RecordWriter } from "../store/port.ts";
 import { type DatabaseIdentityStore, type DatabaseListCheck, type ListedDatabase, checkDatabaseList, checkFirstRecord } from "./identity.ts";
 import type { PartitionLayout } from "./layout.ts";
 import type { LayoutOf } from "./served.ts";
@@ -57,18 +62,18 @@ export class DatabaseList {
   readonly databases: readonly { binding: string; store: DatabaseIdentityStore }[];
   readonly #key: string;
 
-  /** Where an unlisted site lives (DB): read for a site with nothing recorded whose list leaves it out. */
-  readonly #home: { binding: string; store: DatabaseIdentityStore } | null;
+  /** The bound databases the list leaves out (DB, those other sites list): read for a site with nothing recorded, any of which may have been its home. */
+  readonly #others: readonly { binding: string; store: DatabaseIdentityStore }[];
 
-  /** `databases`: the site's SITE_DATABASES list in order, each binding with its database; `home`: where the site lived unlisted. */
+  /** `databases`: the site's SITE_DATABASES list in order, each binding with its database; `bound`: every bound database the site may have lived in. */
   constructor(
     origin: string,
     databases: readonly { binding: string; store: DatabaseIdentityStore }[],
-    home: { binding: string; store: DatabaseIdentityStore } | null = null,
+    bound: readonly { binding: string; store: DatabaseIdentityStore }[] = [],
   ) {
     this.origin = origin;
     this.databases = databases;
-    this.#home = home !== null && !databases.some((d) => d.binding === home.binding) ? home : null;
+    this.#others = bound.filter((b) => !databases.some((d) => d.binding === b.binding));
     this.#key = `${origin}=${databases.map((d) => d.binding).join(",")}`;
   }
 
@@ -91,11 +96,12 @@ export class DatabaseList {
     // Every database holds the whole record; one that missed the last extension holds a shorter one.
     const recorded = read.reduce<ListedDatabase[]>((longest, r) => (r.recorded.length > longest.length ? r.recorded : longest), []);
     if (recorded.length === 0) {
-      // Nothing recorded: the site's first use as partitioned. Where did it live until now?
-      const home = this.#home && (await this.#home.store.read(this.origin, now));
+      // Nothing recorded: the site's first use under a list. Where did it live until now?
+      const others = await Promise.all(this.#others.map((o) => o.store.read(this.origin, now)));
       const holders = [
         ...current.filter((_, i) => read[i]!.holds),
-        ...(home?.holds && !current.some((c) => c.id === home.id) ? [{ binding: this.#home!.binding, id: home.id }] : []),
+        // A binding that names a listed database under another name is that database.
+        ...others.flatMap((o, i) => (o.holds && !current.some((c) => c.id === o.id) ? [{ binding: this.#others[i]!.binding, id: o.id }] : [])),
       ];
       const first = checkFirstRecord(this.origin, current, holders);
       if (first.state === "problem") return { recorded, current, check: first };
@@ -175,5 +181,22 @@ export function checkedSync(list: DatabaseList, sync: RecordSync): RecordSync {
     abort: checked((id, now) => sync.abort(id, now)),
     active: (origin) => sync.active(origin),
     sweep: (now, keepMs, maxStatements) => sync.sweep(now, keepMs, maxStatements),
+  };
+}
+
+/**
+ * A site listed with one database: its writes and syncs under the same check, its first write
+ * recording the database as its first partition's. Reads are left open: they write nothing.
+ */
+export function checkedWriter(list: DatabaseList, writer: RecordWriter): RecordWriter {
+  return {
+    upsert: async (records, now) => {
+      await list.cover(1);
+      return writer.upsert(records, now);
+    },
+    delete: async (locs, now) => {
+      await list.cover(1);
+      return writer.delete(locs, now);
+    },
   };
 }

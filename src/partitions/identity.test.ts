@@ -75,21 +75,23 @@ describe("checkDatabaseList", () => {
 
 describe("checkFirstRecord: a site with nothing recorded lived in one database", () => {
   const ALL = list("DB:a", "DB_2:b", "DB_3:c", "DB_4:d");
-  it("passes a list only when its first database holds the site, or none does (generated, reference rule)", () => {
+  it("passes a list only when its first database holds the site, or none does, and no unlisted one does (generated, reference rule)", () => {
     const lists = fc
       .shuffledSubarray(ALL, { minLength: 1, maxLength: 4 })
       .chain((l) => fc.shuffledSubarray(l, { minLength: l.length, maxLength: l.length }));
     fc.assert(
       fc.property(lists, fc.subarray(ALL, { maxLength: 2 }), (current, holders) => {
         const check = checkFirstRecord(ORIGIN, current, holders);
-        const accepted = holders.length === 0 || holders.some((h) => h.id === current[0]!.id);
+        const firstHolds = holders.some((h) => h.id === current[0]!.id);
+        const home = firstHolds ? holders.find((h) => !current.some((c) => c.id === h.id)) : holders[0];
+        const accepted = (holders.length === 0 || firstHolds) && holders.every((h) => current.some((c) => c.id === h.id));
         if (accepted) expect(check).toEqual({ state: "ok" });
         else {
           if (check.state !== "problem") throw new Error("expected a problem");
-          const listed = current.some((c) => c.id === holders[0]!.id);
+          const listed = current.some((c) => c.id === home!.id);
           expect(check.kind).toBe(listed ? "reordered" : "dropped");
           expect(check.problem).toContain(`SITE_DATABASES for ${ORIGIN} lists ${current[0]!.binding} first`);
-          expect(check.problem).toContain(`${holders[0]!.binding}'s (${holders[0]!.id})`);
+          expect(check.problem).toContain(`${home!.binding}'s (${home!.id})`);
         }
       }),
       { seed: 4905, numRuns: 200 },

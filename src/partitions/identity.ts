@@ -118,16 +118,20 @@ export function checkDatabaseList(origin: string, recorded: readonly ListedDatab
 
 /**
  * Whether a list with nothing recorded may be recorded as it is: a site's first record is made at its
- * first use as a partitioned site, and until then it lived in one database (its SITE_DATABASES
- * binding, or DB when unlisted), which must be the list's first: a site relisted with that
- * database second, or not at all, would serve none of its records and write each loc a second time.
- * `holders`: the databases that hold the site's rows or layout, listed or the site's former home.
- * The first listed holding it is a site grown from it (or partitioned before identities were recorded).
+ * first use, and until then it lived in one database (its SITE_DATABASES binding, or DB when
+ * unlisted), which must be the list's first: a site relisted with that database second, or not at
+ * all, would serve none of its records and write each loc a second time.
+ * `holders`: the databases that hold the site's rows or layout, listed or not (every bound one).
+ * The list's first must hold it when a listed one does: the first listed holding it is a site grown
+ * from it (or seeded into its partitions by npm start, or partitioned before identities were
+ * recorded). And no database left out of the list may hold it, even when the first does too (rows a
+ * refused start seeded into the new first while the home still holds the site).
  */
 export function checkFirstRecord(origin: string, current: readonly ListedDatabase[], holders: readonly ListedDatabase[]): DatabaseListCheck {
   const first = current[0];
-  if (first === undefined || holders.length === 0 || holders.some((h) => h.id === first.id)) return { state: "ok" };
-  const home = holders[0]!;
+  if (first === undefined) return { state: "ok" };
+  const home = holders.some((h) => h.id === first.id) ? holders.find((h) => !current.some((c) => c.id === h.id)) : holders[0];
+  if (home === undefined) return { state: "ok" };
   const listed = current.some((c) => c.id === home.id);
   const restored = [home.binding, ...current.map((c) => c.binding).filter((b) => b !== home.binding)].join(",");
   return {

@@ -25,6 +25,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env as baseEnv } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { countingEnv } from "./support/counting-env.ts";
 import { call, freshOrigin } from "./support.ts";
 
 const AUTH = { Authorization: "Bearer test-admin-token-0123456789abcdef", "Content-Type": "application/json" };
@@ -110,5 +111,22 @@ describe("controls: the same site relisted with its database", () => {
 
   it("lived in PART_B, relisted as PART_C,PART_B (its database second): refused, nothing written", async () => {
     expectRefused(await relist("PART_B", "PART_C,PART_B"));
+  });
+});
+
+describe("a site listed with one database: the check's record and cost", () => {
+  it("its first write records its database; later writes in the isolate make no query on the identity tables", async () => {
+    const origin = freshOrigin("b49-list-cost");
+    // Listed as DB alone: countingEnv counts DB's statements.
+    const env = envOf(origin, "DB");
+    expect((await put(env, origin, ["/a"])).status).toBe(200);
+    const id = (await baseEnv.DB.prepare("SELECT id FROM database_identity").first<{ id: string }>())!.id;
+    const { results } = await baseEnv.DB.prepare("SELECT position, database_id, binding FROM partition_databases WHERE origin = ?1").bind(origin).all();
+    expect(results).toEqual([{ position: 0, database_id: id, binding: "DB" }]);
+    const counts = { d1: 0, kv: 0 };
+    // Any statement on the identity tables fails: the write goes through only if none is made.
+    const counted = countingEnv(env, counts, /database_identity|partition_databases/);
+    expect((await put(counted, origin, ["/b"])).status).toBe(200);
+    expect(counts.d1).toBeGreaterThan(0);
   });
 });
