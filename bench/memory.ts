@@ -17,7 +17,8 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { MAX_URLS_PER_SITEMAP } from "../src/core/limits.ts";
-import { gzip, renderUrlset } from "../src/core/render.ts";
+import { renderUrlset } from "../src/core/render.ts";
+import { gzipDocument as gzip } from "../src/documents/gzip.ts";
 import { type BenchOptions, type Row, type Section, int, mib, ms, streamRecords } from "./lib.ts";
 
 const LIMIT = 16 * 1024 * 1024;

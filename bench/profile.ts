@@ -8,7 +8,8 @@
  * the functions with the most self time from a `.cpuprofile`.
  */
 import { readFileSync } from "node:fs";
-import { gzip, renderUrlset } from "../src/core/render.ts";
+import { renderUrlset } from "../src/core/render.ts";
+import { gzipDocument as gzip } from "../src/documents/gzip.ts";
 import { benchRecords, drain, median, timed } from "./lib.ts";
 
 interface ProfileNode {

@@ -9,8 +9,9 @@
 import { Readable } from "node:stream";
 import { createGzip } from "node:zlib";
 import { SitemapStream } from "sitemap";
-import { gzip, renderUrlset } from "../src/core/render.ts";
+import { renderUrlset } from "../src/core/render.ts";
 import type { ValidRecord } from "../src/core/validate.ts";
+import { gzipDocument as gzip } from "../src/documents/gzip.ts";
 import { BENCH_ORIGIN, type BenchOptions, type Section, benchRecords, drain, forceGc, int, median, mib, ms, ratio, timed } from "./lib.ts";
 
 type Case = () => Promise<number>;

@@ -2,10 +2,11 @@
  * The sitemap service: manifest → record store → render. Knows nothing of HTTP; returns Web Streams.
  */
 import type { Config } from "./config.ts";
+import { BlockCutter, blockBoundaries } from "./core/block-plan.ts";
 import { w3cSeconds } from "./core/datetime-format.ts";
 import { EXT_NEWS } from "./core/extensions/kinds.ts";
 import { Fingerprint } from "./core/fingerprint.ts";
-import { renderSitemapIndex, renderUrlRows, renderUrlset } from "./core/render.ts";
+import { type RenderBlocks, type RenderLimits, type RenderedXml, renderSitemapIndex, renderUrlRows, renderUrlset } from "./core/render.ts";
 import { type Source, paged } from "./core/source.ts";
 import type { SitemapRef, StoredRecord, UrlRecord } from "./core/types.ts";
 import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/writers.ts";
@@ -220,7 +221,7 @@ export function renderIndex(config: Config, manifest: ShardManifest, extras?: In
  * `records`: the shard's live records when the caller already reads them (the cron's one pass
  * renders snapshots through here, so snapshot and live bytes cannot diverge).
  */
-export function renderShard(deps: SitemapDeps, origin: string, shard: ShardEntry, records?: Source<UrlRecord>): ReadableStream<Uint8Array> {
+export function renderShard(deps: SitemapDeps, origin: string, shard: ShardEntry, records?: Source<UrlRecord>): RenderedXml {
   if (records === undefined) return renderLiveShard(deps, origin, shard);
   return renderUrlset(records, shardRenderOptions(deps, origin, shard));
 }
@@ -238,7 +239,7 @@ export function renderLiveShard(
   versioned: Promise<boolean> = Promise.resolve(true),
   /** A pinned link's rendering (src/http/shard-reading.ts): ends at the shard limits, in key order. */
   pinned = false,
-): ReadableStream<Uint8Array> {
+): RenderedXml {
   const rowPages = deps.store.reader.rowPages;
   // A pinned link reads records (rare, and the overflow cut is the record renderer's).
   if (rowPages === null || deps.store.projection !== null || pinned) {
@@ -248,13 +249,16 @@ export function renderLiveShard(
   return renderUrlRows(paged(rowPages(range)), shardRenderOptions(deps, origin, shard));
 }
 
-function shardRenderOptions(deps: SitemapDeps, origin: string, shard: ShardEntry, pinned = false): RenderOptions {
+function shardRenderOptions(deps: SitemapDeps, origin: string, shard: ShardEntry, pinned = false): RenderOptions & RenderLimits & RenderBlocks {
   return {
     ...renderOptions(deps.config, origin),
     // Declare the namespaces of what the shard's records use (news is not written in shards); a
     // pinned rendering lists rows the entry's kinds do not count (those the partition gave away).
     namespaces: pinned ? SHARD_EXTENSIONS : (shard.extKinds ?? 0) & SHARD_EXTENSIONS,
-    ...(pinned ? { maxUrls: deps.config.maxUrlsPerShard, maxBytes: deps.config.maxBytesPerShard, overflow: "end" as const } : {}),
+    ...(pinned
+      ? { maxUrls: deps.config.maxUrlsPerShard, maxBytes: deps.config.maxBytesPerShard, overflow: "end" as const }
+      : // Cut in the entry's blocks: the bytes its snapshot holds (a pinned rendering has none).
+        { blocks: new BlockCutter(blockBoundaries(shard.pageStarts)) }),
   };
 }
 

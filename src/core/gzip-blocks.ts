@@ -184,3 +184,94 @@ function x2nModP(n: number, k: number): number {
 export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
   return (multModP(x2nModP(lengthB, 3), crcA >>> 0) ^ crcB) >>> 0;
 }
+
+/**
+ * The gzip of a document rendered in blocks (core/render.ts `blockCuts`: where each block but the
+ * last ends), deflated block by block as its bytes arrive: the same file gzipOfBlocks makes of its
+ * slices. Holds one block's bytes at a time (about BLOCK_ROWS URLs). `onBlock` sees each block as
+ * stored (in order), for the snapshot's block table.
+ */
+export function blockGzipStream(
+  cuts: readonly number[],
+  codec: RawDeflate,
+  onBlock?: (block: DeflatedBlock) => void,
+): TransformStream<Uint8Array, Uint8Array> {
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  /** Document bytes before the block being filled. */
+  let done = 0;
+  let cut = 0;
+  let previous: Uint8Array | null = null;
+  let crc = 0;
+  let size = 0;
+  const endBlock = (controller: TransformStreamDefaultController<Uint8Array>): void => {
+    const xml = concat(pending);
+    const block = deflateBlock(xml, previous, codec);
+    onBlock?.(block);
+    crc = crc32Combine(crc, block.crc, block.size);
+    size = (size + block.size) % 2 ** 32;
+    controller.enqueue(block.deflated);
+    previous = xml;
+    done += xml.byteLength;
+    pending = [];
+    pendingBytes = 0;
+  };
+  /** Ends the blocks whose end is where the bytes so far end; a cut inside them is a renderer's bug. */
+  const endBlocksAt = (controller: TransformStreamDefaultController<Uint8Array>): void => {
+    for (; cut < cuts.length && cuts[cut]! <= done + pendingBytes; cut++) {
+      if (cuts[cut]! !== done + pendingBytes) throw new RangeError(`a block ends at byte ${cuts[cut]}, inside a chunk`);
+      endBlock(controller);
+    }
+  };
+  return new TransformStream<Uint8Array, Uint8Array>({
+    start(controller) {
+      controller.enqueue(HEADER);
+    },
+    transform(chunk, controller) {
+      // A cut may come after the chunk it ends went by (the renderer's chunk was full before the
+      // row that starts the next block was read): it ends the block before this chunk.
+      endBlocksAt(controller);
+      pending.push(chunk);
+      pendingBytes += chunk.byteLength;
+      endBlocksAt(controller);
+    },
+    flush(controller) {
+      endBlocksAt(controller);
+      if (cut < cuts.length) throw new RangeError(`a block ends at byte ${cuts[cut]}, past the document's ${done + pendingBytes}`);
+      endBlock(controller);
+      const end = new Uint8Array(FINAL_BLOCK.byteLength + 8);
+      end.set(FINAL_BLOCK);
+      const view = new DataView(end.buffer);
+      view.setUint32(FINAL_BLOCK.byteLength, crc >>> 0, true);
+      view.setUint32(FINAL_BLOCK.byteLength + 4, size, true);
+      controller.enqueue(end);
+    },
+  });
+}
+
+/** Each block's deflated bytes in a stored file (views, not copies), or null when the sizes do not describe the file. */
+export function blockSpans(file: Uint8Array, deflatedBytes: readonly number[]): Uint8Array[] | null {
+  const spans: Uint8Array[] = [];
+  let at = GZIP_HEADER_BYTES;
+  for (const length of deflatedBytes) {
+    spans.push(file.subarray(at, at + length));
+    at += length;
+  }
+  const framed = file.byteLength >= GZIP_HEADER_BYTES && file.subarray(0, GZIP_HEADER_BYTES).every((b, i) => b === HEADER[i]);
+  return framed && at + FINAL_BLOCK.byteLength + 8 === file.byteLength ? spans : null;
+}
+
+/**
+ * The document bytes of blocks 0…`upTo` of a stored file, each inflated with its predecessor's
+ * bytes as dictionary (one block's bytes held at a time); returns those of the blocks in `keep`.
+ */
+export function inflateBlocks(spans: readonly Uint8Array[], upTo: number, keep: ReadonlySet<number>, codec: RawDeflate): Map<number, Uint8Array> {
+  const kept = new Map<number, Uint8Array>();
+  let previous: Uint8Array | null = null;
+  for (let j = 0; j <= upTo && j < spans.length; j++) {
+    const text = codec.inflate(spans[j]!, dictionaryOf(previous));
+    if (keep.has(j)) kept.set(j, text);
+    previous = text;
+  }
+  return kept;
+}

@@ -6,11 +6,12 @@
  * filling memory. Limits are enforced while streaming: a document that would break one errors the
  * stream (a broken transfer) rather than ending as a valid-looking but wrong file.
  */
+import type { BlockCutter } from "./block-plan.ts";
 import { EmptySitemapError, SitemapLimitError } from "./errors.ts";
 import { utf8Length } from "./escape.ts";
 import { MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP, RENDER_CHUNK_BYTES } from "./limits.ts";
 import { type Source, SourceReader } from "./source.ts";
-import type { SitemapRef, UrlRecord, UrlRow } from "./types.ts";
+import type { SitemapRef, StoredRecord, UrlRecord, UrlRow } from "./types.ts";
 import {
   type RenderOptions,
   SITEMAPINDEX_CLOSE,
@@ -33,6 +34,22 @@ export interface RenderLimits {
   overflow?: "error" | "end";
 }
 
+/**
+ * A shard rendered in blocks (core/block-plan.ts): `blocks` cuts its rows, and the document's
+ * chunks never straddle a block's end, so the gzip of its bytes can deflate block by block
+ * (core/gzip-blocks.ts) without parsing them.
+ */
+export interface RenderBlocks {
+  blocks?: BlockCutter;
+}
+
+/**
+ * A rendered document. `blockCuts`, when rendered in blocks: the byte offset where each block but
+ * the last ends, pushed before the chunk that ends there is enqueued (an empty block repeats its
+ * predecessor's offset).
+ */
+export type RenderedXml = ReadableStream<Uint8Array> & { readonly blockCuts?: readonly number[] };
+
 const encoder = new TextEncoder();
 
 interface DocumentSpec<T> {
@@ -40,9 +57,11 @@ interface DocumentSpec<T> {
   tail: string;
   element: (item: T) => string;
   kind: "urlset" | "sitemapindex";
+  /** The stable key of an item, when its rows are cut in blocks. */
+  keyOf?: (item: T) => number;
 }
 
-function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: RenderLimits): ReadableStream<Uint8Array> {
+function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: RenderLimits & RenderBlocks): RenderedXml {
   const maxEntries = Math.min(limits.maxUrls ?? MAX_URLS_PER_SITEMAP, MAX_URLS_PER_SITEMAP);
   const maxBytes = Math.min(limits.maxBytes ?? MAX_SITEMAP_BYTES, MAX_SITEMAP_BYTES);
   // Read without an `await` per record where the source allows it (source.ts).
@@ -52,17 +71,20 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
   let entries = 0;
   let bytes = 0;
   let started = false;
+  const cutter = spec.keyOf ? limits.blocks : undefined;
+  const cuts: number[] = [];
 
-  const emit = (controller: ReadableStreamDefaultController<Uint8Array>, text: string): void => {
+  const emit = (controller: ReadableStreamDefaultController<Uint8Array>, text: string, blocksEnded = 0): void => {
     const chunk = encoder.encode(text);
     bytes += chunk.byteLength;
     if (bytes > maxBytes) {
       throw new SitemapLimitError("bytes", maxBytes, `${spec.kind} exceeds ${maxBytes} bytes`);
     }
-    controller.enqueue(chunk);
+    for (let i = 0; i < blocksEnded; i++) cuts.push(bytes);
+    if (chunk.byteLength > 0) controller.enqueue(chunk);
   };
 
-  return new ReadableStream<Uint8Array>(
+  const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         // Join parts once per chunk: cheaper than growing one string element by element.
@@ -90,6 +112,14 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
             await reader.return();
             return end();
           }
+          const blocksEnded = cutter ? cutter.next(spec.keyOf!(next.value)) : 0;
+          if (blocksEnded > 0) {
+            // The blocks before this item end here: their bytes go out as one chunk of their own.
+            emit(controller, parts.join(""), blocksEnded);
+            parts.length = 0;
+            size = 0;
+            partBytes = 0;
+          }
           const xml = spec.element(next.value);
           if (ends) {
             const xmlBytes = utf8Length(xml);
@@ -113,10 +143,11 @@ function renderDocument<T>(items: Source<T>, spec: DocumentSpec<T>, limits: Rend
     },
     { highWaterMark: 1 },
   );
+  return cutter ? Object.assign(stream, { blockCuts: cuts as readonly number[] }) : stream;
 }
 
 /** `<urlset>` of the given records. Errors the stream on an empty set, and on a broken limit unless `overflow` is "end". */
-export function renderUrlset(records: Source<UrlRecord>, options: RenderOptions & RenderLimits = {}): ReadableStream<Uint8Array> {
+export function renderUrlset(records: Source<UrlRecord>, options: RenderOptions & RenderLimits & RenderBlocks = {}): RenderedXml {
   return renderDocument(
     records,
     {
@@ -124,13 +155,15 @@ export function renderUrlset(records: Source<UrlRecord>, options: RenderOptions 
       tail: URLSET_CLOSE,
       element: (r) => urlElement(r, options),
       kind: "urlset",
+      // Blocks cut stored records (a key each); plain records are never rendered in blocks.
+      keyOf: (r) => (r as Partial<StoredRecord>).key ?? Number.NaN,
     },
     options,
   );
 }
 
 /** The same `<urlset>` from a store's row arrays (core/types.ts UrlRow): no record objects built. */
-export function renderUrlRows(rows: Source<UrlRow>, options: RenderOptions & RenderLimits = {}): ReadableStream<Uint8Array> {
+export function renderUrlRows(rows: Source<UrlRow>, options: RenderOptions & RenderLimits & RenderBlocks = {}): RenderedXml {
   return renderDocument(
     rows,
     {
@@ -138,6 +171,7 @@ export function renderUrlRows(rows: Source<UrlRow>, options: RenderOptions & Ren
       tail: URLSET_CLOSE,
       element: (r) => urlRowElement(r, options),
       kind: "urlset",
+      keyOf: (r) => r[0],
     },
     options,
   );
@@ -150,9 +184,4 @@ export function renderSitemapIndex(refs: Source<SitemapRef>, limits: RenderLimit
     { head: sitemapIndexOpen(limits.stylesheet ?? false), tail: SITEMAPINDEX_CLOSE, element: sitemapElement, kind: "sitemapindex" },
     limits,
   );
-}
-
-/** gzip through the platform's native `CompressionStream` (no JS deflate on the hot path). */
-export function gzip(stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  return stream.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
 }

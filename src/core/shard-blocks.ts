@@ -5,8 +5,8 @@
  * when the shard is planned, so a deletion or an insertion changes its own block's bytes only.
  * Joined, the slices are exactly what renderUrlRows streams for the same rows and options.
  */
-import type { UrlRow } from "./types.ts";
-import { type RenderOptions, URLSET_CLOSE, urlRowElement, urlsetOpen } from "./writers.ts";
+import type { UrlRecord, UrlRow } from "./types.ts";
+import { type RenderOptions, URLSET_CLOSE, urlElement, urlRowElement, urlsetOpen } from "./writers.ts";
 
 const encoder = new TextEncoder();
 
@@ -39,4 +39,12 @@ export function planBlocks(keys: readonly number[], perBlock: number, lastKey: n
   for (let i = perBlock - 1; i < keys.length - 1; i += perBlock) lastKeys.push(keys[i]!);
   lastKeys.push(lastKey);
   return lastKeys;
+}
+
+/** The same slice from records (what a store's range scan gives): the renderer's bytes for them. */
+export function recordsSlice(records: readonly UrlRecord[], at: { head: boolean; tail: boolean }, options: RenderOptions = {}): Uint8Array {
+  const parts: string[] = at.head ? [urlsetOpen(options.namespaces ?? 0, options.stylesheet ?? false)] : [];
+  for (const record of records) parts.push(urlElement(record, options));
+  if (at.tail) parts.push(URLSET_CLOSE);
+  return encoder.encode(parts.join(""));
 }

@@ -8,8 +8,8 @@
  * whose records were all deleted stays in the manifest with no URLs (its range may fill again) but
  * is never listed and answers 404.
  */
+import { BlockAccumulator, BlockCutter, type BlockCutterState, type BlockStat, blockBoundaries, shardVersion } from "../core/block-plan.ts";
 import { Fingerprint } from "../core/fingerprint.ts";
-import { VIEW_PAGE_ROWS } from "../core/limits.ts";
 import type { KeyRow } from "../store/port.ts";
 
 export interface ShardEntry {
@@ -31,9 +31,10 @@ export interface ShardEntry {
    */
   extKinds?: number;
   /**
-   * Stable key of the first live record of each page of the browser view (VIEW_PAGE_ROWS records a
-   * page): page N is the key range [pageStarts[N-1], pageStarts[N]), read without touching the rows
-   * before it. Fixed by the live keys, so by the version. Absent in manifests built before it.
+   * Where the shard's blocks start (src/core/block-plan.ts): the first live key, then the key that
+   * starts each further block (about BLOCK_ROWS live records each, planned once and kept). Page N
+   * of the browser view is the key range [pageStarts[N-1], pageStarts[N]), and deflate block N-1
+   * of the stored gzip holds the same rows. Part of the version. Absent in manifests built before it.
    */
   pageStarts?: number[];
   /**
@@ -88,11 +89,16 @@ interface OpenCounts {
   bytes: number;
   lastChange: number;
   extKinds: number;
-  pageStarts: number[];
+  /** The first live key (null: none yet). */
+  firstLive: number | null;
+  /** The blocks closed so far. */
+  blocks: BlockStat[];
 }
 
 interface OpenShard extends OpenCounts {
-  fingerprint: Fingerprint;
+  cutter: BlockCutter;
+  /** The block being filled. */
+  block: BlockAccumulator;
   previous: ShardEntry | undefined;
 }
 
@@ -101,8 +107,8 @@ export interface SuspendedSection {
   section: string;
   /** The number the next new shard takes. */
   nextN: number;
-  /** The shard being filled: its counts so far and its fingerprint's state. */
-  open: (OpenCounts & { hash: [number, number] }) | null;
+  /** The shard being filled: its counts so far, its blocks and where its cutter stands. */
+  open: (OpenCounts & { block: BlockStat; cutter: BlockCutterState }) | null;
 }
 
 /**
@@ -116,6 +122,8 @@ export class SectionPlanner {
   readonly #now: number;
   readonly #previous: ShardEntry[];
   readonly #done: ShardEntry[] = [];
+  /** Each closed shard's blocks (by number): what its snapshot's block table records (src/regen). */
+  readonly blocks = new Map<number, BlockStat[]>();
   #nextPrevious = 0;
   #nextN: number;
   #current: OpenShard | undefined;
@@ -155,8 +163,10 @@ export class SectionPlanner {
             bytes: shard.bytes,
             lastChange: shard.lastChange,
             extKinds: shard.extKinds,
-            pageStarts: [...shard.pageStarts],
-            hash: shard.fingerprint.state(),
+            firstLive: shard.firstLive,
+            blocks: [...shard.blocks],
+            block: shard.block.stat(),
+            cutter: shard.cutter.state(),
           }
         : null,
     };
@@ -167,8 +177,14 @@ export class SectionPlanner {
     const planner = new SectionPlanner(state.section, [], limits, renderFingerprint, now, state.nextN);
     const open = state.open;
     if (open) {
-      const { hash, ...counts } = open;
-      planner.#current = { ...counts, pageStarts: [...open.pageStarts], fingerprint: Fingerprint.resume(hash), previous: undefined };
+      const { block, cutter, ...counts } = open;
+      planner.#current = {
+        ...counts,
+        blocks: [...open.blocks],
+        cutter: BlockCutter.resume(cutter),
+        block: new BlockAccumulator(block.start, block),
+        previous: undefined,
+      };
     }
     return planner;
   }
@@ -251,12 +267,17 @@ export class SectionPlanner {
     }
     shard.maxKey = Math.max(shard.maxKey, row.key);
     shard.lastChange = Math.max(shard.lastChange, row.updatedAt);
+    const cuts = row.deleted ? 0 : shard.cutter.next(row.key);
+    for (let i = cuts; i > 0; i--) {
+      shard.blocks.push(shard.block.stat());
+      shard.block = new BlockAccumulator(shard.cutter.starts[shard.cutter.starts.length - i]!);
+    }
+    shard.block.add(row.key, row.updatedAt, row.deleted, row.size, row.extKinds ?? 0);
     if (row.deleted) return;
-    if (shard.count % VIEW_PAGE_ROWS === 0) shard.pageStarts.push(row.key);
+    shard.firstLive ??= row.key;
     shard.count++;
     shard.bytes += row.size;
     if (row.extKinds) shard.extKinds |= row.extKinds;
-    shard.fingerprint.addNumber(row.key).addNumber(row.updatedAt);
   }
 
   /**
@@ -288,8 +309,11 @@ export class SectionPlanner {
       bytes: this.#limits.overheadBytes,
       lastChange: 0,
       extKinds: 0,
-      pageStarts: [],
-      fingerprint: new Fingerprint().addString(this.#renderFingerprint),
+      firstLive: null,
+      blocks: [],
+      // A planned shard keeps its blocks' starts (a deletion never shifts a later block).
+      cutter: new BlockCutter(blockBoundaries(previous?.pageStarts)),
+      block: new BlockAccumulator(firstKey),
       previous,
     };
     return this.#current;
@@ -299,10 +323,16 @@ export class SectionPlanner {
     const shard = this.#current;
     if (!shard) return;
     this.#current = undefined;
-    // The live records' keys and stamps (plus render options) fix the bytes; the range's last key
-    // does not: a full last shard whose range closes when a successor opens keeps its version
-    // (and its ETag, caches and snapshot).
-    const version = shard.count === 0 ? "empty" : shard.fingerprint.addNumber(shard.count).digest();
+    // The live records' keys and stamps, their blocks (plus render options) fix the bytes; the
+    // range's last key does not: a full last shard whose range closes when a successor opens keeps
+    // its version (and its ETag, caches and snapshot).
+    const blocks = [...shard.blocks, shard.block.stat()];
+    const version = shardVersion(this.#renderFingerprint, blocks);
+    this.blocks.set(shard.n, blocks);
+    // The view's first page starts at the first live key, or where it started before (a key
+    // written again below it still falls in page 1).
+    const first = shard.previous?.pageStarts?.[0];
+    const pageStarts = shard.firstLive === null ? [] : [first === undefined ? shard.firstLive : Math.min(first, shard.firstLive), ...shard.cutter.starts];
     let lastChange = shard.lastChange;
     // Last-Modified must move whenever the content does, even when no stamp in the range moved
     // (a record that changed section, say): then the build time is the change time.
@@ -320,7 +350,7 @@ export class SectionPlanner {
       lastChange,
       version,
       extKinds: shard.extKinds,
-      pageStarts: shard.pageStarts,
+      pageStarts,
       // Snapshots are per version: one stored for this version stays valid.
       snapshot: shard.previous?.version === version ? (shard.previous.snapshot ?? null) : null,
     });

@@ -10,6 +10,9 @@ export interface RunCounters {
   rerenders: number;
   /** Record rows read by scans and renders. */
   rowsRead: number;
+  /** Shards whose stored file was spliced (src/regen/splice.ts), and the blocks they re-rendered. */
+  shardsSpliced: number;
+  blocksRendered: number;
   /** Change feed rows read. */
   changesRead: number;
   /** gzip bytes stored (shards + index) and their uncompressed size. */
@@ -18,5 +21,16 @@ export interface RunCounters {
 }
 
 export function newCounters(): RunCounters {
-  return { shardsChecked: 0, shardsRendered: 0, shardsUnchanged: 0, rerenders: 0, rowsRead: 0, changesRead: 0, bytesStored: 0, xmlBytes: 0 };
+  return {
+    shardsChecked: 0,
+    shardsRendered: 0,
+    shardsUnchanged: 0,
+    rerenders: 0,
+    shardsSpliced: 0,
+    blocksRendered: 0,
+    rowsRead: 0,
+    changesRead: 0,
+    bytesStored: 0,
+    xmlBytes: 0,
+  };
 }

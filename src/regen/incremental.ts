@@ -11,6 +11,7 @@
 import type { ChangeCursor, ChangeFeed, RangeScan } from "../store/port.ts";
 import { waiting } from "./failures.ts";
 import { type Run, isAfter } from "./run.ts";
+import { spliceShard } from "./splice.ts";
 import type { RegenState } from "./store.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -31,6 +32,8 @@ export async function incremental(
 ): Promise<void> {
   const { config } = run.deps;
   const horizon = run.now - config.regen.settleSeconds * 1000;
+  /** The keys this run read changes of, by shard (`section\0firstKey`): a splice re-renders only their blocks. */
+  const changedKeys = new Map<string, number[]>();
 
   if (!run.published || state.cursor === null || state.fingerprint !== fingerprint || full) {
     // A site pass: every shard re-planned and rendered from one read of every row. The change
@@ -64,7 +67,13 @@ export async function incremental(
         if (byStamp) run.recent.add(row.section, row.key, row.updatedAt, -block);
         const shard = run.draft.containing(row.section, row.key);
         const key = shard ? shard.entry.firstKey : 0;
-        touched.set(`${row.section}\u0000${key}`, [row.section, key]);
+        const id = `${row.section}\u0000${key}`;
+        touched.set(id, [row.section, key]);
+        if (shard) {
+          const keys = changedKeys.get(id);
+          if (keys) keys.push(row.key);
+          else changedKeys.set(id, [row.key]);
+        }
       }
       cursor = page.cursor;
       if (page.done || run.counters.changesRead >= config.regen.maxRows) break;
@@ -110,6 +119,9 @@ export async function incremental(
     const id = `${section}\u0000${lo}`;
     if (done.has(id)) continue;
     done.add(id);
+    // A shard whose changes this run read: its changed blocks only, when its stored file allows (splice.ts).
+    const keys = changedKeys.get(id);
+    if (shard && keys && !state.pass && (await spliceShard(run, scanner, shard.entry, shard.end, keys))) continue;
     const resume = await run.pass(scanner, { section, key: lo }, { hi });
     if (resume) left.push([resume.section, resume.key]);
   }

@@ -17,6 +17,7 @@
  * What the work bound leaves is persisted (shards to redo, or where a site pass resumes) and the
  * next run continues.
  */
+import { BLOCK_CODEC } from "../core/block-plan.ts";
 import { buildManifest } from "../manifest/build.ts";
 import { listedShards } from "../manifest/manifest.ts";
 import { manifestBuildOptions } from "../sitemaps.ts";
@@ -78,7 +79,8 @@ export async function regenerateSite(deps: RegenDeps, origin: string, options: R
 }
 
 function planFingerprint(build: { renderFingerprint: string; indexFingerprint: string; maxUrls: number; maxBytes: number }): string {
-  return `${build.renderFingerprint}|${build.indexFingerprint}|${build.maxUrls}|${build.maxBytes}`;
+  // The codec too: a site stored in another form is re-rendered whole once (every version rolls over).
+  return `${build.renderFingerprint}|${BLOCK_CODEC}|${build.indexFingerprint}|${build.maxUrls}|${build.maxBytes}`;
 }
 
 async function runOnce(

@@ -8,6 +8,7 @@
  * the same, stays listed without a snapshot (served by live render) and is recorded in `failures`
  * (src/regen/failures.ts retries it later, backing off).
  */
+import type { BlockStat } from "../core/block-plan.ts";
 import { EmptySitemapError } from "../core/errors.ts";
 import { type BuildOptions, planLimits } from "../manifest/build.ts";
 import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest } from "../manifest/manifest.ts";
@@ -98,10 +99,10 @@ export class Run {
   }
 
   /** Commits a shard's snapshot; a failure leaves it without one (live render) and is recorded. */
-  async commitShard(entry: ShardEntry, doc: StagedDocument): Promise<void> {
+  async commitShard(entry: ShardEntry, doc: StagedDocument, blocks?: readonly BlockStat[]): Promise<void> {
     try {
       const { section, n, version } = entry;
-      entry.snapshot = await this.snapshots.commit({ kind: "shard", origin: this.origin, section, n, version }, doc);
+      entry.snapshot = await this.snapshots.commit({ kind: "shard", origin: this.origin, section, n, version }, doc, blocks);
       this.counters.shardsRendered++;
     } catch (err) {
       this.fail(entry, err);
@@ -155,7 +156,7 @@ export class Run {
           continue;
         }
       }
-      await this.commitShard(entry, doc);
+      await this.commitShard(entry, doc, run.planner.blocks.get(entry.n));
     }
   }
 
@@ -242,6 +243,8 @@ export class Run {
       lastChange: 0,
       version: "",
       extKinds: kinds,
+      // The renderer cuts the blocks the planner cuts: the starts this shard had (none: a new one).
+      ...(previous?.pageStarts ? { pageStarts: previous.pageStarts } : {}),
     };
     this.counters.shardsChecked++;
     let doc: StagedDocument | null = null;

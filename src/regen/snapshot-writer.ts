@@ -3,9 +3,10 @@
  * snapshot store writes is registered for the garbage collection first (tentative: deleted later
  * unless a published manifest takes it), so a run killed at any point leaves nothing unaccounted.
  */
-import type { StagedDocument } from "../snapshots/stage-document.ts";
+import type { BlockStat } from "../core/block-plan.ts";
+import type { BlockLayout, StagedDocument } from "../snapshots/stage-document.ts";
 import { stageDocument } from "../snapshots/stage-document.ts";
-import type { SnapshotDocument, SnapshotHandle, SnapshotStore } from "../snapshots/store.ts";
+import type { SnapshotDocument, SnapshotHandle, SnapshotStore, StoredBlocks } from "../snapshots/store.ts";
 import type { RunCounters } from "./counters.ts";
 import type { RegenStore } from "./store.ts";
 
@@ -29,10 +30,25 @@ export class SnapshotWriter {
     return stageDocument(this.#snapshots, xml, this.#beforeWrite);
   }
 
-  /** Commits a staged document; returns its handle. */
-  async commit(document: SnapshotDocument, doc: StagedDocument): Promise<SnapshotHandle> {
+  /** Stages a gzip file built in memory (a spliced shard: src/regen/splice.ts), its blocks laid out as `blocks`. */
+  async stageGzip(file: Uint8Array, blocks: BlockLayout[]): Promise<StagedDocument> {
+    const staged = await this.#snapshots.stage(new Blob([file]).stream(), this.#beforeWrite);
+    return { staged, xmlBytes: blocks.reduce((n, b) => n + b.size, 0), blocks };
+  }
+
+  /**
+   * Commits a staged document; returns its handle. `blocks`: the planner's figures of a shard's
+   * blocks, stored with their layout as the snapshot's block table (what a splice needs) when they
+   * are the blocks the document was deflated in.
+   */
+  async commit(document: SnapshotDocument, doc: StagedDocument, blocks?: readonly BlockStat[]): Promise<SnapshotHandle> {
     const meta = { version: document.version, xmlBytes: doc.xmlBytes, gzBytes: doc.staged.gzBytes, storedAt: this.#now };
-    const handle = await this.#snapshots.commit(document, doc.staged, meta, this.#beforeWrite);
+    const layout = doc.blocks;
+    const table: StoredBlocks | undefined =
+      blocks && layout && layout.length === blocks.length
+        ? { version: document.version, blocks: blocks.map((b, i) => ({ ...b, ...layout[i]! })) }
+        : undefined;
+    const handle = await this.#snapshots.commit(document, doc.staged, meta, this.#beforeWrite, table);
     this.writtenKeys.push(...this.#snapshots.ownedKeys(handle));
     this.#counters.bytesStored += doc.staged.gzBytes;
     this.#counters.xmlBytes += doc.xmlBytes;

@@ -18,6 +18,9 @@ export interface RunSummary {
   shardsUnchanged: number;
   /** Renders repeated because the first guessed the shard's extension namespaces wrong. */
   rerenders: number;
+  /** Shards changed by re-rendering only their changed blocks (src/regen/splice.ts), and those blocks. */
+  shardsSpliced: number;
+  blocksRendered: number;
   indexRendered: boolean;
   /** Record rows read (change feed + scans). */
   rowsRead: number;
@@ -54,6 +57,8 @@ export function newSummary(origin: string, trigger: string, startedAt: number): 
     shardsRendered: 0,
     shardsUnchanged: 0,
     rerenders: 0,
+    shardsSpliced: 0,
+    blocksRendered: 0,
     indexRendered: false,
     rowsRead: 0,
     bytesStored: 0,
@@ -83,6 +88,8 @@ export function countInto(summary: RunSummary, run: RunCounters): void {
   summary.shardsRendered = run.shardsRendered;
   summary.shardsUnchanged = run.shardsUnchanged;
   summary.rerenders = run.rerenders;
+  summary.shardsSpliced = run.shardsSpliced;
+  summary.blocksRendered = run.blocksRendered;
   summary.rowsRead = run.rowsRead + run.changesRead;
   summary.changesRead = run.changesRead;
   summary.bytesStored = run.bytesStored;

@@ -1,18 +1,31 @@
 /** Rendering a document into a snapshot store's staging, counting its uncompressed bytes. */
+import type { RenderedXml } from "../core/render.ts";
+import { gzipDocument } from "../documents/gzip.ts";
 import type { BeforeWrite, SnapshotStore, StagedSnapshot } from "./store.ts";
+
+/** Where one deflate block of a document rendered in blocks sits, and what its trailer needs. */
+export interface BlockLayout {
+  deflatedBytes: number;
+  crc: number;
+  size: number;
+}
 
 /** A rendered document staged into a snapshot store, with its uncompressed size. */
 export interface StagedDocument {
   staged: StagedSnapshot;
   xmlBytes: number;
+  /** Its deflate blocks in order, when rendered in blocks (core/render.ts `blockCuts`). */
+  blocks?: BlockLayout[];
 }
 
 /**
- * Gzips a rendered document into the store's staging (parts written as they fill). Rejects when
- * the render or a write fails, so a partial document is never committed.
+ * Gzips a rendered document into the store's staging (parts written as they fill), the way a live
+ * response gzips it (documents/gzip.ts). Rejects when the render or a write fails, so a partial
+ * document is never committed.
  */
-export async function stageDocument(store: SnapshotStore, xml: ReadableStream<Uint8Array>, beforeWrite: BeforeWrite): Promise<StagedDocument> {
+export async function stageDocument(store: SnapshotStore, xml: RenderedXml, beforeWrite: BeforeWrite): Promise<StagedDocument> {
   let xmlBytes = 0;
+  const cuts = xml.blockCuts;
   const counted = xml.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
@@ -21,9 +34,10 @@ export async function stageDocument(store: SnapshotStore, xml: ReadableStream<Ui
       },
     }),
   );
+  const blocks: BlockLayout[] = [];
   const staged = await store.stage(
-    counted.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>),
+    gzipDocument(counted, cuts, (b) => blocks.push({ deflatedBytes: b.deflated.byteLength, crc: b.crc, size: b.size })),
     beforeWrite,
   );
-  return { staged, xmlBytes };
+  return { staged, xmlBytes, ...(cuts ? { blocks } : {}) };
 }

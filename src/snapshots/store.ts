@@ -17,6 +17,9 @@
  * KV keeps them (src/adapters/kv/snapshot-store.ts, its keys in snapshot-layout.ts).
  */
 
+import type { BlockStat } from "../core/block-plan.ts";
+import type { BlockLayout } from "./stage-document.ts";
+
 /** The document a snapshot holds: a site's index or one shard, at one content version. */
 export type SnapshotDocument =
   | { kind: "index"; origin: string; version: string }
@@ -49,6 +52,18 @@ export interface StagedSnapshot {
   gzBytes: number;
 }
 
+/**
+ * A shard snapshot's deflate blocks (issue 53), stored beside it: each block's figures
+ * (core/block-plan.ts: start, live rows, planned bytes, kinds, change stamp, fingerprint) and where
+ * its deflated bytes sit in the file. What a change needs to re-render one block and splice the
+ * file (src/regen/splice.ts) without reading the shard's other rows; never read to serve.
+ */
+export interface StoredBlocks {
+  /** The shard version the snapshot holds. */
+  version: string;
+  blocks: (BlockStat & BlockLayout)[];
+}
+
 /** Called with a key before the store first writes under it (to register it for the garbage collection). */
 export type BeforeWrite = (key: string) => Promise<void>;
 
@@ -64,7 +79,9 @@ export interface SnapshotStore {
    * Writes the head of `document` (`beforeWrite` runs first, with its key): after this, `get` of
    * the returned handle serves the document.
    */
-  commit(document: SnapshotDocument, staged: StagedSnapshot, meta: SnapshotMeta, beforeWrite: BeforeWrite): Promise<SnapshotHandle>;
+  commit(document: SnapshotDocument, staged: StagedSnapshot, meta: SnapshotMeta, beforeWrite: BeforeWrite, blocks?: StoredBlocks): Promise<SnapshotHandle>;
+  /** The block table a shard's snapshot was committed with, or null (none, or not visible here yet). */
+  blocks(handle: SnapshotHandle): Promise<StoredBlocks | null>;
   /** The gzip bytes as a stream, or null when absent (not stored, deleted, or not yet visible here). */
   get(handle: SnapshotHandle): Promise<ReadableStream<Uint8Array> | null>;
   /** The keys a handle owns (its head, and its parts): what must not be collected while it is in use. */

@@ -108,13 +108,14 @@ describe("a shard whose store keeps failing", () => {
     const failing = observedDeps(site, {
       snapshots: {
         stage: (gzip, before) => healthy.deps.snapshots.stage(gzip, before),
-        commit: async (document, staged, meta, before) => {
+        commit: async (document, staged, meta, before, blocks) => {
           if (document.kind === "shard" && document.section === "big") {
             attempts++;
             throw new Error("KV PUT failed: 500 internal");
           }
-          return healthy.deps.snapshots.commit(document, staged, meta, before);
+          return healthy.deps.snapshots.commit(document, staged, meta, before, blocks);
         },
+        blocks: (handle) => healthy.deps.snapshots.blocks(handle),
         get: (handle) => healthy.deps.snapshots.get(handle),
         ownedKeys: (handle) => healthy.deps.snapshots.ownedKeys(handle),
         holds: (handle, document) => healthy.deps.snapshots.holds(handle, document),
@@ -230,7 +231,8 @@ describe("a shard whose render breaks off", () => {
 function bindStore(store: SnapshotStore): SnapshotStore {
   return {
     stage: (gzip, before) => store.stage(gzip, before),
-    commit: (document, staged, meta, before) => store.commit(document, staged, meta, before),
+    commit: (document, staged, meta, before, blocks) => store.commit(document, staged, meta, before, blocks),
+    blocks: (handle) => store.blocks(handle),
     get: (handle) => store.get(handle),
     ownedKeys: (handle) => store.ownedKeys(handle),
     holds: (handle, document) => store.holds(handle, document),

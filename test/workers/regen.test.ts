@@ -3,8 +3,8 @@
  * equal to live bytes, bounded runs that converge, the scheduled handler and the status endpoint.
  */
 import { describe, expect, it } from "vitest";
-import { gzip } from "../../src/core/render.ts";
 import { demoSection, withDemoExtensions } from "../../src/demo/demo-data.ts";
+import { gzipDocument } from "../../src/documents/gzip.ts";
 import { buildManifest } from "../../src/manifest/build.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { services } from "../../src/services.ts";
@@ -160,7 +160,7 @@ describe("snapshots", () => {
       expect(text(stored)).toBe(text(live));
       // The gzip bytes too: the snapshot is what the live path would compress.
       const storedGz = new Uint8Array((await site.env.SNAPSHOTS.get(shard.snapshot!, "arrayBuffer"))!);
-      const liveGz = await readAll(gzip(renderShard(services(site.env), site.origin, shard)));
+      const liveGz = await readAll(gzipDocument(renderShard(services(site.env), site.origin, shard)));
       expect(storedGz).toEqual(liveGz);
       for (const [suffix, headers] of [
         [".xml", {}],

@@ -1,6 +1,7 @@
 import { concatBytes } from "../../core/bytes.ts";
-import type { BeforeWrite, SnapshotDocument, SnapshotHandle, SnapshotMeta, SnapshotStore, StagedSnapshot } from "../../snapshots/store.ts";
-import { headKey, isHeadOf, isPartsPrefix, newPartsId, partsOf, partsPrefix, siteHeadPrefix } from "./snapshot-layout.ts";
+import type { BeforeWrite, SnapshotDocument, SnapshotHandle, SnapshotMeta, SnapshotStore, StagedSnapshot, StoredBlocks } from "../../snapshots/store.ts";
+import { decodeBlocks, encodeBlocks } from "./snapshot-blocks.ts";
+import { blocksKey, headKey, isHeadOf, isPartsPrefix, isShardHead, newPartsId, partsOf, partsPrefix, siteHeadPrefix } from "./snapshot-layout.ts";
 
 /**
  * Bytes per part: KV takes at most 25 MiB (26,214,400 bytes) per value; 10 MiB leaves a wide
@@ -67,8 +68,19 @@ export class KvSnapshotStore implements SnapshotStore {
     return { partsId, parts, tail: concatBytes(chunks, held), gzBytes };
   }
 
-  async commit(document: SnapshotDocument, staged: StagedSnapshot, meta: SnapshotMeta, beforeWrite: BeforeWrite): Promise<SnapshotHandle> {
+  async commit(
+    document: SnapshotDocument,
+    staged: StagedSnapshot,
+    meta: SnapshotMeta,
+    beforeWrite: BeforeWrite,
+    blocks?: StoredBlocks,
+  ): Promise<SnapshotHandle> {
     const key = headKey(document, staged.partsId);
+    if (blocks) {
+      // Before the head: a head visible here has its table (or the table was lost to a failure: then a full render).
+      await beforeWrite(blocksKey(key));
+      await this.#kv.put(blocksKey(key), encodeBlocks(blocks));
+    }
     await beforeWrite(key);
     if (staged.partsId === null) {
       await this.#kv.put(key, staged.tail, { metadata: meta });
@@ -83,7 +95,13 @@ export class KvSnapshotStore implements SnapshotStore {
 
   ownedKeys(handle: SnapshotHandle): string[] {
     const parts = partsOf(handle);
-    return parts ? [handle, parts] : [handle];
+    return [handle, ...(parts ? [parts] : []), ...(isShardHead(handle) ? [blocksKey(handle)] : [])];
+  }
+
+  async blocks(handle: SnapshotHandle): Promise<StoredBlocks | null> {
+    if (!isShardHead(handle)) return null;
+    const text = await this.#kv.get(blocksKey(handle), { type: "text" });
+    return text === null ? null : decodeBlocks(text);
   }
 
   holds(handle: SnapshotHandle, document: SnapshotDocument): boolean {
@@ -118,6 +136,7 @@ export class KvSnapshotStore implements SnapshotStore {
   async delete(key: string): Promise<void> {
     const prefix = isPartsPrefix(key) ? key : partsOf(key);
     if (key !== prefix) await this.#kv.delete(key);
+    if (isShardHead(key)) await this.#kv.delete(blocksKey(key));
     if (prefix === null) return;
     let cursor: string | undefined;
     do {

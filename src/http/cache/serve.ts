@@ -18,7 +18,8 @@
  * transfer, never stored), as a 200 cannot be taken back.
  */
 import type { Config } from "../../config.ts";
-import { gzip } from "../../core/render.ts";
+import type { RenderedXml } from "../../core/render.ts";
+import { gzipDocument } from "../../documents/gzip.ts";
 import { invocationStream } from "../../jobs/meter.ts";
 import type { SnapshotStore } from "../../snapshots/store.ts";
 import { type DocumentHeaderFields, documentEtag, documentHeaders, notModifiedHeaders, unversionedHeaders } from "../document-headers.ts";
@@ -192,7 +193,8 @@ async function renderDocument(ctx: ServeContext, described: SitemapDocument): Pr
   if (!body) {
     // Rendered either way; started first, so its first read is in flight during the check.
     let choose: (versioned: boolean) => void = () => {};
-    const started = startBody(doc.render(new Promise<boolean>((resolve) => (choose = resolve))));
+    const rendered: RenderedXml = doc.render(new Promise<boolean>((resolve) => (choose = resolve)));
+    const started = startBody(rendered);
     let current = true;
     try {
       if (doc.current) current = await doc.current();
@@ -209,7 +211,7 @@ async function renderDocument(ctx: ServeContext, described: SitemapDocument): Pr
       return unavailable(err);
     }
     // gzip after the first read: a compressor holds its input back, so its first chunk proves nothing.
-    const encoded = representation === "identity" ? xml : gzip(xml);
+    const encoded = representation === "identity" ? xml : gzipDocument(xml, rendered.blockCuts);
     if (!current) {
       return new Response(encoded, { status: 200, headers: unversionedHeaders(doc, representation, config.cache), encodeBody });
     }

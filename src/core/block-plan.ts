@@ -1,0 +1,144 @@
+/**
+ * Where a shard's deflate blocks start (issue 53, "blocks"), and what each block holds.
+ *
+ * A shard is stored as one gzip member made of blocks (core/gzip-blocks.ts) of about BLOCK_ROWS
+ * URLs each, so a change re-renders and re-deflates only its block. For that the boundaries must
+ * not move when rows come and go: a block's start, once planned, stays (a deletion never shifts a
+ * later block; a block whose rows were all deleted stays, empty). Only past the last planned start
+ * are new ones cut, every BLOCK_ROWS live rows (the last shard's new records). The manifest keeps
+ * the starts (ShardEntry.pageStarts: the browser view pages by them too), so the planner, the live
+ * render and the regeneration's splice all cut the same rows the same way: BlockCutter is that rule.
+ *
+ * A shard's content version is made of its blocks' (shardVersion), so a splice that re-reads one
+ * block computes the version a full re-plan would, from the other blocks' stored figures.
+ */
+import { Fingerprint } from "./fingerprint.ts";
+import { VIEW_PAGE_ROWS } from "./limits.ts";
+
+/** Live rows per block when new boundaries are cut: the browser view's page. */
+export const BLOCK_ROWS = VIEW_PAGE_ROWS;
+
+/**
+ * Names the stored form of a shard (deflate blocks at these boundaries): part of every shard's
+ * version and of the plan's fingerprint, so a change of codec re-renders every shard once and no
+ * ETag names bytes of two codecs.
+ */
+export const BLOCK_CODEC = "gzip-blocks-1";
+
+/** Cuts rows (live ones, in key order) into blocks: the planned starts, then every BLOCK_ROWS rows. */
+export class BlockCutter {
+  readonly #fixed: readonly number[];
+  readonly #perBlock: number;
+  #next = 0;
+  #inBlock = 0;
+  /** Keys starting block 1, 2, … so far (block 0 starts with the shard). */
+  readonly starts: number[] = [];
+
+  /** `fixed`: the starts of blocks 1, 2, … already planned (ascending); `perBlock`: rows a new block takes. */
+  constructor(fixed: readonly number[], perBlock = BLOCK_ROWS) {
+    this.#fixed = fixed;
+    this.#perBlock = perBlock;
+  }
+
+  /** Blocks that end before the live row `key` (0: the row joins the current block); their starts join `starts`. */
+  next(key: number): number {
+    let cuts = 0;
+    while (this.#next < this.#fixed.length && key >= this.#fixed[this.#next]!) {
+      this.starts.push(this.#fixed[this.#next++]!);
+      cuts++;
+    }
+    if (cuts === 0 && this.#next >= this.#fixed.length && this.#inBlock >= this.#perBlock) {
+      this.starts.push(key);
+      cuts = 1;
+    }
+    if (cuts > 0) this.#inBlock = 0;
+    this.#inBlock++;
+    return cuts;
+  }
+
+  /** Where the cutter stands, to go on with later (a plan suspended between steps). */
+  state(): BlockCutterState {
+    return { fixed: [...this.#fixed], next: this.#next, inBlock: this.#inBlock, starts: [...this.starts] };
+  }
+
+  static resume(state: BlockCutterState, perBlock = BLOCK_ROWS): BlockCutter {
+    const cutter = new BlockCutter(state.fixed, perBlock);
+    cutter.#next = state.next;
+    cutter.#inBlock = state.inBlock;
+    cutter.starts.push(...state.starts);
+    return cutter;
+  }
+}
+
+export interface BlockCutterState {
+  fixed: number[];
+  next: number;
+  inBlock: number;
+  starts: number[];
+}
+
+/** The starts of blocks 1, 2, … a shard entry's page starts give (its first is the view's page 1, not a boundary). */
+export function blockBoundaries(pageStarts: readonly number[] | undefined): readonly number[] {
+  return pageStarts && pageStarts.length > 1 ? pageStarts.slice(1) : [];
+}
+
+/** What the version and the plan need of one block's rows. */
+export interface BlockStat {
+  /** Key starting the block (block 0: the shard's first live key; not part of the version). */
+  start: number;
+  /** Live rows. */
+  count: number;
+  /** Planned `<url>` bytes of the live rows (KeyRow.size summed). */
+  bytes: number;
+  /** Extension kinds of the live rows (EXT_* bits, or-ed). */
+  kinds: number;
+  /** Newest change stamp of its rows, tombstones included (0: none). */
+  lastChange: number;
+  /** Fingerprint state of the live rows' keys and stamps. */
+  hash: [number, number];
+}
+
+/** A block's figures accumulated row by row (or going on from a stored `BlockStat`). */
+export class BlockAccumulator {
+  readonly #stat: BlockStat;
+  readonly #fp: Fingerprint;
+
+  constructor(start: number, from?: BlockStat) {
+    this.#stat = from ? { ...from, hash: [...from.hash] } : { start, count: 0, bytes: 0, kinds: 0, lastChange: 0, hash: [0, 0] };
+    this.#fp = from ? Fingerprint.resume(from.hash) : new Fingerprint();
+  }
+
+  /** Notes a row: a tombstone moves only the change stamp. */
+  add(key: number, updatedAt: number, deleted: boolean, size: number, kinds: number): void {
+    const stat = this.#stat;
+    if (updatedAt > stat.lastChange) stat.lastChange = updatedAt;
+    if (deleted) return;
+    stat.count++;
+    stat.bytes += size;
+    stat.kinds |= kinds;
+    this.#fp.addNumber(key).addNumber(updatedAt);
+  }
+
+  /** The block's figures so far. */
+  stat(): BlockStat {
+    return { ...this.#stat, hash: this.#fp.state() };
+  }
+}
+
+/**
+ * A shard's content version from its blocks: the render fingerprint, the codec, each block's
+ * start (blocks 1, 2, …), live rows and rows' fingerprint, and the count. The same rows cut at
+ * other starts are other bytes, so another version.
+ */
+export function shardVersion(renderFingerprint: string, blocks: readonly BlockStat[]): string {
+  const fp = new Fingerprint().addString(renderFingerprint).addString(BLOCK_CODEC);
+  let count = 0;
+  blocks.forEach((b, i) => {
+    if (i > 0) fp.addNumber(b.start);
+    fp.addNumber(b.count)
+      .addNumber(b.hash[0] >>> 0)
+      .addNumber(b.hash[1] >>> 0);
+    count += b.count;
+  });
+  return count === 0 ? "empty" : fp.addNumber(count).digest();
+}

@@ -1,0 +1,210 @@
+/**
+ * A changed shard re-rendered block by block (issue 53, "blocks"): instead of reading all its rows
+ * and gzipping all its bytes again, a run reads the rows of the blocks its changes fall in (about
+ * BLOCK_ROWS each), renders and deflates those blocks, re-deflates the block after each (its
+ * dictionary changed; its bytes come back from the stored file) and copies every other block's
+ * deflated bytes from the stored file. The stored block table (src/snapshots/store.ts
+ * StoredBlocks) gives the other blocks' figures, so the new entry — counts, kinds, version — is
+ * exactly what a pass over every row would plan (the planner's rule, core/block-plan.ts), and the
+ * file exactly what rendering it whole gives (test/workers/splice.test.ts checks both).
+ *
+ * Whatever a splice cannot do the way a pass would (no stored table or file visible here, too many
+ * changed blocks, a shard that would split, shrink its last block to nothing or change its head's
+ * namespaces) it declines, and the caller re-plans the shard with a pass: never a different result.
+ */
+import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, blockBoundaries, shardVersion } from "../core/block-plan.ts";
+import { type DeflatedBlock, blockSpans, deflateBlock, gzipOfBlocks, inflateBlocks } from "../core/gzip-blocks.ts";
+import { recordsSlice } from "../core/shard-blocks.ts";
+import type { UrlRecord } from "../core/types.ts";
+import { SHARD_EXTENSIONS } from "../core/writers.ts";
+import type { ShardEntry } from "../manifest/manifest.ts";
+import { renderOptions } from "../sitemaps.ts";
+import { zlibBlockDeflate } from "../snapshots/block-deflate.ts";
+import type { StoredBlocks } from "../snapshots/store.ts";
+import type { RangeScan } from "../store/port.ts";
+import type { Run } from "./run.ts";
+
+/** Changed blocks a splice re-renders at most; a shard with more is re-rendered whole (as cheap by then). */
+export const SPLICE_MAX_BLOCKS = 16;
+/** Live rows of a last block a splice reads at most (a bulk append is planned by a pass, which may split the shard). */
+const SPLICE_MAX_LAST_ROWS = 5 * BLOCK_ROWS;
+
+/** One block of the new file: re-rendered from its rows, or an old block kept (copied, or re-deflated). */
+type NewBlock = { stat: BlockStat; records: UrlRecord[]; head: boolean; tail: boolean } | { stat: BlockStat; old: number };
+
+/** The block of `key`: how many block starts are at or below it. */
+function blockOf(boundaries: readonly number[], key: number): number {
+  let lo = 0;
+  let hi = boundaries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (boundaries[mid]! <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array | null> {
+  if (!stream) return null;
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * Splices the published shard `entry` (whose range ends at `end`; undefined: open-ended) for the
+ * changed keys `changed`. true: done (the draft holds the new entry); false: declined (nothing was
+ * changed; the caller runs a pass).
+ */
+export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntry, end: number | undefined, changed: readonly number[]): Promise<boolean> {
+  const { deps, origin } = run;
+  // A stamp-ordered feed notes the rows a run scans (Run.track): only a pass does that.
+  if (!entry.snapshot || entry.urlCount === 0 || run.track !== null || entry.pageStarts === undefined || entry.pageStarts.length === 0) return false;
+  const boundaries = blockBoundaries(entry.pageStarts);
+  const touched = [...new Set(changed.map((k) => blockOf(boundaries, k)))].sort((a, b) => a - b);
+  if (touched.length === 0 || touched.length > SPLICE_MAX_BLOCKS) return false;
+  const table = await deps.snapshots.blocks(entry.snapshot);
+  if (!table || table.version !== entry.version || table.blocks.length !== boundaries.length + 1) return false;
+  if (boundaries.some((b, i) => table.blocks[i + 1]!.start !== b)) return false;
+  const file = await readAll(await deps.snapshots.get(entry.snapshot));
+  const spans =
+    file &&
+    blockSpans(
+      file,
+      table.blocks.map((b) => b.deflatedBytes),
+    );
+  if (!spans) return false;
+
+  run.counters.shardsChecked++;
+  const read = await readBlocks(run, scanner, entry, end, boundaries, table, touched);
+  if (!read) return false;
+  const blocks: NewBlock[] = [];
+  for (let j = 0; j < table.blocks.length; j++) blocks.push(...(read.fresh.get(j) ?? [{ stat: table.blocks[j]!, old: j }]));
+  const stats = blocks.map((b) => b.stat);
+  const count = stats.reduce((n, s) => n + s.count, 0);
+  const bytes = stats.reduce((n, s) => n + s.bytes, run.limits.overheadBytes);
+  const kinds = stats.reduce((k, s) => k | s.kinds, 0);
+  // What a pass would do otherwise: split the shard, drop an emptied last block, declare other namespaces.
+  if (count === 0 || count > run.limits.maxUrls || bytes > run.limits.maxBytes) return false;
+  if (blocks.length > 1 && stats[stats.length - 1]!.count === 0) return false;
+  if ((kinds & SHARD_EXTENSIONS) !== ((entry.extKinds ?? 0) & SHARD_EXTENSIONS)) return false;
+
+  const version = shardVersion(run.build.renderFingerprint, stats);
+  const rawLastChange = stats.reduce((t, s) => Math.max(t, s.lastChange), 0);
+  // The planner's rule (manifest.ts #close): Last-Modified moves whenever the content does.
+  const lastChange =
+    version === entry.version
+      ? Math.max(rawLastChange, entry.lastChange)
+      : rawLastChange <= entry.lastChange
+        ? Math.max(run.now, entry.lastChange + 1)
+        : rawLastChange;
+  const firstLive = read.firstLive;
+  const next: ShardEntry = {
+    ...entry,
+    lastKey: end ?? Math.max(entry.lastKey, read.maxKey),
+    urlCount: count,
+    byteCount: bytes,
+    lastChange,
+    version,
+    extKinds: kinds,
+    pageStarts: [firstLive === null ? entry.pageStarts[0]! : Math.min(entry.pageStarts[0]!, firstLive), ...stats.slice(1).map((s) => s.start)],
+    snapshot: version === entry.version ? entry.snapshot : null,
+  };
+  run.draft.replace(entry.section, entry.firstKey, end ?? Number.POSITIVE_INFINITY, [next]);
+  if (version === entry.version) {
+    run.counters.shardsUnchanged++;
+    return true;
+  }
+  const deflated = spliced(run, entry, blocks, spans, table);
+  run.counters.shardsSpliced++;
+  run.counters.blocksRendered += blocks.filter((b) => "records" in b).length;
+  try {
+    const doc = await run.snapshots.stageGzip(
+      gzipOfBlocks(deflated),
+      deflated.map((b) => ({ deflatedBytes: b.deflated.byteLength, crc: b.crc, size: b.size })),
+    );
+    await run.commitShard(next, doc, stats);
+  } catch (err) {
+    run.fail(next, err);
+  }
+  return true;
+}
+
+/** The rows of the changed blocks, as the planner would cut them (the last block cut anew every BLOCK_ROWS rows); null: declined. */
+async function readBlocks(
+  run: Run,
+  scanner: RangeScan,
+  entry: ShardEntry,
+  end: number | undefined,
+  boundaries: readonly number[],
+  table: StoredBlocks,
+  touched: readonly number[],
+): Promise<{ fresh: Map<number, NewBlock[]>; firstLive: number | null; maxKey: number } | null> {
+  const last = table.blocks.length - 1;
+  const fresh = new Map<number, NewBlock[]>();
+  let firstLive: number | null = null;
+  let maxKey = entry.firstKey;
+  for (const i of touched) {
+    const lo = i === 0 ? entry.firstKey : boundaries[i - 1]!;
+    const hi = i === last ? (end ?? Number.MAX_SAFE_INTEGER) : boundaries[i]! - 1;
+    const cutter = i === last ? new BlockCutter([]) : null;
+    let acc = new BlockAccumulator(table.blocks[i]!.start);
+    const records: UrlRecord[][] = [[]];
+    const stats: BlockStat[] = [];
+    let live = 0;
+    for await (const row of scanner.scan(run.origin, { section: entry.section, key: lo }, { section: entry.section, key: hi })) {
+      run.counters.rowsRead++;
+      maxKey = Math.max(maxKey, row.key);
+      if (!row.deleted && cutter && cutter.next(row.key) > 0) {
+        stats.push(acc.stat());
+        acc = new BlockAccumulator(row.key);
+        records.push([]);
+      }
+      acc.add(row.key, row.updatedAt, row.deleted, row.size, row.extKinds);
+      if (row.deleted) continue;
+      if (i === 0 && firstLive === null) firstLive = row.key;
+      records[records.length - 1]!.push(row);
+      if (++live > SPLICE_MAX_LAST_ROWS) return null;
+    }
+    stats.push(acc.stat());
+    fresh.set(
+      i,
+      stats.map((stat, k) => ({ stat, records: records[k]!, head: i === 0 && k === 0, tail: i === last && k === stats.length - 1 })),
+    );
+  }
+  return { fresh, firstLive, maxKey };
+}
+
+/**
+ * The new file's blocks: re-rendered ones deflated, each old block after one re-deflated with the
+ * new dictionary (its bytes inflated from the stored file), every other one copied as stored.
+ */
+function spliced(run: Run, entry: ShardEntry, blocks: readonly NewBlock[], spans: readonly Uint8Array[], table: StoredBlocks): DeflatedBlock[] {
+  const codec = zlibBlockDeflate;
+  const options = { ...renderOptions(run.deps.config, run.origin), namespaces: (entry.extKinds ?? 0) & SHARD_EXTENSIONS };
+  // Old bytes needed: the block before a re-rendered one (its dictionary) and the block after (re-deflated).
+  const keep = new Set<number>();
+  blocks.forEach((b, t) => {
+    if ("records" in b) return;
+    const before = blocks[t - 1];
+    const after = blocks[t + 1];
+    if ((before && "records" in before) || (after && "records" in after)) keep.add(b.old);
+  });
+  const oldText = inflateBlocks(spans, Math.max(-1, ...keep), keep, codec);
+  const out: DeflatedBlock[] = [];
+  let previous: Uint8Array | null = null;
+  let previousChanged = false;
+  for (const b of blocks) {
+    if ("records" in b) {
+      const text = recordsSlice(b.records, b, options);
+      out.push(deflateBlock(text, previous, codec));
+      previous = text;
+      previousChanged = true;
+      continue;
+    }
+    const text = oldText.get(b.old) ?? null;
+    if (previousChanged) out.push(deflateBlock(text!, previous, codec));
+    else out.push({ deflated: spans[b.old]!, crc: table.blocks[b.old]!.crc, size: table.blocks[b.old]!.size });
+    previous = text;
+    previousChanged = false;
+  }
+  return out;
+}
