@@ -26,6 +26,11 @@ import type { Run } from "./run.ts";
 
 /** Changed blocks a splice re-renders at most; a shard with more is re-rendered whole (as cheap by then). */
 export const SPLICE_MAX_BLOCKS = 16;
+/**
+ * Stored gzip bytes a splice takes on at most: it holds the old file and the new one (a shard of
+ * barely compressible URLs can be ~38 MB gzip; a 128 MB isolate must not hold two).
+ */
+const SPLICE_MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** Live rows of a last block a splice reads at most (a bulk append is planned by a pass, which may split the shard). */
 const SPLICE_MAX_LAST_ROWS = 5 * BLOCK_ROWS;
 
@@ -55,7 +60,7 @@ async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8
  * changed; the caller runs a pass).
  */
 export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntry, end: number | undefined, changed: readonly number[]): Promise<boolean> {
-  const { deps, origin } = run;
+  const { deps } = run;
   // A stamp-ordered feed notes the rows a run scans (Run.track): only a pass does that.
   if (!entry.snapshot || entry.urlCount === 0 || run.track !== null || entry.pageStarts === undefined || entry.pageStarts.length === 0) return false;
   const boundaries = blockBoundaries(entry.pageStarts);
@@ -64,6 +69,7 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
   const table = await deps.snapshots.blocks(entry.snapshot);
   if (!table || table.version !== entry.version || table.blocks.length !== boundaries.length + 1) return false;
   if (boundaries.some((b, i) => table.blocks[i + 1]!.start !== b)) return false;
+  if (table.blocks.reduce((n, b) => n + b.deflatedBytes, 0) > SPLICE_MAX_FILE_BYTES) return false;
   const file = await readAll(await deps.snapshots.get(entry.snapshot));
   const spans =
     file &&
