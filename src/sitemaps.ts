@@ -2,7 +2,7 @@
  * The sitemap service: manifest → record store → render. Knows nothing of HTTP; returns Web Streams.
  */
 import type { Config } from "./config.ts";
-import { BlockCutter, blockBoundaries } from "./core/block-plan.ts";
+import { BlockCutter } from "./core/block-plan.ts";
 import { w3cSeconds } from "./core/datetime-format.ts";
 import { EXT_NEWS } from "./core/extensions/kinds.ts";
 import { Fingerprint } from "./core/fingerprint.ts";
@@ -13,7 +13,7 @@ import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/
 import { FEED_PATH, newsPath, shardPath } from "./documents/paths.ts";
 import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
 import { type BuildOptions, buildManifest, buildManifestWithin } from "./manifest/build.ts";
-import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
+import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards, plannedBlockStarts } from "./manifest/manifest.ts";
 import { versionChecked } from "./manifest/version-check.ts";
 import { pinQuery } from "./partitions/pinned.ts";
 import type { RecordStore } from "./store/port.ts";
@@ -258,7 +258,7 @@ function shardRenderOptions(deps: SitemapDeps, origin: string, shard: ShardEntry
     ...(pinned
       ? { maxUrls: deps.config.maxUrlsPerShard, maxBytes: deps.config.maxBytesPerShard, overflow: "end" as const }
       : // Cut in the entry's blocks: the bytes its snapshot holds (a pinned rendering has none).
-        { blocks: new BlockCutter(blockBoundaries(shard.pageStarts)) }),
+        { blocks: new BlockCutter(plannedBlockStarts(shard)) }),
   };
 }
 

@@ -6,8 +6,8 @@
  * not move when rows come and go: a block's start, once planned, stays (a deletion never shifts a
  * later block; a block whose rows were all deleted stays, empty). Only past the last planned start
  * are new ones cut, every BLOCK_ROWS live rows (the last shard's new records). The manifest keeps
- * the starts (ShardEntry.pageStarts: the browser view pages by them too), so the planner, the live
- * render and the regeneration's splice all cut the same rows the same way: BlockCutter is that rule.
+ * the starts (ShardEntry.blockStarts), so the planner, the live render and the regeneration's
+ * splice all cut the same rows the same way: BlockCutter is that rule.
  *
  * A shard's content version is made of its blocks' (shardVersion), so a splice that re-reads one
  * block computes the version a full re-plan would, from the other blocks' stored figures.
@@ -15,7 +15,7 @@
 import { Fingerprint } from "./fingerprint.ts";
 import { VIEW_PAGE_ROWS } from "./limits.ts";
 
-/** Live rows per block when new boundaries are cut: the browser view's page. */
+/** Live rows per block when new boundaries are cut (as many as a page of the browser view). */
 export const BLOCK_ROWS = VIEW_PAGE_ROWS;
 
 /**
@@ -77,11 +77,6 @@ export interface BlockCutterState {
   starts: number[];
 }
 
-/** The starts of blocks 1, 2, … a shard entry's page starts give (its first is the view's page 1, not a boundary). */
-export function blockBoundaries(pageStarts: readonly number[] | undefined): readonly number[] {
-  return pageStarts && pageStarts.length > 1 ? pageStarts.slice(1) : [];
-}
-
 /** What the version and the plan need of one block's rows. */
 export interface BlockStat {
   /** Key starting the block (block 0: the shard's first live key; not part of the version). */
@@ -96,16 +91,20 @@ export interface BlockStat {
   lastChange: number;
   /** Fingerprint state of the live rows' keys and stamps. */
   hash: [number, number];
+  /** Fingerprint state of the live rows' keys alone: whether a change kept which keys are live (the view's page starts). */
+  keys: [number, number];
 }
 
 /** A block's figures accumulated row by row (or going on from a stored `BlockStat`). */
 export class BlockAccumulator {
   readonly #stat: BlockStat;
   readonly #fp: Fingerprint;
+  readonly #keys: Fingerprint;
 
   constructor(start: number, from?: BlockStat) {
-    this.#stat = from ? { ...from, hash: [...from.hash] } : { start, count: 0, bytes: 0, kinds: 0, lastChange: 0, hash: [0, 0] };
+    this.#stat = from ? { ...from } : { start, count: 0, bytes: 0, kinds: 0, lastChange: 0, hash: [0, 0], keys: [0, 0] };
     this.#fp = from ? Fingerprint.resume(from.hash) : new Fingerprint();
+    this.#keys = from ? Fingerprint.resume(from.keys) : new Fingerprint();
   }
 
   /** Notes a row: a tombstone moves only the change stamp. */
@@ -117,11 +116,12 @@ export class BlockAccumulator {
     stat.bytes += size;
     stat.kinds |= kinds;
     this.#fp.addNumber(key).addNumber(updatedAt);
+    this.#keys.addNumber(key);
   }
 
   /** The block's figures so far. */
   stat(): BlockStat {
-    return { ...this.#stat, hash: this.#fp.state() };
+    return { ...this.#stat, hash: this.#fp.state(), keys: this.#keys.state() };
   }
 }
 

@@ -8,8 +8,9 @@
  * whose records were all deleted stays in the manifest with no URLs (its range may fill again) but
  * is never listed and answers 404.
  */
-import { BlockAccumulator, BlockCutter, type BlockCutterState, type BlockStat, blockBoundaries, shardVersion } from "../core/block-plan.ts";
+import { BlockAccumulator, BlockCutter, type BlockCutterState, type BlockStat, shardVersion } from "../core/block-plan.ts";
 import { Fingerprint } from "../core/fingerprint.ts";
+import { VIEW_PAGE_ROWS } from "../core/limits.ts";
 import type { KeyRow } from "../store/port.ts";
 
 export interface ShardEntry {
@@ -31,12 +32,20 @@ export interface ShardEntry {
    */
   extKinds?: number;
   /**
-   * Where the shard's blocks start (src/core/block-plan.ts): the first live key, then the key that
-   * starts each further block (about BLOCK_ROWS live records each, planned once and kept). Page N
-   * of the browser view is the key range [pageStarts[N-1], pageStarts[N]), and deflate block N-1
-   * of the stored gzip holds the same rows. Part of the version. Absent in manifests built before it.
+   * Stable key of the first live record of each page of the browser view (VIEW_PAGE_ROWS records a
+   * page): page N is the key range [pageStarts[N-1], pageStarts[N]), read without touching the rows
+   * before it. Fixed by the live keys, so by the version. Absent in manifests built before it, and
+   * after a splice changed which keys are live (src/regen/splice.ts: the view then reads the
+   * version once, as for those; the next pass plans them again).
    */
   pageStarts?: number[];
+  /**
+   * Where the shard's deflate blocks 1, 2, … start (block 0 starts with the shard): planned once
+   * and kept (src/core/block-plan.ts), so the stored gzip and the live render cut the same blocks
+   * and a change re-renders its own. Part of the version. Absent in manifests planned before it
+   * (the page starts were then the plan: `plannedBlockStarts`).
+   */
+  blockStarts?: number[];
   /**
    * Key of the pre-rendered gzip bytes of exactly this version (src/snapshots), or absent/null when
    * none is stored yet (the shard is then rendered live). Carried over while the version is unchanged.
@@ -89,8 +98,8 @@ interface OpenCounts {
   bytes: number;
   lastChange: number;
   extKinds: number;
-  /** The first live key (null: none yet). */
-  firstLive: number | null;
+  /** The first live key of each page of the browser view. */
+  pageStarts: number[];
   /** The blocks closed so far. */
   blocks: BlockStat[];
 }
@@ -163,7 +172,7 @@ export class SectionPlanner {
             bytes: shard.bytes,
             lastChange: shard.lastChange,
             extKinds: shard.extKinds,
-            firstLive: shard.firstLive,
+            pageStarts: [...shard.pageStarts],
             blocks: [...shard.blocks],
             block: shard.block.stat(),
             cutter: shard.cutter.state(),
@@ -181,6 +190,7 @@ export class SectionPlanner {
       planner.#current = {
         ...counts,
         blocks: [...open.blocks],
+        pageStarts: [...open.pageStarts],
         cutter: BlockCutter.resume(cutter),
         block: new BlockAccumulator(block.start, block),
         previous: undefined,
@@ -274,7 +284,7 @@ export class SectionPlanner {
     }
     shard.block.add(row.key, row.updatedAt, row.deleted, row.size, row.extKinds ?? 0);
     if (row.deleted) return;
-    shard.firstLive ??= row.key;
+    if (shard.count % VIEW_PAGE_ROWS === 0) shard.pageStarts.push(row.key);
     shard.count++;
     shard.bytes += row.size;
     if (row.extKinds) shard.extKinds |= row.extKinds;
@@ -309,10 +319,10 @@ export class SectionPlanner {
       bytes: this.#limits.overheadBytes,
       lastChange: 0,
       extKinds: 0,
-      firstLive: null,
+      pageStarts: [],
       blocks: [],
       // A planned shard keeps its blocks' starts (a deletion never shifts a later block).
-      cutter: new BlockCutter(blockBoundaries(previous?.pageStarts)),
+      cutter: new BlockCutter(plannedBlockStarts(previous)),
       block: new BlockAccumulator(firstKey),
       previous,
     };
@@ -329,10 +339,6 @@ export class SectionPlanner {
     const blocks = [...shard.blocks, shard.block.stat()];
     const version = shardVersion(this.#renderFingerprint, blocks);
     this.blocks.set(shard.n, blocks);
-    // The view's first page starts at the first live key, or where it started before (a key
-    // written again below it still falls in page 1).
-    const first = shard.previous?.pageStarts?.[0];
-    const pageStarts = shard.firstLive === null ? [] : [first === undefined ? shard.firstLive : Math.min(first, shard.firstLive), ...shard.cutter.starts];
     let lastChange = shard.lastChange;
     // Last-Modified must move whenever the content does, even when no stamp in the range moved
     // (a record that changed section, say): then the build time is the change time.
@@ -350,7 +356,8 @@ export class SectionPlanner {
       lastChange,
       version,
       extKinds: shard.extKinds,
-      pageStarts,
+      pageStarts: shard.pageStarts,
+      blockStarts: shard.count === 0 ? [] : shard.cutter.starts,
       // Snapshots are per version: one stored for this version stays valid.
       snapshot: shard.previous?.version === version ? (shard.previous.snapshot ?? null) : null,
     });
@@ -375,4 +382,13 @@ export function manifestVersion(shards: readonly ShardEntry[], indexFingerprint:
     fp.addString(s.section).addNumber(s.n).addString(s.version).addNumber(s.lastChange);
   }
   return fp.digest();
+}
+
+/**
+ * Where a shard's blocks were planned to start (blocks 1, 2, …): its block starts, or for an entry
+ * planned before them its page starts after the first (what the planner then keeps).
+ */
+export function plannedBlockStarts(shard: Pick<ShardEntry, "blockStarts" | "pageStarts"> | undefined): readonly number[] {
+  if (shard?.blockStarts) return shard.blockStarts;
+  return shard?.pageStarts && shard.pageStarts.length > 1 ? shard.pageStarts.slice(1) : [];
 }

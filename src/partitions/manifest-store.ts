@@ -19,6 +19,7 @@ function siteShard(partition: number, shard: ShardEntry): ShardEntry {
     firstKey: shard.firstKey + offset,
     lastKey: shard.lastKey + offset,
     ...(shard.pageStarts ? { pageStarts: shard.pageStarts.map((k) => k + offset) } : {}),
+    ...(shard.blockStarts ? { blockStarts: shard.blockStarts.map((k) => k + offset) } : {}),
   };
 }
 

@@ -11,7 +11,7 @@
 import type { BlockStat } from "../core/block-plan.ts";
 import { EmptySitemapError } from "../core/errors.ts";
 import { type BuildOptions, planLimits } from "../manifest/build.ts";
-import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest } from "../manifest/manifest.ts";
+import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest, plannedBlockStarts } from "../manifest/manifest.ts";
 import { manifestBuildOptions, renderShard } from "../sitemaps.ts";
 import type { StagedDocument } from "../snapshots/stage-document.ts";
 import type { ChangeCursor, RangeScan, ScanPosition, ScannedRecord } from "../store/port.ts";
@@ -244,7 +244,7 @@ export class Run {
       version: "",
       extKinds: kinds,
       // The renderer cuts the blocks the planner cuts: the starts this shard had (none: a new one).
-      ...(previous?.pageStarts ? { pageStarts: previous.pageStarts } : {}),
+      blockStarts: [...plannedBlockStarts(previous)],
     };
     this.counters.shardsChecked++;
     let doc: StagedDocument | null = null;

@@ -12,7 +12,7 @@
  * changed blocks, a shard that would split, shrink its last block to nothing or change its head's
  * namespaces) it declines, and the caller re-plans the shard with a pass: never a different result.
  */
-import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, blockBoundaries, shardVersion } from "../core/block-plan.ts";
+import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, shardVersion } from "../core/block-plan.ts";
 import { type DeflatedBlock, blockSpans, deflateBlock, gzipOfBlocks, inflateBlocks } from "../core/gzip-blocks.ts";
 import { recordsSlice } from "../core/shard-blocks.ts";
 import type { UrlRecord } from "../core/types.ts";
@@ -62,8 +62,8 @@ async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8
 export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntry, end: number | undefined, changed: readonly number[]): Promise<boolean> {
   const { deps } = run;
   // A stamp-ordered feed notes the rows a run scans (Run.track): only a pass does that.
-  if (!entry.snapshot || entry.urlCount === 0 || run.track !== null || entry.pageStarts === undefined || entry.pageStarts.length === 0) return false;
-  const boundaries = blockBoundaries(entry.pageStarts);
+  if (!entry.snapshot || entry.urlCount === 0 || run.track !== null || entry.blockStarts === undefined) return false;
+  const boundaries = entry.blockStarts;
   const touched = [...new Set(changed.map((k) => blockOf(boundaries, k)))].sort((a, b) => a - b);
   if (touched.length === 0 || touched.length > SPLICE_MAX_BLOCKS) return false;
   const table = await deps.snapshots.blocks(entry.snapshot);
@@ -102,16 +102,24 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
       : rawLastChange <= entry.lastChange
         ? Math.max(run.now, entry.lastChange + 1)
         : rawLastChange;
-  const firstLive = read.firstLive;
+  // The view's page starts stay exact while the same keys are live (changed records, none added or
+  // deleted); otherwise they would need every later row, and the view reads the version once instead.
+  const sameKeys = touched.every((j) => {
+    const fresh = read.fresh.get(j)!;
+    const old = table.blocks[j]!;
+    return fresh.length === 1 && fresh[0]!.stat.count === old.count && fresh[0]!.stat.keys.every((k, i) => k === old.keys[i]);
+  });
+  const { pageStarts: _pages, ...kept } = entry;
   const next: ShardEntry = {
-    ...entry,
+    ...kept,
+    ...(sameKeys && entry.pageStarts ? { pageStarts: entry.pageStarts } : {}),
     lastKey: end ?? Math.max(entry.lastKey, read.maxKey),
     urlCount: count,
     byteCount: bytes,
     lastChange,
     version,
     extKinds: kinds,
-    pageStarts: [firstLive === null ? entry.pageStarts[0]! : Math.min(entry.pageStarts[0]!, firstLive), ...stats.slice(1).map((s) => s.start)],
+    blockStarts: stats.slice(1).map((s) => s.start),
     snapshot: version === entry.version ? entry.snapshot : null,
   };
   run.draft.replace(entry.section, entry.firstKey, end ?? Number.POSITIVE_INFINITY, [next]);
@@ -143,10 +151,9 @@ async function readBlocks(
   boundaries: readonly number[],
   table: StoredBlocks,
   touched: readonly number[],
-): Promise<{ fresh: Map<number, NewBlock[]>; firstLive: number | null; maxKey: number } | null> {
+): Promise<{ fresh: Map<number, NewBlock[]>; maxKey: number } | null> {
   const last = table.blocks.length - 1;
   const fresh = new Map<number, NewBlock[]>();
-  let firstLive: number | null = null;
   let maxKey = entry.firstKey;
   for (const i of touched) {
     const lo = i === 0 ? entry.firstKey : boundaries[i - 1]!;
@@ -166,7 +173,6 @@ async function readBlocks(
       }
       acc.add(row.key, row.updatedAt, row.deleted, row.size, row.extKinds);
       if (row.deleted) continue;
-      if (i === 0 && firstLive === null) firstLive = row.key;
       records[records.length - 1]!.push(row);
       if (++live > SPLICE_MAX_LAST_ROWS) return null;
     }
@@ -176,7 +182,7 @@ async function readBlocks(
       stats.map((stat, k) => ({ stat, records: records[k]!, head: i === 0 && k === 0, tail: i === last && k === stats.length - 1 })),
     );
   }
-  return { fresh, firstLive, maxKey };
+  return { fresh, maxKey };
 }
 
 /**

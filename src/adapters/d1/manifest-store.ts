@@ -13,6 +13,7 @@ interface ShardRow {
   ext_kinds: number;
   snapshot: string | null;
   page_starts: string | null;
+  block_starts: string | null;
 }
 
 /** The columns of a shard's row after its origin, in the order each row's JSON array holds them. */
@@ -28,13 +29,14 @@ const SHARD_FIELDS = [
   "ext_kinds",
   "snapshot",
   "page_starts",
+  "block_starts",
 ] as const;
 
-/** `page_starts` is the keys joined by commas: ~7 bytes a page, ~350 bytes for a full shard. */
+/** `page_starts` and `block_starts` are keys joined by commas: ~7 bytes a page or block, ~350 bytes each for a full shard. */
 const pageStartsOf = (text: string): number[] => (text === "" ? [] : text.split(",").map(Number));
 /**
- * Shards per INSERT: their JSON is one bound value, at most ~600 bytes a shard (its page starts the
- * most of it), so ~600 KB, within D1's 2,000,000 bytes a value.
+ * Shards per INSERT: their JSON is one bound value, at most ~950 bytes a shard (its page and block
+ * starts the most of it), so ~950 KB, within D1's 2,000,000 bytes a value.
  */
 const ROWS_PER_INSERT = 1_000;
 
@@ -51,7 +53,7 @@ export class D1ManifestStore implements ManifestStore {
       this.#db.prepare("SELECT version, built_at, snapshot, partial FROM manifests WHERE origin = ?1").bind(origin),
       this.#db
         .prepare(
-          `SELECT section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts
+          `SELECT section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts, block_starts
            FROM shards WHERE origin = ?1 ORDER BY section, first_key`,
         )
         .bind(origin),
@@ -76,6 +78,7 @@ export class D1ManifestStore implements ManifestStore {
         extKinds: s.ext_kinds,
         snapshot: s.snapshot,
         ...(s.page_starts === null ? {} : { pageStarts: pageStartsOf(s.page_starts) }),
+        ...(s.block_starts === null ? {} : { blockStarts: pageStartsOf(s.block_starts) }),
       })),
     };
   }
@@ -89,7 +92,7 @@ export class D1ManifestStore implements ManifestStore {
     const statements: D1PreparedStatement[] = [this.#db.prepare("DELETE FROM shards WHERE origin = ?1").bind(manifest.origin)];
     const columns = SHARD_FIELDS.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
     const insert = this.#db.prepare(
-      `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts)
+      `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts, block_starts)
        SELECT ?1, ${columns} FROM json_each(?2)`,
     );
     for (let i = 0; i < manifest.shards.length; i += ROWS_PER_INSERT) {
@@ -107,6 +110,7 @@ export class D1ManifestStore implements ManifestStore {
           s.extKinds ?? 0,
           s.snapshot ?? null,
           s.pageStarts ? s.pageStarts.join(",") : null,
+          s.blockStarts ? s.blockStarts.join(",") : null,
         ]);
       statements.push(insert.bind(manifest.origin, JSON.stringify(rows)));
     }
