@@ -49,11 +49,6 @@ function blockOf(boundaries: readonly number[], key: number): number {
   return lo;
 }
 
-async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array | null> {
-  if (!stream) return null;
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
 /**
  * Splices the published shard `entry` (whose range ends at `end`; undefined: open-ended) for the
  * changed keys `changed`. true: done (the draft holds the new entry); false: declined (nothing was
@@ -66,17 +61,15 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
   const boundaries = entry.blockStarts;
   const touched = [...new Set(changed.map((k) => blockOf(boundaries, k)))].sort((a, b) => a - b);
   if (touched.length === 0 || touched.length > SPLICE_MAX_BLOCKS) return false;
-  const table = await deps.snapshots.blocks(entry.snapshot);
-  if (!table || table.version !== entry.version || table.blocks.length !== boundaries.length + 1) return false;
+  const stored = await deps.snapshots.withBlocks(entry.snapshot, SPLICE_MAX_FILE_BYTES);
+  if (!stored) return false;
+  const table = stored.blocks;
+  if (table.version !== entry.version || table.blocks.length !== boundaries.length + 1) return false;
   if (boundaries.some((b, i) => table.blocks[i + 1]!.start !== b)) return false;
-  if (table.blocks.reduce((n, b) => n + b.deflatedBytes, 0) > SPLICE_MAX_FILE_BYTES) return false;
-  const file = await readAll(await deps.snapshots.get(entry.snapshot));
-  const spans =
-    file &&
-    blockSpans(
-      file,
-      table.blocks.map((b) => b.deflatedBytes),
-    );
+  const spans = blockSpans(
+    stored.gzip,
+    table.blocks.map((b) => b.deflatedBytes),
+  );
   if (!spans) return false;
 
   run.counters.shardsChecked++;

@@ -39,6 +39,8 @@ export interface SnapshotMeta {
   storedAt: number;
   /** Number of parts when stored in parts (the head then holds no bytes); absent: the head holds them all. */
   parts?: number;
+  /** Bytes of the block table stored after the gzip (a shard's, StoredBlocks); absent: none. */
+  table?: number;
 }
 
 /** A document's gzip as stored so far: the full parts are written, the rest is in memory. */
@@ -53,10 +55,10 @@ export interface StagedSnapshot {
 }
 
 /**
- * A shard snapshot's deflate blocks (issue 53), stored beside it: each block's figures
- * (core/block-plan.ts: start, live rows, planned bytes, kinds, change stamp, fingerprint) and where
+ * A shard snapshot's deflate blocks (issue 53), stored with it: each block's figures
+ * (core/block-plan.ts: start, live rows, planned bytes, kinds, change stamp, fingerprints) and where
  * its deflated bytes sit in the file. What a change needs to re-render one block and splice the
- * file (src/regen/splice.ts) without reading the shard's other rows; never read to serve.
+ * file (src/regen/splice.ts) without reading the shard's other rows; never served.
  */
 export interface StoredBlocks {
   /** The shard version the snapshot holds. */
@@ -80,8 +82,11 @@ export interface SnapshotStore {
    * the returned handle serves the document.
    */
   commit(document: SnapshotDocument, staged: StagedSnapshot, meta: SnapshotMeta, beforeWrite: BeforeWrite, blocks?: StoredBlocks): Promise<SnapshotHandle>;
-  /** The block table a shard's snapshot was committed with, or null (none, or not visible here yet). */
-  blocks(handle: SnapshotHandle): Promise<StoredBlocks | null>;
+  /**
+   * A shard snapshot's gzip bytes and the block table it was committed with, for a splice; null
+   * when it has none, is not visible here yet, or holds more than `maxGzipBytes`.
+   */
+  withBlocks(handle: SnapshotHandle, maxGzipBytes: number): Promise<{ gzip: Uint8Array; blocks: StoredBlocks } | null>;
   /** The gzip bytes as a stream, or null when absent (not stored, deleted, or not yet visible here). */
   get(handle: SnapshotHandle): Promise<ReadableStream<Uint8Array> | null>;
   /** The keys a handle owns (its head, and its parts): what must not be collected while it is in use. */

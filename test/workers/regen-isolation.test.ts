@@ -115,7 +115,7 @@ describe("a shard whose store keeps failing", () => {
           }
           return healthy.deps.snapshots.commit(document, staged, meta, before, blocks);
         },
-        blocks: (handle) => healthy.deps.snapshots.blocks(handle),
+        withBlocks: (handle, max) => healthy.deps.snapshots.withBlocks(handle, max),
         get: (handle) => healthy.deps.snapshots.get(handle),
         ownedKeys: (handle) => healthy.deps.snapshots.ownedKeys(handle),
         holds: (handle, document) => healthy.deps.snapshots.holds(handle, document),
@@ -232,7 +232,7 @@ function bindStore(store: SnapshotStore): SnapshotStore {
   return {
     stage: (gzip, before) => store.stage(gzip, before),
     commit: (document, staged, meta, before, blocks) => store.commit(document, staged, meta, before, blocks),
-    blocks: (handle) => store.blocks(handle),
+    withBlocks: (handle, max) => store.withBlocks(handle, max),
     get: (handle) => store.get(handle),
     ownedKeys: (handle) => store.ownedKeys(handle),
     holds: (handle, document) => store.holds(handle, document),

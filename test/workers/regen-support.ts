@@ -78,9 +78,14 @@ export function listed(manifest: ShardManifest): ShardEntry[] {
 
 /** Uncompressed bytes of a stored snapshot. */
 export async function snapshotXml(site: Site, key: string): Promise<Uint8Array> {
-  const gz = await site.env.SNAPSHOTS.get(key, "arrayBuffer");
+  return gunzip(await snapshotGzip(site, key));
+}
+
+/** The gzip bytes a stored snapshot serves (a shard's block table, stored after them, left out). */
+export async function snapshotGzip(site: Site, key: string): Promise<Uint8Array> {
+  const gz = await new KvSnapshotStore(site.env.SNAPSHOTS).get(key);
   if (!gz) throw new Error(`no snapshot ${key}`);
-  return gunzip(new Uint8Array(gz));
+  return readAll(gz);
 }
 
 /** Concatenates a stream's chunks. Rejects with the stream's error. */

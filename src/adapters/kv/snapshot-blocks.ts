@@ -1,6 +1,6 @@
 /**
- * A shard snapshot's block table as stored in KV (src/snapshots/store.ts StoredBlocks): one JSON
- * value, each block an array of numbers (~90 bytes a block, ~4.5 KB for a 50,000-URL shard), far
+ * A shard snapshot's block table as stored in KV (src/snapshots/store.ts StoredBlocks), after the
+ * gzip bytes in the snapshot's own value (snapshot-store.ts): JSON, each block an array of numbers (~90 bytes a block, ~4.5 KB for a 50,000-URL shard), far
  * under KV's value limit. A table that does not read back as one is no table (the shard is then
  * rendered whole), never a wrong splice.
  */

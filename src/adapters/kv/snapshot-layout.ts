@@ -57,16 +57,3 @@ export function partsOf(head: string): string | null {
 export function newPartsId(): string {
   return crypto.randomUUID().replaceAll("-", "");
 }
-
-/**
- * The key of a shard head's block table (`b1/` + the head): its own prefix, so a listing of a
- * site's heads never meets one; written before the head, deleted with it.
- */
-export function blocksKey(head: string): string {
-  return `b1/${head}`;
-}
-
-/** Whether a head is a shard's (only shards are stored in blocks). */
-export function isShardHead(head: string): boolean {
-  return head.startsWith(`${SNAPSHOT_FORMAT}/`) && !head.includes("/_index/");
-}

@@ -1,13 +1,28 @@
 import { concatBytes } from "../../core/bytes.ts";
 import type { BeforeWrite, SnapshotDocument, SnapshotHandle, SnapshotMeta, SnapshotStore, StagedSnapshot, StoredBlocks } from "../../snapshots/store.ts";
 import { decodeBlocks, encodeBlocks } from "./snapshot-blocks.ts";
-import { blocksKey, headKey, isHeadOf, isPartsPrefix, isShardHead, newPartsId, partsOf, partsPrefix, siteHeadPrefix } from "./snapshot-layout.ts";
+import { headKey, isHeadOf, isPartsPrefix, newPartsId, partsOf, partsPrefix, siteHeadPrefix } from "./snapshot-layout.ts";
 
 /**
  * Bytes per part: KV takes at most 25 MiB (26,214,400 bytes) per value; 10 MiB leaves a wide
  * margin and bounds what one staging holds in memory (a part being filled, one being written).
  */
 const PART_BYTES = 10 * 1024 * 1024;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The first `limit` bytes of a stream, the rest read and dropped. */
+function firstBytes(limit: number): TransformStream<Uint8Array, Uint8Array> {
+  let left = limit;
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (left <= 0) return;
+      controller.enqueue(chunk.byteLength <= left ? chunk : chunk.subarray(0, left));
+      left -= chunk.byteLength;
+    },
+  });
+}
+
 /** Key pages listed for `storedBytes` at most (1,000 keys each): bounds what a status request costs. */
 const STATUS_PAGES = 10;
 
@@ -76,32 +91,49 @@ export class KvSnapshotStore implements SnapshotStore {
     blocks?: StoredBlocks,
   ): Promise<SnapshotHandle> {
     const key = headKey(document, staged.partsId);
-    if (blocks) {
-      // Before the head: a head visible here has its table (or the table was lost to a failure: then a full render).
-      await beforeWrite(blocksKey(key));
-      await this.#kv.put(blocksKey(key), encodeBlocks(blocks));
-    }
+    // A shard's block table goes after its gzip, in the same value (the last part): no KV operation
+    // of its own to write, read or delete; `get` serves the gzip only (metadata `gzBytes`).
+    const table = blocks ? encoder.encode(encodeBlocks(blocks)) : new Uint8Array(0);
+    const last = table.byteLength > 0 ? concatBytes([staged.tail, table], staged.tail.byteLength + table.byteLength) : staged.tail;
+    const stored = table.byteLength > 0 ? { ...meta, table: table.byteLength } : meta;
     await beforeWrite(key);
     if (staged.partsId === null) {
-      await this.#kv.put(key, staged.tail, { metadata: meta });
+      await this.#kv.put(key, last, { metadata: stored });
       return key;
     }
     // The tail is the last part; then the head, which holds no bytes, only their count.
     let parts = staged.parts;
-    if (staged.tail.byteLength > 0) await this.#kv.put(`${partsPrefix(staged.partsId)}${parts++}`, staged.tail);
-    await this.#kv.put(key, new Uint8Array(0), { metadata: { ...meta, parts } });
+    if (last.byteLength > 0) await this.#kv.put(`${partsPrefix(staged.partsId)}${parts++}`, last);
+    await this.#kv.put(key, new Uint8Array(0), { metadata: { ...stored, parts } });
     return key;
   }
 
   ownedKeys(handle: SnapshotHandle): string[] {
     const parts = partsOf(handle);
-    return [handle, ...(parts ? [parts] : []), ...(isShardHead(handle) ? [blocksKey(handle)] : [])];
+    return parts ? [handle, parts] : [handle];
   }
 
-  async blocks(handle: SnapshotHandle): Promise<StoredBlocks | null> {
-    if (!isShardHead(handle)) return null;
-    const text = await this.#kv.get(blocksKey(handle), { type: "text" });
-    return text === null ? null : decodeBlocks(text);
+  async withBlocks(handle: SnapshotHandle, maxGzipBytes: number): Promise<{ gzip: Uint8Array; blocks: StoredBlocks } | null> {
+    const head = await this.#kv.getWithMetadata<SnapshotMeta>(handle, { type: "arrayBuffer" });
+    const meta = head.metadata;
+    if (head.value === null || !meta?.table || meta.gzBytes > maxGzipBytes) return null;
+    let bytes = new Uint8Array(head.value);
+    const prefix = partsOf(handle);
+    if (prefix !== null && meta.parts !== undefined) {
+      const parts: Uint8Array[] = [];
+      for (let i = 0; i < meta.parts; i++) {
+        const part = await this.#kv.get(`${prefix}${i}`, { type: "arrayBuffer" });
+        if (part === null) return null;
+        parts.push(new Uint8Array(part));
+      }
+      bytes = concatBytes(
+        parts,
+        parts.reduce((n, p) => n + p.byteLength, 0),
+      );
+    }
+    if (bytes.byteLength !== meta.gzBytes + meta.table) return null;
+    const blocks = decodeBlocks(decoder.decode(bytes.subarray(meta.gzBytes)));
+    return blocks ? { gzip: bytes.subarray(0, meta.gzBytes), blocks } : null;
   }
 
   holds(handle: SnapshotHandle, document: SnapshotDocument): boolean {
@@ -113,7 +145,10 @@ export class KvSnapshotStore implements SnapshotStore {
     if (!head.value) return null;
     const prefix = partsOf(key);
     const parts = head.metadata?.parts;
-    if (prefix === null || parts === undefined) return head.value as unknown as ReadableStream<Uint8Array>;
+    // What follows the gzip (a shard's block table) is never served.
+    const gzipOnly = (stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> =>
+      head.metadata?.table ? stream.pipeThrough(firstBytes(head.metadata.gzBytes)) : stream;
+    if (prefix === null || parts === undefined) return gzipOnly(head.value as unknown as ReadableStream<Uint8Array>);
     await head.value.cancel();
     // The first part is read before answering, so a part not yet visible here means "absent" (a
     // live render answers); a later one missing errors the body (KV showed the head, then lost a part).
@@ -130,13 +165,12 @@ export class KvSnapshotStore implements SnapshotStore {
       }
       await writable.close();
     })().catch((err: unknown) => writable.abort(err).catch(() => undefined));
-    return readable;
+    return gzipOnly(readable);
   }
 
   async delete(key: string): Promise<void> {
     const prefix = isPartsPrefix(key) ? key : partsOf(key);
     if (key !== prefix) await this.#kv.delete(key);
-    if (isShardHead(key)) await this.#kv.delete(blocksKey(key));
     if (prefix === null) return;
     let cursor: string | undefined;
     do {
