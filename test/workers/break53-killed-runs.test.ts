@@ -27,7 +27,10 @@ const INITIAL = 2_600;
 /** Calls made through `dying` objects; from call `at` on, every one throws. */
 class Killer {
   calls = 0;
-  constructor(readonly at: number) {}
+  readonly at: number;
+  constructor(at: number) {
+    this.at = at;
+  }
   dying<T extends object>(target: T, methods: readonly string[]): T {
     return new Proxy(target, {
       get: (t, prop) => {
