@@ -45,6 +45,7 @@ async function disagreements(env: Env): Promise<{ urls: number; differ: string[]
       const aBytes = new Uint8Array(await a.arrayBuffer());
       const bBytes = new Uint8Array(await b.arrayBuffer());
       // The same strong ETag must name the same bytes.
+      expect(a.headers.get("etag"), what).toMatch(/^"/);
       expect(a.headers.get("etag"), what).toBe(b.headers.get("etag"));
       if (aBytes.byteLength !== bBytes.byteLength || aBytes.some((x, i) => x !== bBytes[i]))
         differ.push(`${what}: snapshot ${aBytes.byteLength} bytes, live ${bBytes.byteLength} bytes`);
