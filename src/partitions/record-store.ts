@@ -59,7 +59,7 @@ class PartitionedReader implements RecordReader {
     for await (const page of part.reader.recordPages(local.range)) yield page.map((r) => withSiteKey(local.partition, r));
   }
 
-  /** Row arrays carry their partition's own keys: the renderer ignores keys, so none are mapped. */
+  /** Row arrays with site keys, as records carry them: a shard's deflate blocks are cut by key (its `blockStarts` are the site's). */
   get rowPages(): ((range: ShardRange) => AsyncIterable<readonly UrlRow[]>) | null {
     return this.parts.every((p) => p.reader.rowPages !== null) ? (range) => this.#rowPages(range) : null;
   }
@@ -67,7 +67,11 @@ class PartitionedReader implements RecordReader {
   async *#rowPages(range: ShardRange): AsyncIterable<readonly UrlRow[]> {
     const local = localRange(range);
     const part = this.parts[local.partition];
-    if (part) yield* part.reader.rowPages!(local.range);
+    if (!part) return;
+    const offset = siteKey(local.partition, 0);
+    for await (const rows of part.reader.rowPages!(local.range)) {
+      yield offset === 0 ? rows : rows.map((row): UrlRow => [row[0] + offset, row[1], row[2], row[3], row[4], row[5]]);
+    }
   }
 
   /** Partition after partition (each in (section, key) order): the site's view never plans from it. */
