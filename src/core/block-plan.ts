@@ -17,6 +17,11 @@ import { VIEW_PAGE_ROWS } from "./limits.ts";
 
 /** Live rows per block when new boundaries are cut (as many as a page of the browser view). */
 export const BLOCK_ROWS = VIEW_PAGE_ROWS;
+/**
+ * Live rows a planned block grows to at most before it is cut in two (records that moved in from
+ * another section keep their keys, so they land inside planned blocks): a change never reads more.
+ */
+export const MAX_BLOCK_ROWS = 2 * BLOCK_ROWS;
 
 /**
  * Names the stored form of a shard (deflate blocks at these boundaries): part of every shard's
@@ -25,19 +30,27 @@ export const BLOCK_ROWS = VIEW_PAGE_ROWS;
  */
 export const BLOCK_CODEC = "gzip-blocks-1";
 
-/** Cuts rows (live ones, in key order) into blocks: the planned starts, then every BLOCK_ROWS rows. */
+/**
+ * Cuts rows (live ones, in key order) into blocks: at the planned starts, inside a planned block
+ * once it holds MAX_BLOCK_ROWS, and past the last planned start every BLOCK_ROWS rows.
+ */
 export class BlockCutter {
   readonly #fixed: readonly number[];
   readonly #perBlock: number;
+  readonly #maxBlock: number;
   #next = 0;
   #inBlock = 0;
   /** Keys starting block 1, 2, … so far (block 0 starts with the shard). */
   readonly starts: number[] = [];
 
-  /** `fixed`: the starts of blocks 1, 2, … already planned (ascending); `perBlock`: rows a new block takes. */
-  constructor(fixed: readonly number[], perBlock = BLOCK_ROWS) {
+  /**
+   * `fixed`: the starts of blocks 1, 2, … already planned (ascending); `perBlock`: rows a block past
+   * them takes; `maxBlock`: rows a block before the next planned start takes at most.
+   */
+  constructor(fixed: readonly number[], perBlock = BLOCK_ROWS, maxBlock = MAX_BLOCK_ROWS) {
     this.#fixed = fixed;
     this.#perBlock = perBlock;
+    this.#maxBlock = maxBlock;
   }
 
   /** Blocks that end before the live row `key` (0: the row joins the current block); their starts join `starts`. */
@@ -47,7 +60,8 @@ export class BlockCutter {
       this.starts.push(this.#fixed[this.#next++]!);
       cuts++;
     }
-    if (cuts === 0 && this.#next >= this.#fixed.length && this.#inBlock >= this.#perBlock) {
+    const limit = this.#next >= this.#fixed.length ? this.#perBlock : this.#maxBlock;
+    if (cuts === 0 && this.#inBlock >= limit) {
       this.starts.push(key);
       cuts = 1;
     }
@@ -61,8 +75,8 @@ export class BlockCutter {
     return { fixed: [...this.#fixed], next: this.#next, inBlock: this.#inBlock, starts: [...this.starts] };
   }
 
-  static resume(state: BlockCutterState, perBlock = BLOCK_ROWS): BlockCutter {
-    const cutter = new BlockCutter(state.fixed, perBlock);
+  static resume(state: BlockCutterState): BlockCutter {
+    const cutter = new BlockCutter(state.fixed);
     cutter.#next = state.next;
     cutter.#inBlock = state.inBlock;
     cutter.starts.push(...state.starts);

@@ -44,18 +44,22 @@ describe("the block codec", () => {
         const file = gzipOfBlocks(before);
         const after = [...slices];
         for (const [at, slice] of changes) after[at % after.length] = slice;
-        // Re-deflate what changed and each block after a changed one (its dictionary changed). The
-        // splice knows only the changed blocks' new bytes: an unchanged block's come back from the stored file.
+        // Re-deflate what changed and each block whose window (the document's 32 KiB before it)
+        // changed. The splice knows only the changed blocks' new bytes: an unchanged block's come
+        // back from the stored file, inflated with the stored document before it.
         const changed = new Set(changes.map(([at]) => at % after.length));
         const table = blockTable(before);
         const stored: Uint8Array[] = [];
+        const storedBefore = (i: number): Uint8Array => join(Array.from({ length: i }, (_, j) => storedText(j)));
         const storedText = (i: number): Uint8Array => {
-          stored[i] ??= blockText(file, table, i, i === 0 ? null : storedText(i - 1), zlibBlockDeflate);
+          stored[i] ??= blockText(file, table, i, i === 0 ? null : storedBefore(i), zlibBlockDeflate);
           return stored[i]!;
         };
         const now = (i: number): Uint8Array => (changed.has(i) ? after[i]! : storedText(i));
-        const redo = new Set([...changed].flatMap((i) => (i + 1 < after.length ? [i, i + 1] : [i])));
-        const replaced = new Map<number, DeflatedBlock>([...redo].map((i) => [i, deflateBlock(now(i), i === 0 ? null : now(i - 1), zlibBlockDeflate)]));
+        const nowBefore = (i: number): Uint8Array => join(Array.from({ length: i }, (_, j) => now(j)));
+        const windowOf = (bytes: Uint8Array): Buffer => Buffer.from(bytes.subarray(Math.max(0, bytes.byteLength - 32 * 1024)));
+        const redo = after.flatMap((_, i) => (changed.has(i) || !windowOf(storedBefore(i)).equals(windowOf(nowBefore(i))) ? [i] : []));
+        const replaced = new Map<number, DeflatedBlock>(redo.map((i) => [i, deflateBlock(now(i), nowBefore(i), zlibBlockDeflate)]));
         const spliced = spliceBlocks(file, table, replaced);
         const rebuilt = deflateBlocks(after, zlibBlockDeflate);
         expect(Buffer.from(spliced.file).equals(Buffer.from(gzipOfBlocks(rebuilt)))).toBe(true);

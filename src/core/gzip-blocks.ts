@@ -1,17 +1,17 @@
 /**
  * A gzip file made of independently replaceable deflate blocks (issue 53, "blocks"). Each block is
  * the raw deflate of one slice of the document, ended by a full flush (byte-aligned, not final,
- * the compressor's state reset), and primed with the previous slice's last 32 KiB as its
+ * the compressor's state reset), and primed with the document's last 32 KiB before it as its
  * dictionary, so it compresses almost as well as one stream (+0.1 % measured) while depending on
- * nothing but its own bytes and its predecessor's tail. The file is one gzip member: a fixed
+ * nothing but its own bytes and the 32 KiB before them. The file is one gzip member: a fixed
  * 10-byte header, the blocks in order, an empty final block, then the CRC-32 of the whole document
  * (combined from the blocks' own, crc32Combine) and its length (the blocks' summed). Any gunzip
  * reads it, DecompressionStream included.
  *
  * So a change to one slice costs two deflates (its block, and the next one, whose dictionary it
- * is: its bytes come back from the stored file, blockText) and a splice of the stored bytes: the
- * other blocks are copied as they are, and the result is byte for byte what building the file
- * from scratch gives.
+ * is: its bytes come back from the stored file, blockText; more only while the blocks after it are
+ * smaller than the 32 KiB window) and a splice of the stored bytes: the other blocks are copied as
+ * they are, and the result is byte for byte what building the file from scratch gives.
  *
  * Pure: the deflate itself is handed in (RawDeflate; node:zlib in workerd and Node,
  * src/snapshots/block-deflate.ts), as CompressionStream cannot end a stream without its final bit.
@@ -44,29 +44,69 @@ const GZIP_HEADER_BYTES = HEADER.byteLength;
 /** An empty final block (fixed Huffman, end of block): what ends the deflate stream after the last full flush. */
 const FINAL_BLOCK = new Uint8Array([0x03, 0x00]);
 
-/** The block of `xml`, primed with the tail of the previous block's document bytes (null: the first block). */
-export function deflateBlock(xml: Uint8Array, previous: Uint8Array | null, codec: RawDeflate): DeflatedBlock {
-  return { deflated: codec.deflate(xml, dictionaryOf(previous)), crc: codec.crc32(xml), size: xml.byteLength };
+/**
+ * The block of `xml`, primed with the document bytes before it (`preceding`: all of them, or at
+ * least their last 32 KiB, as DeflateWindow keeps them; null or empty: the first block).
+ */
+export function deflateBlock(xml: Uint8Array, preceding: Uint8Array | null, codec: RawDeflate): DeflatedBlock {
+  return { deflated: codec.deflate(xml, dictionaryOf(preceding)), crc: codec.crc32(xml), size: xml.byteLength };
 }
 
-function dictionaryOf(previous: Uint8Array | null): Uint8Array | null {
-  return previous === null || previous.byteLength === 0 ? null : previous.subarray(Math.max(0, previous.byteLength - BLOCK_DICTIONARY_BYTES));
+function dictionaryOf(preceding: Uint8Array | null): Uint8Array | null {
+  return preceding === null || preceding.byteLength === 0 ? null : preceding.subarray(Math.max(0, preceding.byteLength - BLOCK_DICTIONARY_BYTES));
 }
 
 /**
- * The document bytes of stored block `i`, given its predecessor's bytes (or only their last 32 KiB:
- * all a dictionary uses). So the block after a changed one is re-primed from the stored file, its
- * rows never read again: its old bytes come back primed with the changed block's old bytes.
+ * The last 32 KiB of a document so far: the next block's dictionary. Across blocks, not just the
+ * previous one, so a block after a small or emptied one is primed as fully as one stream would be.
  */
-export function blockText(file: Uint8Array, table: BlockTable, i: number, previous: Uint8Array | null, codec: RawDeflate): Uint8Array {
-  let at = GZIP_HEADER_BYTES;
-  for (let j = 0; j < i; j++) at += table.deflatedBytes[j]!;
-  return codec.inflate(file.subarray(at, at + table.deflatedBytes[i]!), dictionaryOf(previous));
+export class DeflateWindow {
+  #bytes = new Uint8Array(0);
+
+  push(text: Uint8Array): void {
+    if (text.byteLength >= BLOCK_DICTIONARY_BYTES) {
+      this.#bytes = text.slice(text.byteLength - BLOCK_DICTIONARY_BYTES);
+      return;
+    }
+    const keep = Math.min(this.#bytes.byteLength, BLOCK_DICTIONARY_BYTES - text.byteLength);
+    const next = new Uint8Array(keep + text.byteLength);
+    next.set(this.#bytes.subarray(this.#bytes.byteLength - keep));
+    next.set(text, keep);
+    this.#bytes = next;
+  }
+
+  /** The window (empty at the start of a document). */
+  get bytes(): Uint8Array {
+    return this.#bytes;
+  }
 }
 
-/** The blocks of a whole document, each primed by its predecessor. */
+/** Whether two byte arrays are equal. */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The document bytes of stored block `i`, given the document bytes before it (or only their last
+ * 32 KiB: all a dictionary uses). So a block after a changed one is re-primed from the stored
+ * file, its rows never read again.
+ */
+export function blockText(file: Uint8Array, table: BlockTable, i: number, preceding: Uint8Array | null, codec: RawDeflate): Uint8Array {
+  let at = GZIP_HEADER_BYTES;
+  for (let j = 0; j < i; j++) at += table.deflatedBytes[j]!;
+  return codec.inflate(file.subarray(at, at + table.deflatedBytes[i]!), dictionaryOf(preceding));
+}
+
+/** The blocks of a whole document, each primed by the document's last 32 KiB before it. */
 export function deflateBlocks(slices: readonly Uint8Array[], codec: RawDeflate): DeflatedBlock[] {
-  return slices.map((xml, i) => deflateBlock(xml, i === 0 ? null : slices[i - 1]!, codec));
+  const window = new DeflateWindow();
+  return slices.map((xml) => {
+    const block = deflateBlock(xml, window.bytes, codec);
+    window.push(xml);
+    return block;
+  });
 }
 
 /** The gzip file of `blocks`, as chunks in order (header, each block, final block and trailer). */
@@ -94,8 +134,8 @@ export function blockTable(blocks: readonly DeflatedBlock[]): BlockTable {
 /**
  * A stored file with some blocks replaced (by index; the count of blocks stays: block ranges are
  * fixed when the shard is planned). The other blocks' bytes are copied from `file` untouched.
- * The caller re-deflates every block whose document bytes changed and each one after such a block
- * (its dictionary changed): then the result equals gzipOfBlocks of the new blocks, byte for byte.
+ * The caller re-deflates every block whose document bytes changed and each one whose dictionary
+ * (the 32 KiB before it) changed: then the result equals gzipOfBlocks of the new blocks, byte for byte.
  */
 export function spliceBlocks(file: Uint8Array, table: BlockTable, replaced: ReadonlyMap<number, DeflatedBlock>): { file: Uint8Array; table: BlockTable } {
   const count = table.deflatedBytes.length;
@@ -201,17 +241,17 @@ export function blockGzipStream(
   /** Document bytes before the block being filled. */
   let done = 0;
   let cut = 0;
-  let previous: Uint8Array | null = null;
+  const window = new DeflateWindow();
   let crc = 0;
   let size = 0;
   const endBlock = (controller: TransformStreamDefaultController<Uint8Array>): void => {
     const xml = concat(pending);
-    const block = deflateBlock(xml, previous, codec);
+    const block = deflateBlock(xml, window.bytes, codec);
     onBlock?.(block);
     crc = crc32Combine(crc, block.crc, block.size);
     size = (size + block.size) % 2 ** 32;
     controller.enqueue(block.deflated);
-    previous = xml;
+    window.push(xml);
     done += xml.byteLength;
     pending = [];
     pendingBytes = 0;
@@ -261,17 +301,8 @@ export function blockSpans(file: Uint8Array, deflatedBytes: readonly number[]): 
   return framed && at + FINAL_BLOCK.byteLength + 8 === file.byteLength ? spans : null;
 }
 
-/**
- * The document bytes of blocks 0…`upTo` of a stored file, each inflated with its predecessor's
- * bytes as dictionary (one block's bytes held at a time); returns those of the blocks in `keep`.
- */
-export function inflateBlocks(spans: readonly Uint8Array[], upTo: number, keep: ReadonlySet<number>, codec: RawDeflate): Map<number, Uint8Array> {
-  const kept = new Map<number, Uint8Array>();
-  let previous: Uint8Array | null = null;
-  for (let j = 0; j <= upTo && j < spans.length; j++) {
-    const text = codec.inflate(spans[j]!, dictionaryOf(previous));
-    if (keep.has(j)) kept.set(j, text);
-    previous = text;
-  }
-  return kept;
+/** Whether a stored file's trailer is the one its blocks' CRC-32s and lengths make (its table describes its bytes). */
+export function trailerMatches(file: Uint8Array, blocks: readonly Pick<DeflatedBlock, "crc" | "size">[]): boolean {
+  const expected = trailer(blocks);
+  return file.byteLength >= expected.byteLength && sameBytes(file.subarray(file.byteLength - expected.byteLength), expected);
 }

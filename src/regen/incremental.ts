@@ -11,7 +11,7 @@
 import type { ChangeCursor, ChangeFeed, RangeScan } from "../store/port.ts";
 import { waiting } from "./failures.ts";
 import { type Run, isAfter } from "./run.ts";
-import { spliceShard } from "./splice.ts";
+import { oneKeyPerBlock, spliceShard } from "./splice.ts";
 import type { RegenState } from "./store.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -34,6 +34,24 @@ export async function incremental(
   const horizon = run.now - config.regen.settleSeconds * 1000;
   /** The keys this run read changes of, by shard (`section\0firstKey`): a splice re-renders only their blocks. */
   const changedKeys = new Map<string, number[]>();
+  /**
+   * Whether this run read the change feed to its head. A splice trusts the blocks it does not read
+   * to be as stored; a change left unread (the run's bound stopped the read) may be in one of them,
+   * so then every changed shard is re-planned from all its rows.
+   */
+  let feedRead = false;
+  /** Shards with work carried over from an earlier run without their changed keys: they are re-planned whole. */
+  const carried = new Set<string>();
+  const shardId = (section: string, key: number): string => {
+    const shard = run.draft.containing(section, key);
+    return `${section}\u0000${shard ? shard.entry.firstKey : 0}`;
+  };
+  const addChange = (section: string, key: number): void => {
+    const id = shardId(section, key);
+    const keys = changedKeys.get(id);
+    if (keys) keys.push(key);
+    else changedKeys.set(id, [key]);
+  };
 
   if (!run.published || state.cursor === null || state.fingerprint !== fingerprint || full) {
     // A site pass: every shard re-planned and rendered from one read of every row. The change
@@ -42,6 +60,7 @@ export async function incremental(
     state.cursor = head.seq !== undefined || head.stamp <= horizon ? head : { stamp: horizon, key: Number.MAX_SAFE_INTEGER, moveSeq: head.moveSeq };
     state.recent = [];
     state.pending = [];
+    state.changed = [];
     run.recent.clear();
     state.pass = { section: "", key: 0 };
     state.fingerprint = fingerprint;
@@ -49,7 +68,13 @@ export async function incremental(
     // Read what changed since the cursor.
     let cursor: ChangeCursor = state.cursor;
     const touched = new Map<string, [string, number]>();
-    for (const [section, key] of state.pending) touched.set(`${section}\u0000${key}`, [section, key]);
+    for (const [section, key] of state.changed ?? []) addChange(section, key);
+    const known = new Set(changedKeys.keys());
+    for (const [section, key] of state.pending) {
+      touched.set(`${section}\u0000${key}`, [section, key]);
+      const id = shardId(section, key);
+      if (!known.has(id)) carried.add(id);
+    }
     let block = 0;
     for (let first = true; ; first = false) {
       const page = await feed.changes(run.origin, cursor, CHANGE_PAGE);
@@ -67,15 +92,11 @@ export async function incremental(
         if (byStamp) run.recent.add(row.section, row.key, row.updatedAt, -block);
         const shard = run.draft.containing(row.section, row.key);
         const key = shard ? shard.entry.firstKey : 0;
-        const id = `${row.section}\u0000${key}`;
-        touched.set(id, [row.section, key]);
-        if (shard) {
-          const keys = changedKeys.get(id);
-          if (keys) keys.push(row.key);
-          else changedKeys.set(id, [row.key]);
-        }
+        touched.set(`${row.section}\u0000${key}`, [row.section, key]);
+        if (shard) addChange(row.section, row.key);
       }
       cursor = page.cursor;
+      feedRead = page.done;
       if (page.done || run.counters.changesRead >= config.regen.maxRows) break;
     }
     // By stamp, the cursor stays a settle window behind: a write stamped before `horizon` may still
@@ -106,11 +127,20 @@ export async function incremental(
     }
   }
   const left: [string, number][] = [];
+  /** Changed keys of the shards left to the next run that it may splice. */
+  const leftChanged: [string, number][] = [];
   const done = new Set<string>();
   const ordered = [...units.values()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
   for (const [section, key] of ordered) {
     if (run.exhausted()) {
       left.push([section, key]);
+      const id = shardId(section, key);
+      const keys = changedKeys.get(id);
+      const shard = run.draft.containing(section, key);
+      if (keys && shard && feedRead && !carried.has(id) && !done.has(id)) {
+        done.add(id);
+        leftChanged.push(...oneKeyPerBlock(shard.entry, keys).map((k): [string, number] => [section, k]));
+      }
       continue;
     }
     const shard = run.draft.containing(section, key);
@@ -121,7 +151,7 @@ export async function incremental(
     done.add(id);
     // A shard whose changes this run read: its changed blocks only, when its stored file allows (splice.ts).
     const keys = changedKeys.get(id);
-    if (shard && keys && !state.pass && (await spliceShard(run, scanner, shard.entry, shard.end, keys))) continue;
+    if (shard && keys && feedRead && !carried.has(id) && !state.pass && (await spliceShard(run, scanner, shard.entry, shard.end, keys))) continue;
     const resume = await run.pass(scanner, { section, key: lo }, { hi });
     if (resume) left.push([resume.section, resume.key]);
   }
@@ -132,6 +162,7 @@ export async function incremental(
     summary.mode = "pass";
   }
   state.pending = left;
+  state.changed = leftChanged;
   // Read by the publish: a first pass still under way publishes a partial manifest (publish.ts).
   summary.passPending = state.pass !== null;
   // Rows handled past the cursor (read from the feed or scanned): the next run's re-read skips them.

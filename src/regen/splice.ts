@@ -12,8 +12,8 @@
  * changed blocks, a shard that would split, shrink its last block to nothing or change its head's
  * namespaces) it declines, and the caller re-plans the shard with a pass: never a different result.
  */
-import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, shardVersion } from "../core/block-plan.ts";
-import { type DeflatedBlock, blockSpans, deflateBlock, gzipOfBlocks, inflateBlocks } from "../core/gzip-blocks.ts";
+import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, MAX_BLOCK_ROWS, shardVersion } from "../core/block-plan.ts";
+import { DeflateWindow, type DeflatedBlock, blockSpans, deflateBlock, gzipOfBlocks, sameBytes, trailerMatches } from "../core/gzip-blocks.ts";
 import { recordsSlice } from "../core/shard-blocks.ts";
 import type { UrlRecord } from "../core/types.ts";
 import { SHARD_EXTENSIONS } from "../core/writers.ts";
@@ -31,11 +31,22 @@ export const SPLICE_MAX_BLOCKS = 16;
  * barely compressible URLs can be ~38 MB gzip; a 128 MB isolate must not hold two).
  */
 const SPLICE_MAX_FILE_BYTES = 16 * 1024 * 1024;
-/** Live rows of a last block a splice reads at most (a bulk append is planned by a pass, which may split the shard). */
+/** Live rows of a changed block a splice reads at most (a bulk append is planned by a pass, which may split the shard). */
 const SPLICE_MAX_LAST_ROWS = 5 * BLOCK_ROWS;
 
 /** One block of the new file: re-rendered from its rows, or an old block kept (copied, or re-deflated). */
 type NewBlock = { stat: BlockStat; records: UrlRecord[]; head: boolean; tail: boolean } | { stat: BlockStat; old: number };
+
+/**
+ * One changed key per changed block of `entry` (what the next run needs to splice it), or none
+ * when more blocks changed than a splice takes (the shard is then re-planned whole).
+ */
+export function oneKeyPerBlock(entry: ShardEntry, keys: readonly number[]): number[] {
+  if (entry.blockStarts === undefined) return [];
+  const byBlock = new Map<number, number>();
+  for (const key of keys) byBlock.set(blockOf(entry.blockStarts, key), key);
+  return byBlock.size > SPLICE_MAX_BLOCKS ? [] : [...byBlock.values()];
+}
 
 /** The block of `key`: how many block starts are at or below it. */
 function blockOf(boundaries: readonly number[], key: number): number {
@@ -70,7 +81,8 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
     stored.gzip,
     table.blocks.map((b) => b.deflatedBytes),
   );
-  if (!spans) return false;
+  // The table must describe these very bytes: their layout, and the trailer its CRC-32s make.
+  if (!spans || !trailerMatches(stored.gzip, table.blocks)) return false;
 
   run.counters.shardsChecked++;
   const read = await readBlocks(run, scanner, entry, end, boundaries, table, touched);
@@ -115,12 +127,13 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
     blockStarts: stats.slice(1).map((s) => s.start),
     snapshot: version === entry.version ? entry.snapshot : null,
   };
+  const deflated = version === entry.version ? [] : spliced(run, entry, read.fresh, spans, table);
+  if (deflated === null) return false;
   run.draft.replace(entry.section, entry.firstKey, end ?? Number.POSITIVE_INFINITY, [next]);
   if (version === entry.version) {
     run.counters.shardsUnchanged++;
     return true;
   }
-  const deflated = spliced(run, entry, blocks, spans, table);
   run.counters.shardsSpliced++;
   run.counters.blocksRendered += blocks.filter((b) => "records" in b).length;
   try {
@@ -135,7 +148,10 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
   return true;
 }
 
-/** The rows of the changed blocks, as the planner would cut them (the last block cut anew every BLOCK_ROWS rows); null: declined. */
+/**
+ * The rows of the changed blocks, cut as the planner would cut them (a block grown past
+ * MAX_BLOCK_ROWS in two, the last block every BLOCK_ROWS rows); null: declined.
+ */
 async function readBlocks(
   run: Run,
   scanner: RangeScan,
@@ -151,7 +167,8 @@ async function readBlocks(
   for (const i of touched) {
     const lo = i === 0 ? entry.firstKey : boundaries[i - 1]!;
     const hi = i === last ? (end ?? Number.MAX_SAFE_INTEGER) : boundaries[i]! - 1;
-    const cutter = i === last ? new BlockCutter([]) : null;
+    // The planner's cuts inside this block (core/block-plan.ts): its rows alone, no planned start among them.
+    const cutter = i === last ? new BlockCutter([]) : new BlockCutter([], MAX_BLOCK_ROWS);
     let acc = new BlockAccumulator(table.blocks[i]!.start);
     const records: UrlRecord[][] = [[]];
     const stats: BlockStat[] = [];
@@ -159,7 +176,7 @@ async function readBlocks(
     for await (const row of scanner.scan(run.origin, { section: entry.section, key: lo }, { section: entry.section, key: hi })) {
       run.counters.rowsRead++;
       maxKey = Math.max(maxKey, row.key);
-      if (!row.deleted && cutter && cutter.next(row.key) > 0) {
+      if (!row.deleted && cutter.next(row.key) > 0) {
         stats.push(acc.stat());
         acc = new BlockAccumulator(row.key);
         records.push([]);
@@ -179,37 +196,53 @@ async function readBlocks(
 }
 
 /**
- * The new file's blocks: re-rendered ones deflated, each old block after one re-deflated with the
- * new dictionary (its bytes inflated from the stored file), every other one copied as stored.
+ * The new file's blocks, in one pass over the stored ones: each re-rendered block deflated with the
+ * new document's last 32 KiB before it; each kept block copied as stored while the 32 KiB before
+ * it are what they were, else re-deflated from its stored bytes. Every stored block inflated on the
+ * way is checked against the table (its CRC-32 and length): null when one fails — a damaged file
+ * or table is never spliced into a new one, the shard is rendered whole instead.
  */
-function spliced(run: Run, entry: ShardEntry, blocks: readonly NewBlock[], spans: readonly Uint8Array[], table: StoredBlocks): DeflatedBlock[] {
+function spliced(
+  run: Run,
+  entry: ShardEntry,
+  fresh: ReadonlyMap<number, NewBlock[]>,
+  spans: readonly Uint8Array[],
+  table: StoredBlocks,
+): DeflatedBlock[] | null {
   const codec = zlibBlockDeflate;
   const options = { ...renderOptions(run.deps.config, run.origin), namespaces: (entry.extKinds ?? 0) & SHARD_EXTENSIONS };
-  // Old bytes needed: the block before a re-rendered one (its dictionary) and the block after (re-deflated).
-  const keep = new Set<number>();
-  blocks.forEach((b, t) => {
-    if ("records" in b) return;
-    const before = blocks[t - 1];
-    const after = blocks[t + 1];
-    if ((before && "records" in before) || (after && "records" in after)) keep.add(b.old);
-  });
-  const oldText = inflateBlocks(spans, Math.max(-1, ...keep), keep, codec);
+  const lastTouched = Math.max(...fresh.keys());
+  const oldWindow = new DeflateWindow();
+  const newWindow = new DeflateWindow();
   const out: DeflatedBlock[] = [];
-  let previous: Uint8Array | null = null;
-  let previousChanged = false;
-  for (const b of blocks) {
-    if ("records" in b) {
-      const text = recordsSlice(b.records, b, options);
-      out.push(deflateBlock(text, previous, codec));
-      previous = text;
-      previousChanged = true;
+  for (let j = 0; j < spans.length; j++) {
+    const stored = table.blocks[j]!;
+    const copy = (): DeflatedBlock => ({ deflated: spans[j]!, crc: stored.crc, size: stored.size });
+    // Past the last changed block, once the windows agree again, the rest is copied as stored.
+    if (j > lastTouched && sameBytes(oldWindow.bytes, newWindow.bytes)) {
+      out.push(copy());
       continue;
     }
-    const text = oldText.get(b.old) ?? null;
-    if (previousChanged) out.push(deflateBlock(text!, previous, codec));
-    else out.push({ deflated: spans[b.old]!, crc: table.blocks[b.old]!.crc, size: table.blocks[b.old]!.size });
-    previous = text;
-    previousChanged = false;
+    let oldText: Uint8Array;
+    try {
+      oldText = codec.inflate(spans[j]!, oldWindow.bytes.byteLength > 0 ? oldWindow.bytes : null);
+    } catch {
+      return null;
+    }
+    if (oldText.byteLength !== stored.size || codec.crc32(oldText) !== stored.crc) return null;
+    const blocks = fresh.get(j);
+    if (blocks) {
+      for (const b of blocks) {
+        if (!("records" in b)) continue;
+        const text = recordsSlice(b.records, b, options);
+        out.push(deflateBlock(text, newWindow.bytes, codec));
+        newWindow.push(text);
+      }
+    } else {
+      out.push(sameBytes(oldWindow.bytes, newWindow.bytes) ? copy() : deflateBlock(oldText, newWindow.bytes, codec));
+      newWindow.push(oldText);
+    }
+    oldWindow.push(oldText);
   }
   return out;
 }

@@ -19,6 +19,11 @@ export interface RegenState {
   recent: RecentInterval[];
   /** Shards still to re-render, each named by (section, a key in its range). */
   pending: [string, number][];
+  /**
+   * Changed keys of pending shards the next run may splice (src/regen/splice.ts: one key per changed
+   * block); a pending shard without any is re-planned whole. Absent in states saved before it.
+   */
+  changed?: [string, number][];
   /** A site pass in progress: where the next run resumes it; null when none. */
   pass: ScanPosition | null;
   /** What the manifest's versions were planned with (render options, index form). */

@@ -48,13 +48,15 @@ describe("break53: block files and gzip tools", () => {
         expect(tool.out.equals(whole)).toBe(true);
         expect(Buffer.from(gunzipSync(file)).equals(whole)).toBe(true);
 
-        // Blocks replaced, each re-deflated with the block after it (its dictionary changed).
+        // Blocks replaced, each re-deflated with every block whose window (the 32 KiB before it) changed.
         const next = [...slices];
         for (const [at, text] of changes) next[at % next.length] = encoder.encode(text);
         const replaced = new Map<number, ReturnType<typeof deflateBlock>>();
+        const before = (list: readonly Uint8Array[], i: number): Buffer => Buffer.concat(list.slice(0, i));
+        const windowOf = (bytes: Buffer): Buffer => bytes.subarray(Math.max(0, bytes.byteLength - 32 * 1024));
         next.forEach((s, i) => {
-          if (s !== slices[i] || (i > 0 && next[i - 1] !== slices[i - 1]))
-            replaced.set(i, deflateBlock(s, i === 0 ? null : next[i - 1]!, zlibBlockDeflate));
+          if (s !== slices[i] || !windowOf(before(next, i)).equals(windowOf(before(slices, i))))
+            replaced.set(i, deflateBlock(s, before(next, i), zlibBlockDeflate));
         });
         const spliced = spliceBlocks(file, blockTable(blocks), replaced);
         expect(Buffer.from(spliced.file).equals(Buffer.from(gzipOfBlocks(deflateBlocks(next, zlibBlockDeflate))))).toBe(true);

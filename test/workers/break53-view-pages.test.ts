@@ -49,7 +49,9 @@ describe("break53: browser view pages are the shard's blocks", () => {
 
     const url = `${site.origin}/sitemap-gamma-${gamma!.n}.xml`;
     const perPage: number[] = [];
-    for (let page = 1; page <= gamma!.pageStarts!.length; page++) {
+    // Pages of 1,000 (the view's own, not the blocks: a splice that changed which keys are live
+    // leaves the page starts to the view's read-through, "without page starts").
+    for (let page = 1; page <= Math.ceil(gamma!.urlCount / 1_000); page++) {
       const res = await call(site.env, `${url}?page=${page}`, { headers: NAVIGATE });
       expect(res.status).toBe(200);
       perPage.push(links(await res.text()));

@@ -11,6 +11,7 @@ function parseState(text: string | null | undefined): RegenState {
       cursor: raw.cursor ?? null,
       recent: Array.isArray(raw.recent) ? raw.recent : [],
       pending: Array.isArray(raw.pending) ? raw.pending : [],
+      changed: Array.isArray(raw.changed) ? raw.changed : [],
       pass: raw.pass ?? null,
       fingerprint: typeof raw.fingerprint === "string" ? raw.fingerprint : "",
       failed: Array.isArray(raw.failed) ? raw.failed : [],
