@@ -221,9 +221,16 @@ export function renderIndex(config: Config, manifest: ShardManifest, extras?: In
  * `records`: the shard's live records when the caller already reads them (the cron's one pass
  * renders snapshots through here, so snapshot and live bytes cannot diverge).
  */
-export function renderShard(deps: SitemapDeps, origin: string, shard: ShardEntry, records?: Source<UrlRecord>): RenderedXml {
+export function renderShard(
+  deps: SitemapDeps,
+  origin: string,
+  shard: ShardEntry,
+  records?: Source<UrlRecord>,
+  /** How the records are cut in blocks when not by the entry's own starts (the regeneration's plan as it goes). */
+  blocks?: BlockCutter,
+): RenderedXml {
   if (records === undefined) return renderLiveShard(deps, origin, shard);
-  return renderUrlset(records, shardRenderOptions(deps, origin, shard));
+  return renderUrlset(records, { ...shardRenderOptions(deps, origin, shard), ...(blocks ? { blocks } : {}) });
 }
 
 /**

@@ -22,6 +22,13 @@ export const BLOCK_ROWS = VIEW_PAGE_ROWS;
  * another section keep their keys, so they land inside planned blocks): a change never reads more.
  */
 export const MAX_BLOCK_ROWS = 2 * BLOCK_ROWS;
+/**
+ * Live rows a block keeps at least when a shard is planned again: a planned start after fewer is
+ * dropped (the block runs on into the next), so deletions never leave a string of small blocks,
+ * each paying a deflate block's header (a shard of blocks of ten URLs was 27 % over one stream).
+ * The last block is exempt: it fills as records are added.
+ */
+export const MIN_BLOCK_ROWS = BLOCK_ROWS / 2;
 
 /**
  * Names the stored form of a shard (deflate blocks at these boundaries): part of every shard's
@@ -32,12 +39,16 @@ export const BLOCK_CODEC = "gzip-blocks-1";
 
 /**
  * Cuts rows (live ones, in key order) into blocks: at the planned starts, inside a planned block
- * once it holds MAX_BLOCK_ROWS, and past the last planned start every BLOCK_ROWS rows.
+ * once it holds MAX_BLOCK_ROWS, and past the last planned start every BLOCK_ROWS rows. A plan
+ * (`BlockCutter.plan`: the planner, and the regeneration's render that goes with it) also drops a
+ * planned start reached with fewer than MIN_BLOCK_ROWS rows in the block; a render of an entry's
+ * own starts (the constructor) cuts at every one, as they were planned.
  */
 export class BlockCutter {
   readonly #fixed: readonly number[];
   readonly #perBlock: number;
   readonly #maxBlock: number;
+  #plan = false;
   #next = 0;
   #inBlock = 0;
   /** Keys starting block 1, 2, … so far (block 0 starts with the shard). */
@@ -53,12 +64,27 @@ export class BlockCutter {
     this.#maxBlock = maxBlock;
   }
 
+  /** A cutter that plans from `fixed` (a shard's previous starts): small blocks are merged. */
+  static plan(fixed: readonly number[]): BlockCutter {
+    const cutter = new BlockCutter(fixed);
+    cutter.#plan = true;
+    return cutter;
+  }
+
   /** Blocks that end before the live row `key` (0: the row joins the current block); their starts join `starts`. */
   next(key: number): number {
     let cuts = 0;
+    let crossed: number | undefined;
     while (this.#next < this.#fixed.length && key >= this.#fixed[this.#next]!) {
-      this.starts.push(this.#fixed[this.#next++]!);
+      crossed = this.#fixed[this.#next++]!;
+      if (this.#plan) continue;
+      this.starts.push(crossed);
       cuts++;
+    }
+    // A plan keeps the last start the row reached, when the block it ends is big enough.
+    if (this.#plan && crossed !== undefined && this.#inBlock >= MIN_BLOCK_ROWS) {
+      this.starts.push(crossed);
+      cuts = 1;
     }
     const limit = this.#next >= this.#fixed.length ? this.#perBlock : this.#maxBlock;
     if (cuts === 0 && this.#inBlock >= limit) {
@@ -72,12 +98,13 @@ export class BlockCutter {
 
   /** Where the cutter stands, to go on with later (a plan suspended between steps). */
   state(): BlockCutterState {
-    return { fixed: [...this.#fixed], next: this.#next, inBlock: this.#inBlock, starts: [...this.starts] };
+    return { fixed: [...this.#fixed], next: this.#next, inBlock: this.#inBlock, starts: [...this.starts], plan: this.#plan };
   }
 
   static resume(state: BlockCutterState): BlockCutter {
     const cutter = new BlockCutter(state.fixed);
     cutter.#next = state.next;
+    cutter.#plan = state.plan ?? false;
     cutter.#inBlock = state.inBlock;
     cutter.starts.push(...state.starts);
     return cutter;
@@ -89,6 +116,7 @@ export interface BlockCutterState {
   next: number;
   inBlock: number;
   starts: number[];
+  plan?: boolean;
 }
 
 /** What the version and the plan need of one block's rows. */

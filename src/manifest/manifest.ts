@@ -322,7 +322,7 @@ export class SectionPlanner {
       pageStarts: [],
       blocks: [],
       // A planned shard keeps its blocks' starts (a deletion never shifts a later block).
-      cutter: new BlockCutter(plannedBlockStarts(previous)),
+      cutter: BlockCutter.plan(plannedBlockStarts(previous)),
       block: new BlockAccumulator(firstKey),
       previous,
     };

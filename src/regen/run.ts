@@ -8,7 +8,7 @@
  * the same, stays listed without a snapshot (served by live render) and is recorded in `failures`
  * (src/regen/failures.ts retries it later, backing off).
  */
-import type { BlockStat } from "../core/block-plan.ts";
+import { BlockCutter, type BlockStat } from "../core/block-plan.ts";
 import { EmptySitemapError } from "../core/errors.ts";
 import { type BuildOptions, planLimits } from "../manifest/build.ts";
 import { type PlanLimits, SectionPlanner, type ShardEntry, type ShardManifest, plannedBlockStarts } from "../manifest/manifest.ts";
@@ -243,14 +243,14 @@ export class Run {
       lastChange: 0,
       version: "",
       extKinds: kinds,
-      // The renderer cuts the blocks the planner cuts: the starts this shard had (none: a new one).
-      blockStarts: [...plannedBlockStarts(previous)],
     };
     this.counters.shardsChecked++;
     let doc: StagedDocument | null = null;
     let error: unknown = null;
     try {
-      doc = await this.snapshots.stage(renderShard(this.deps, this.origin, shape, rows.records()));
+      // Cut in the blocks the planner cuts as it goes: from the starts this shard had (none: a new one).
+      const blocks = BlockCutter.plan(plannedBlockStarts(previous));
+      doc = await this.snapshots.stage(renderShard(this.deps, this.origin, shape, rows.records(), blocks));
     } catch (err) {
       // Only tombstones in this shard (EmptySitemapError): nothing to render; it is kept empty
       // and unlisted. Any other failure is this shard's: its remaining rows are still planned

@@ -12,7 +12,7 @@
  * changed blocks, a shard that would split, shrink its last block to nothing or change its head's
  * namespaces) it declines, and the caller re-plans the shard with a pass: never a different result.
  */
-import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, MAX_BLOCK_ROWS, shardVersion } from "../core/block-plan.ts";
+import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, MAX_BLOCK_ROWS, MIN_BLOCK_ROWS, shardVersion } from "../core/block-plan.ts";
 import { DeflateWindow, type DeflatedBlock, blockSpans, deflateBlock, gzipOfBlocks, sameBytes, trailerMatches } from "../core/gzip-blocks.ts";
 import { recordsSlice } from "../core/shard-blocks.ts";
 import type { UrlRecord } from "../core/types.ts";
@@ -96,6 +96,8 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
   // What a pass would do otherwise: split the shard, drop an emptied last block, declare other namespaces.
   if (count === 0 || count > run.limits.maxUrls || bytes > run.limits.maxBytes) return false;
   if (blocks.length > 1 && stats[stats.length - 1]!.count === 0) return false;
+  // A pass merges a block left under MIN_BLOCK_ROWS into the next (core/block-plan.ts): so must this.
+  if (blocks.some((b, t) => "records" in b && t < blocks.length - 1 && b.stat.count < MIN_BLOCK_ROWS)) return false;
   if ((kinds & SHARD_EXTENSIONS) !== ((entry.extKinds ?? 0) & SHARD_EXTENSIONS)) return false;
 
   const version = shardVersion(run.build.renderFingerprint, stats);
