@@ -16,16 +16,16 @@ import type { ShardEntry } from "../../src/manifest/manifest.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import { services } from "../../src/services.ts";
 import { renderShard } from "../../src/sitemaps.ts";
-import { type Site, listed, manifestOf, newSite, observedDeps, readAll, write } from "./regen-support.ts";
+import { type Site, listed, manifestOf, newSite, observedDeps, readAll, snapshotGzip, write } from "./regen-support.ts";
 import { gunzip, locsOf, text } from "./support.ts";
 
 const PAST = Date.UTC(2026, 0, 1);
 const INITIAL = 2_600;
 
+/** The gzip the shard's snapshot serves (without the block table stored after it). */
 async function storedGzip(site: Site, shard: ShardEntry): Promise<Uint8Array> {
-  const gz = await site.env.SNAPSHOTS.get(shard.snapshot!, "arrayBuffer");
-  if (!gz) throw new Error(`no snapshot for ${shard.section}-${shard.n}`);
-  return new Uint8Array(gz);
+  if (!shard.snapshot) throw new Error(`no snapshot for ${shard.section}-${shard.n}`);
+  return snapshotGzip(site, shard.snapshot);
 }
 
 async function liveGzip(site: Site, shard: ShardEntry): Promise<Uint8Array> {
