@@ -13,7 +13,7 @@ import { type RenderOptions, SHARD_EXTENSIONS, renderFingerprint } from "./core/
 import { FEED_PATH, newsPath, shardPath } from "./documents/paths.ts";
 import { type NewsSummary, newsWindow, summarizeNews } from "./formats/news.ts";
 import { type BuildOptions, buildManifest, buildManifestWithin } from "./manifest/build.ts";
-import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards, plannedBlockStarts } from "./manifest/manifest.ts";
+import { type ManifestStore, type ShardEntry, type ShardManifest, listedShards } from "./manifest/manifest.ts";
 import { versionChecked } from "./manifest/version-check.ts";
 import { pinQuery } from "./partitions/pinned.ts";
 import type { RecordStore } from "./store/port.ts";
@@ -264,8 +264,11 @@ function shardRenderOptions(deps: SitemapDeps, origin: string, shard: ShardEntry
     namespaces: pinned ? SHARD_EXTENSIONS : (shard.extKinds ?? 0) & SHARD_EXTENSIONS,
     ...(pinned
       ? { maxUrls: deps.config.maxUrlsPerShard, maxBytes: deps.config.maxBytesPerShard, overflow: "end" as const }
-      : // Cut in the entry's blocks: the bytes its snapshot holds (a pinned rendering has none).
-        { blocks: new BlockCutter(plannedBlockStarts(shard)) }),
+      : // Cut in the entry's blocks: the bytes its snapshot holds (a pinned rendering has none). An
+        // entry planned before blocks is gzipped whole, as its snapshot of that version was.
+        shard.blockStarts
+        ? { blocks: new BlockCutter(shard.blockStarts) }
+        : {}),
   };
 }
 

@@ -18,8 +18,8 @@ import { VIEW_PAGE_ROWS } from "./limits.ts";
 /** Live rows per block when new boundaries are cut (as many as a page of the browser view). */
 export const BLOCK_ROWS = VIEW_PAGE_ROWS;
 /**
- * Live rows a planned block grows to at most before it is cut in two (records that moved in from
- * another section keep their keys, so they land inside planned blocks): a change never reads more.
+ * Live rows a block grows to at most in a live render of an entry's blocks (rows added since it was
+ * planned go into its last block): what a render holds at once.
  */
 export const MAX_BLOCK_ROWS = 2 * BLOCK_ROWS;
 /**
@@ -38,36 +38,34 @@ export const MIN_BLOCK_ROWS = BLOCK_ROWS / 2;
 export const BLOCK_CODEC = "gzip-blocks-1";
 
 /**
- * Cuts rows (live ones, in key order) into blocks: at the planned starts, inside a planned block
- * once it holds MAX_BLOCK_ROWS, and past the last planned start every BLOCK_ROWS rows. A plan
- * (`BlockCutter.plan`: the planner, and the regeneration's render that goes with it) also drops a
- * planned start reached with fewer than MIN_BLOCK_ROWS rows in the block; a render of an entry's
- * own starts (the constructor) cuts at every one, as they were planned.
+ * Cuts rows (live ones, in key order) into blocks. A plan (`BlockCutter.plan`: the planner, and
+ * the regeneration's render that goes with it) cuts at the previous starts, dropping one reached
+ * with fewer than MIN_BLOCK_ROWS rows in the block, and wherever a block reaches BLOCK_ROWS rows
+ * (new records past the last start, records moved in from another section): so its blocks hold
+ * 500–1,000 rows, the last one 1–1,000, and planning its own result again changes nothing. A
+ * render of an entry's own starts (the constructor) cuts at every one and, as no planned block
+ * holds more, every MAX_BLOCK_ROWS rows (rows added since the plan: a bounded block however many).
  */
 export class BlockCutter {
   readonly #fixed: readonly number[];
-  readonly #perBlock: number;
-  readonly #maxBlock: number;
+  /** Rows a block takes before a cut between planned starts. */
+  #limit: number = MAX_BLOCK_ROWS;
   #plan = false;
   #next = 0;
   #inBlock = 0;
   /** Keys starting block 1, 2, … so far (block 0 starts with the shard). */
   readonly starts: number[] = [];
 
-  /**
-   * `fixed`: the starts of blocks 1, 2, … already planned (ascending); `perBlock`: rows a block past
-   * them takes; `maxBlock`: rows a block before the next planned start takes at most.
-   */
-  constructor(fixed: readonly number[], perBlock = BLOCK_ROWS, maxBlock = MAX_BLOCK_ROWS) {
+  /** `fixed`: the starts of blocks 1, 2, …, ascending. */
+  constructor(fixed: readonly number[]) {
     this.#fixed = fixed;
-    this.#perBlock = perBlock;
-    this.#maxBlock = maxBlock;
   }
 
   /** A cutter that plans from `fixed` (a shard's previous starts): small blocks are merged. */
   static plan(fixed: readonly number[]): BlockCutter {
     const cutter = new BlockCutter(fixed);
     cutter.#plan = true;
+    cutter.#limit = BLOCK_ROWS;
     return cutter;
   }
 
@@ -86,8 +84,7 @@ export class BlockCutter {
       this.starts.push(crossed);
       cuts = 1;
     }
-    const limit = this.#next >= this.#fixed.length ? this.#perBlock : this.#maxBlock;
-    if (cuts === 0 && this.#inBlock >= limit) {
+    if (cuts === 0 && this.#inBlock >= this.#limit) {
       this.starts.push(key);
       cuts = 1;
     }
@@ -102,9 +99,8 @@ export class BlockCutter {
   }
 
   static resume(state: BlockCutterState): BlockCutter {
-    const cutter = new BlockCutter(state.fixed);
+    const cutter = state.plan ? BlockCutter.plan(state.fixed) : new BlockCutter(state.fixed);
     cutter.#next = state.next;
-    cutter.#plan = state.plan ?? false;
     cutter.#inBlock = state.inBlock;
     cutter.starts.push(...state.starts);
     return cutter;

@@ -12,7 +12,7 @@
  * changed blocks, a shard that would split, shrink its last block to nothing or change its head's
  * namespaces) it declines, and the caller re-plans the shard with a pass: never a different result.
  */
-import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, MAX_BLOCK_ROWS, MIN_BLOCK_ROWS, shardVersion } from "../core/block-plan.ts";
+import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, MIN_BLOCK_ROWS, shardVersion } from "../core/block-plan.ts";
 import { DeflateWindow, type DeflatedBlock, blockSpans, deflateBlock, gzipOfBlocks, sameBytes, trailerMatches } from "../core/gzip-blocks.ts";
 import { recordsSlice } from "../core/shard-blocks.ts";
 import type { UrlRecord } from "../core/types.ts";
@@ -151,8 +151,8 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
 }
 
 /**
- * The rows of the changed blocks, cut as the planner would cut them (a block grown past
- * MAX_BLOCK_ROWS in two, the last block every BLOCK_ROWS rows); null: declined.
+ * The rows of the changed blocks, cut as the planner would cut them (every BLOCK_ROWS rows, so a
+ * block grown by records moved in or appended is cut in parts); null: declined.
  */
 async function readBlocks(
   run: Run,
@@ -170,7 +170,7 @@ async function readBlocks(
     const lo = i === 0 ? entry.firstKey : boundaries[i - 1]!;
     const hi = i === last ? (end ?? Number.MAX_SAFE_INTEGER) : boundaries[i]! - 1;
     // The planner's cuts inside this block (core/block-plan.ts): its rows alone, no planned start among them.
-    const cutter = i === last ? new BlockCutter([]) : new BlockCutter([], MAX_BLOCK_ROWS);
+    const cutter = BlockCutter.plan([]);
     let acc = new BlockAccumulator(table.blocks[i]!.start);
     const records: UrlRecord[][] = [[]];
     const stats: BlockStat[] = [];
@@ -200,9 +200,9 @@ async function readBlocks(
 /**
  * The new file's blocks, in one pass over the stored ones: each re-rendered block deflated with the
  * new document's last 32 KiB before it; each kept block copied as stored while the 32 KiB before
- * it are what they were, else re-deflated from its stored bytes. Every stored block inflated on the
- * way is checked against the table (its CRC-32 and length): null when one fails — a damaged file
- * or table is never spliced into a new one, the shard is rendered whole instead.
+ * it are what they were, else re-deflated from its stored bytes. Every stored block is inflated on
+ * the way and checked against the table (its CRC-32 and length): null when one fails — a damaged
+ * file or table is never spliced into a new one, the shard is rendered whole instead.
  */
 function spliced(
   run: Run,
@@ -213,18 +213,14 @@ function spliced(
 ): DeflatedBlock[] | null {
   const codec = zlibBlockDeflate;
   const options = { ...renderOptions(run.deps.config, run.origin), namespaces: (entry.extKinds ?? 0) & SHARD_EXTENSIONS };
-  const lastTouched = Math.max(...fresh.keys());
   const oldWindow = new DeflateWindow();
   const newWindow = new DeflateWindow();
   const out: DeflatedBlock[] = [];
   for (let j = 0; j < spans.length; j++) {
     const stored = table.blocks[j]!;
     const copy = (): DeflatedBlock => ({ deflated: spans[j]!, crc: stored.crc, size: stored.size });
-    // Past the last changed block, once the windows agree again, the rest is copied as stored.
-    if (j > lastTouched && sameBytes(oldWindow.bytes, newWindow.bytes)) {
-      out.push(copy());
-      continue;
-    }
+    // Every stored block is inflated and checked, even one copied as it is: a splice never carries
+    // a damaged block into a new file (the file is then rendered whole, and healed).
     let oldText: Uint8Array;
     try {
       oldText = codec.inflate(spans[j]!, oldWindow.bytes.byteLength > 0 ? oldWindow.bytes : null);
