@@ -3,9 +3,11 @@
  * each event costs (a crawler fetch, a changed record, a regeneration run, a shard or block
  * re-rendered), as measured by the benches and tests named beside them, times each scenario's
  * events, times Cloudflare's published prices. Not a month of metered traffic: every count that
- * was not measured is marked as assumed. Today's regeneration (a touched shard re-read and
- * re-gzipped whole) and the block codec's (a touched block: src/core/gzip-blocks.ts, not yet
- * wired into the regeneration) are priced side by side.
+ * was not measured is marked as assumed. The regeneration before issue 53 (a touched shard re-read
+ * and re-gzipped whole: "today", the before column) and the splice path that replaced it (a touched
+ * shard's changed blocks re-rendered and spliced into its stored file, src/regen/splice.ts) are
+ * priced side by side; the splice path's counts are the ones `--only workerd --scale 1m` measured
+ * on D1 and KV (SPLICE below).
  */
 import { type Section, int } from "./lib.ts";
 
@@ -42,14 +44,44 @@ const PER = {
   run: { queueOps: 6, d1Written: 20, cpuMs: 20 },
   /** A shard re-rendered today: its rows read, its render and gzip (Worker CPU measured: bench --only cold-shard, 180–200 ms). */
   shardToday: { d1Read: 50_000, cpuMs: 200 },
-  /** A block re-rendered with the codec: its rows and its predecessor's tail (bench --only blocks: 1,164), 18 ms. */
-  blockSpliced: { d1Read: 1_164, cpuMs: 18 },
-  /** A published shard: its snapshot written, the superseded one deleted, its bytes read back to splice (blocks only), GC rows. */
+  /** A published shard before issue 53: its snapshot written, the superseded one deleted, GC rows (assumed 3). */
   shardPublished: { kvWrites: 1, kvDeletes: 1, d1Written: 3 },
   /** D1 bytes a URL takes with its indexes (bench --only capacity, BENCHMARKS.md "Capacity": 410). */
   d1BytesPerUrl: 410,
   /** Gzip bytes of a 50,000-URL shard (bench --only blocks: 1.03 MB with every extension). */
   shardGzBytes: 1.03e6,
+} as const;
+
+/**
+ * The splice path, measured: `npm run bench -- --only workerd --scale 1m --runs 1` (BENCHMARKS.md
+ * "Issue 53 (blocks)"), 100 changes spread over the 16 products shards, each in its own block: the
+ * runs' D1 rows read (every statement: change feed, manifest, the blocks' rows) and the Worker
+ * process's CPU, divided by the 100 blocks rendered; KV and D1 writes per spliced shard from the
+ * same runs' counts. A block is at most ~1,000 rows at any site size, so these hold at 100M.
+ * Measured 28 Nov 2026 17:46–17:56 UTC (three runs, 1-min load 4–11).
+ */
+const SPLICE = {
+  /** 100,361 rows ÷ 100 blocks (every run): the blocks' rows, the change feed's, the manifest's. */
+  d1ReadPerBlock: 1_004,
+  /** Worker CPU ÷ 100 blocks in three runs: 12.3, 11.1, 14.6 ms; the median. At ~2 blocks a shard (100M) the per-shard share weighs more. */
+  cpuMsPerBlock: 12.3,
+  /** Reads per spliced shard: its block table, its stored file. */
+  kvReadsPerShard: 2,
+  /** Writes per spliced shard: the new snapshot and its block table (puts counted in the run). */
+  kvWritesPerShard: 2,
+  /** Deletes per spliced shard, later (snapshot-gc): the superseded snapshot's head and its block table (adapters/kv/snapshot-store.ts `delete`). */
+  kvDeletesPerShard: 2,
+  /**
+   * D1 rows written by a run: 14 + 3 a listed shard (the manifest's shard rows are rewritten every
+   * run: insert with its index, delete) + 11 a spliced shard (snapshot_gc registrations of its
+   * snapshot and block table, their supersede and confirm). Fits the three runs measured: one shard
+   * spliced of 4 listed (100k) 37 rows, of 20 (1M) 85; 16 spliced of 20 (1M) 250.
+   */
+  d1WrittenPerRun: 14,
+  d1WrittenPerListedShard: 3,
+  d1WrittenPerShard: 11,
+  /** The block table beside each snapshot: ~70 bytes a block (adapters/kv/snapshot-blocks.ts). */
+  tableBytesPerShard: 3_500,
 } as const;
 
 interface Scenario {
@@ -90,17 +122,20 @@ function monthly(s: Scenario, blocks: boolean): { dollars: number; lines: string
   const published = runs * shardsPerRun;
   // A shard smaller than 50,000 URLs costs its share of a full one's rows and CPU.
   const shardShare = Math.min(1, s.urls / 50_000);
-  const d1Read = runs * (blocks ? blocksPerRun * PER.blockSpliced.d1Read : shardsPerRun * shardShare * PER.shardToday.d1Read) + changes;
-  const d1Written = changes * PER.change.d1Written + runs * PER.run.d1Written + published * PER.shardPublished.d1Written;
+  // Before: the touched shards' rows and the change feed's; with blocks the measured rows a block include the feed's.
+  const d1Read = blocks ? runs * blocksPerRun * SPLICE.d1ReadPerBlock : runs * shardsPerRun * shardShare * PER.shardToday.d1Read + changes;
+  const d1Written = blocks
+    ? changes * PER.change.d1Written + runs * (SPLICE.d1WrittenPerRun + shards * SPLICE.d1WrittenPerListedShard) + published * SPLICE.d1WrittenPerShard
+    : changes * PER.change.d1Written + runs * PER.run.d1Written + published * PER.shardPublished.d1Written;
   const cpuMs =
     s.fetchesPerMonth * PER.fetch.cpuMs +
     changes * PER.change.cpuMs +
     runs * PER.run.cpuMs +
-    runs * (blocks ? blocksPerRun * PER.blockSpliced.cpuMs : shardsPerRun * shardShare * PER.shardToday.cpuMs);
+    runs * (blocks ? blocksPerRun * SPLICE.cpuMsPerBlock : shardsPerRun * shardShare * PER.shardToday.cpuMs);
   const requests = s.fetchesPerMonth * PER.fetch.requests + changes * PER.change.requestsPerRecord;
-  const kvReads = s.fetchesPerMonth * PER.fetch.kvReads + (blocks ? published : 0);
-  const kvWrites = published * (PER.shardPublished.kvWrites + PER.shardPublished.kvDeletes);
-  const storedGb = (s.sites * (s.urls / 50_000) * PER.shardGzBytes) / 1e9;
+  const kvReads = s.fetchesPerMonth * PER.fetch.kvReads + (blocks ? published * SPLICE.kvReadsPerShard : 0);
+  const kvWrites = published * (blocks ? SPLICE.kvWritesPerShard + SPLICE.kvDeletesPerShard : PER.shardPublished.kvWrites + PER.shardPublished.kvDeletes);
+  const storedGb = (s.sites * (s.urls / 50_000) * (PER.shardGzBytes + (blocks ? SPLICE.tableBytesPerShard : 0))) / 1e9;
   const queueOps = runs * PER.run.queueOps;
   const d1Gb = (s.sites * s.urls * PER.d1BytesPerUrl) / 1e9;
   const parts = {
@@ -134,7 +169,7 @@ export function costBench(): Section {
     [false, true].map((blocks) => {
       const m = monthly(s, blocks);
       return {
-        name: `${s.name}, 1M crawler fetches a month: ${blocks ? "with blocks (modelled)" : "today"}`,
+        name: `${s.name}, 1M crawler fetches a month: ${blocks ? "with blocks (the splice path's measured counts)" : "before (a touched shard re-rendered whole)"}`,
         value: `$${m.dollars.toFixed(2)}`,
         detail: m.lines,
         ...(s.urls === 100e6 ? { target: "≤ $25 beyond the base", met: m.dollars <= 25 } : {}),
@@ -143,7 +178,7 @@ export function costBench(): Section {
   );
   return {
     title: "What a month costs beyond the Workers Paid base ($5), modelled from measured counts",
-    note: "Prices read 28 Nov 2026 from stored copies of Cloudflare's pricing pages (bench/cost.ts names them). Per-event counts: bench/cost.ts `PER`, each measured or marked assumed.",
+    note: "Prices read 28 Nov 2026 from stored copies of Cloudflare's pricing pages (bench/cost.ts names them). Per-event counts: bench/cost.ts `PER` (each measured or marked assumed) and `SPLICE` (the splice path, measured by --only workerd --scale 1m).",
     rows,
   };
 }

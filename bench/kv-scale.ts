@@ -17,7 +17,8 @@ import { type Harness, peaksText, startHarness, withPeaks } from "./harness.ts";
 import { kvLayout } from "./kv-layout.ts";
 import { type BenchOptions, type Section, heapCapText, int, median, mib, ms, now } from "./lib.ts";
 import { limitsContext } from "./limits.ts";
-import { type Count, GZIP, MIX, NO_EDGE_CACHE, type Quiet, SHARD, sourceOf, spread, timedSource, uncached, untilQuiet } from "./workerd.ts";
+import { type Quiet, untilQuiet } from "./regen-runs.ts";
+import { type Count, GZIP, MIX, NO_EDGE_CACHE, SHARD, sourceOf, spread, timedSource, uncached } from "./workerd.ts";
 
 const VARS = { URL_SOURCE: "kv", MANIFEST_STORE: "kv", INDEXNOW_ENDPOINT: "", PING_URLS: "" };
 /** Puts in flight while seeding. */

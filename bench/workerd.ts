@@ -9,11 +9,13 @@
  * request, regeneration run and write batch runs under the enforcing meter (one invocation each,
  * bench/limits.ts reports the largest per path).
  */
-import { type Harness, type HttpResult, type Peaks, peaksText, startHarness, withPeak, withPeaks } from "./harness.ts";
+import { type Harness, type HttpResult, peaksText, startHarness, withPeak } from "./harness.ts";
 import { type BenchOptions, type ScaledRow, type ScaledSection, type Section, heapCapText, int, median, mib, ms, now } from "./lib.ts";
 import { limitsContext, scaleLabel } from "./limits.ts";
 import { loadBench } from "./load.ts";
+import { type Regen, incrementalRows, regenerate, untilQuiet } from "./regen-runs.ts";
 import { peer, sitemapItemsOfUrlset } from "./renderer.ts";
+import { ADMIN_TOKEN } from "./write-to-served.ts";
 
 /** How a scale's records are spread over sections (the first one gets the full shard measured). */
 export const MIX = [
@@ -101,6 +103,10 @@ const ROWS: RowSpec[] = [
   },
   { key: "regenIncrOne", name: "incremental regeneration, 100 changed records in one shard: rows read, shards rendered" },
   { key: "regenIncrSpread", name: "incremental regeneration, 100 changed records spread over every products shard: rows read, shards rendered" },
+  {
+    key: "writeToServed",
+    name: "one record in the middle of the measured shard changed through the admin API: from its 200 to the shard's new snapshot served (one regeneration run)",
+  },
   { key: "regenIncr1000", name: "incremental regeneration, 1,000 scattered changed records (large scales only): rows read, shards rendered" },
 ];
 
@@ -163,78 +169,6 @@ export async function timedSource(
   );
 }
 
-interface Regen extends Count {
-  summary: {
-    mode: string;
-    rowsRead: number;
-    shardsChecked: number;
-    shardsRendered: number;
-    changesRead: number;
-    published: boolean;
-    converged: boolean;
-    pendingShards: number;
-    passPending: boolean;
-    error?: string;
-  };
-  /** KV operations by method (URLS and SNAPSHOTS), and keys read by bulk gets. */
-  kvOps: Record<string, number>;
-  kvBulkKeys: number;
-}
-
-async function regenerate(h: Harness, full: boolean): Promise<{ ms: number; regen: Regen; peaks: Peaks<Regen> }> {
-  const t = now();
-  const peaks = await withPeaks(h, () => h.bench<Regen>("regen", { origin: h.origin, full: full ? 1 : 0 }));
-  return { ms: now() - t, regen: peaks.value, peaks };
-}
-
-/** Cron runs until one renders nothing more (that last run is not counted): sums, and the highest memory growth of a run. */
-export interface Quiet {
-  runs: number;
-  ms: number;
-  rowsRead: number;
-  rendered: number;
-  statements: number;
-  /** KV operations of all counted runs (a bulk get is one), and keys read by bulk gets. */
-  kvOps: number;
-  kvBulkKeys: number;
-  /** The largest of each memory figure over the counted runs; null when no run was counted. */
-  peaks: Omit<Peaks<unknown>, "value"> | null;
-}
-
-export async function untilQuiet(h: Harness): Promise<Quiet> {
-  const sum: Quiet = {
-    runs: 0,
-    ms: 0,
-    rowsRead: 0,
-    rendered: 0,
-    statements: 0,
-    kvOps: 0,
-    kvBulkKeys: 0,
-    peaks: null,
-  };
-  for (let i = 0; i < 100; i++) {
-    const run = await regenerate(h, false);
-    if (run.regen.summary.shardsRendered === 0 && i > 0) break;
-    sum.runs++;
-    sum.ms += run.ms;
-    sum.rowsRead += run.regen.rowsRead;
-    sum.rendered += run.regen.summary.shardsRendered;
-    sum.statements += run.regen.queries;
-    sum.kvOps += Object.values(run.regen.kvOps).reduce((n, v) => n + v, 0);
-    sum.kvBulkKeys += run.regen.kvBulkKeys;
-    const p = run.peaks;
-    const q = sum.peaks ?? p; // the first run's "before" figures stay
-    sum.peaks = {
-      ...q,
-      worker: Math.max(q.worker, p.worker),
-      storage: Math.max(q.storage, p.storage),
-      heapUsed: Math.max(q.heapUsed, p.heapUsed),
-      heapTotal: Math.max(q.heapTotal, p.heapTotal),
-    };
-  }
-  return sum;
-}
-
 /** Millisecond-scale rows are cheap: more runs, so their medians shrug off a busy moment. */
 const cheapRuns = (options: BenchOptions): number => (options.quick ? options.runs : Math.max(15, options.runs * 3));
 
@@ -259,13 +193,22 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
     const r = full.regen;
     let runs = 1;
     let [wall, rows, recordRows, rendered, statements] = [full.ms, r.rowsRead, r.summary.rowsRead, r.summary.shardsRendered, r.queries];
+    const kvOf = (x: Regen): number => Object.values(x.kvOps).reduce((n, v) => n + v, 0);
+    let kvOps = kvOf(r);
     for (let last = r.summary; (last.pendingShards > 0 || last.passPending) && runs < 50; runs++) {
       const next = await regenerate(h, false);
       last = next.regen.summary;
       [wall, rows, recordRows] = [wall + next.ms, rows + next.regen.rowsRead, recordRows + last.rowsRead];
       [rendered, statements] = [rendered + last.shardsRendered, Math.max(statements, next.regen.queries)];
+      kvOps = Math.max(kvOps, kvOf(next.regen));
     }
-    const inRuns = runs === 1 ? `${statements} D1 statements` : `${runs} runs, the largest ${statements} D1 statements`;
+    const kvText = Object.entries(r.kvOps)
+      .map(([op, n]) => `${op} ${n}`)
+      .join(", ");
+    const inRuns =
+      runs === 1
+        ? `${statements} D1 statements, ${kvOps} KV operations: ${kvText}`
+        : `${runs} runs, the largest ${statements} D1 statements, ${kvOps} KV operations`;
     result.set("regenFull", { text: `${ms(wall)} (${r.summary.mode}, ${rendered} shards rendered, ${inRuns})` });
     result.set("regenFullRows", {
       text: `${int(rows)} (${(rows / total).toFixed(3)} × records; the run${runs === 1 ? "" : "s"} count${runs === 1 ? "s" : ""} ${int(recordRows)} record rows)`,
@@ -327,40 +270,15 @@ async function cachingRows(h: Harness, total: number, options: BenchOptions, res
   const conditional = await timedSource(h, runs, SHARD, "not-modified", { ...GZIP, "if-none-match": etag }, 304);
   result.set("notModified", { text: spread(conditional) });
 
-  // Incremental: 100 changed records (new lastmod through D1RecordWriter), then one regeneration run.
-  const products = Math.round(total * MIX[0].share);
-  const incremental = async (key: string, start: number, step: number, what: string): Promise<void> => {
-    await h.bench("touch", { origin: h.origin, section: MIX[0].section, start, count: 100, step, lastmod: `${new Date().toISOString().slice(0, 19)}Z` });
-    const after = await untilQuiet(h);
-    result.set(key, {
-      text: `${int(after.rowsRead)} rows read, ${after.rendered} of ${Math.ceil(products / 50_000)} products shards rendered (${what}; ${after.runs} run${after.runs === 1 ? "" : "s"}, ${ms(after.ms)})`,
-    });
-  };
-  await incremental("regenIncrOne", 1_000, 1, "records 1,000–1,099");
-  await incremental("regenIncrSpread", 17, Math.floor(products / 100), `every ${int(Math.floor(products / 100))}th record`);
-  if (total >= LARGE) {
-    for (let batch = 0; batch < 10; batch++) {
-      await h.bench("touch", {
-        origin: h.origin,
-        section: MIX[0].section,
-        start: 29 + batch * 7,
-        count: 100,
-        step: Math.floor(products / 100),
-        lastmod: `${new Date().toISOString().slice(0, 19)}Z`,
-      });
-    }
-    // Until the cron is quiet again: the touched shards may be more than REGEN_MAX_SHARDS per run.
-    const after = await untilQuiet(h);
-    result.set("regenIncr1000", {
-      text: `${int(after.rowsRead)} rows read, ${after.rendered} of ${Math.ceil(products / 50_000)} products shards rendered (${after.runs} runs, ${ms(after.ms)})`,
-    });
-  }
+  await incrementalRows(h, total, { section: MIX[0].section, shard: SHARD, uncachedPath: uncached(SHARD), large: total >= LARGE }, (key, text) =>
+    result.set(key, { text }),
+  );
 }
 
 async function measureScale(total: number, options: BenchOptions, withLoad: boolean): Promise<{ result: ScaleResult; load?: Section }> {
   const result: ScaleResult = new Map();
   limitsContext("workerd", total);
-  const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "" }, options);
+  const h = await startHarness({ INDEXNOW_ENDPOINT: "", PING_URLS: "", ADMIN_TOKEN }, options);
   try {
     const seeded = await (async () => {
       const t = now();

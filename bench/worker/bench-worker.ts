@@ -43,7 +43,7 @@ export interface D1Counter {
   rowsWritten: number;
   queries: number;
   /** Rows read per statement text (whitespace collapsed), to see where the rows go. */
-  bySql: Record<string, { rowsRead: number; queries: number }>;
+  bySql: Record<string, { rowsRead: number; rowsWritten: number; queries: number }>;
 }
 
 type Meta = { rows_read?: number; rows_written?: number } | undefined;
@@ -53,8 +53,9 @@ function count(counter: D1Counter, meta: Meta, sql: string): void {
   counter.rowsRead += meta?.rows_read ?? 0;
   counter.rowsWritten += meta?.rows_written ?? 0;
   const key = sql.replace(/\s+/g, " ").trim().slice(0, 160);
-  const entry = (counter.bySql[key] ??= { rowsRead: 0, queries: 0 });
+  const entry = (counter.bySql[key] ??= { rowsRead: 0, rowsWritten: 0, queries: 0 });
   entry.rowsRead += meta?.rows_read ?? 0;
+  entry.rowsWritten += meta?.rows_written ?? 0;
   entry.queries++;
 }
 
