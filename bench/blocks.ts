@@ -11,7 +11,7 @@
  */
 import { gzipSync } from "node:zlib";
 import { EXT_ALL } from "../src/core/extensions/kinds.ts";
-import { type DeflatedBlock, type RawDeflate, blockSpans, deflateBlock, deflateBlocks, gzipOfBlocks, inflateBlocks } from "../src/core/gzip-blocks.ts";
+import { type DeflatedBlock, type RawDeflate, blockSpans, deflateBlock, deflateBlocks, gzipOfBlocks, spliceFile } from "../src/core/gzip-blocks.ts";
 import { blockSlice, blockSlices, planBlocks } from "../src/core/shard-blocks.ts";
 import type { UrlRow } from "../src/core/types.ts";
 import { validateBatch } from "../src/core/validate.ts";
@@ -53,14 +53,9 @@ function spliceOne(
     file,
     blocks.map((b) => b.deflated.byteLength),
   )!;
-  const keep = new Set([i - 1, i + 1].filter((j) => j >= 0 && j < blocks.length));
-  const old = inflateBlocks(spans, Math.max(-1, ...keep), keep, zlibBlockDeflate);
-  const out: DeflatedBlock[] = [];
-  for (let j = 0; j < blocks.length; j++) {
-    if (j === i) out.push(deflateBlock(text, old.get(i - 1) ?? null, zlibBlockDeflate));
-    else if (j === i + 1) out.push(deflateBlock(old.get(j)!, text, zlibBlockDeflate));
-    else out.push({ deflated: spans[j]!, crc: blocks[j]!.crc, size: blocks[j]!.size });
-  }
+  // The splice's own codec step (src/regen/splice.ts → spliceFile): the stored blocks inflated up
+  // to where the windows agree again, the changed block and the next deflated, the rest copied.
+  const out = spliceFile(spans, blocks, new Map([[i, [text]]]), zlibBlockDeflate)!;
   const compressMs = now() - t1;
   const spliced = gzipOfBlocks(out);
   return { compressMs, allMs: now() - t0, file: spliced, changedRows };

@@ -306,3 +306,51 @@ export function trailerMatches(file: Uint8Array, blocks: readonly Pick<DeflatedB
   const expected = trailer(blocks);
   return file.byteLength >= expected.byteLength && sameBytes(file.subarray(file.byteLength - expected.byteLength), expected);
 }
+
+/**
+ * The blocks of a stored file after some were replaced (`replaced`: a stored block's index → the
+ * document bytes of the block or blocks that take its place), in one pass: each new block deflated
+ * with the new document's last 32 KiB before it; each kept block copied while the 32 KiB before it
+ * are what they were, else re-deflated from its stored bytes. Stored blocks are inflated in order
+ * (their dictionaries) until, past the last replaced one, the windows agree again; each inflated
+ * one is checked against `stored` (CRC-32, length): null when one fails, so a damaged block is
+ * never re-deflated into a file that reads fine. The result is byte for byte the file
+ * deflateBlocks makes of the new document's slices.
+ */
+export function spliceFile(
+  spans: readonly Uint8Array[],
+  stored: readonly Pick<DeflatedBlock, "crc" | "size">[],
+  replaced: ReadonlyMap<number, readonly Uint8Array[]>,
+  codec: RawDeflate,
+): DeflatedBlock[] | null {
+  const lastReplaced = Math.max(-1, ...replaced.keys());
+  const oldWindow = new DeflateWindow();
+  const newWindow = new DeflateWindow();
+  const out: DeflatedBlock[] = [];
+  for (let j = 0; j < spans.length; j++) {
+    const copy = (): DeflatedBlock => ({ deflated: spans[j]!, crc: stored[j]!.crc, size: stored[j]!.size });
+    if (j > lastReplaced && sameBytes(oldWindow.bytes, newWindow.bytes)) {
+      out.push(copy());
+      continue;
+    }
+    let oldText: Uint8Array;
+    try {
+      oldText = codec.inflate(spans[j]!, dictionaryOf(oldWindow.bytes));
+    } catch {
+      return null;
+    }
+    if (oldText.byteLength !== stored[j]!.size || codec.crc32(oldText) !== stored[j]!.crc) return null;
+    const texts = replaced.get(j);
+    if (texts) {
+      for (const text of texts) {
+        out.push(deflateBlock(text, newWindow.bytes, codec));
+        newWindow.push(text);
+      }
+    } else {
+      out.push(sameBytes(oldWindow.bytes, newWindow.bytes) ? copy() : deflateBlock(oldText, newWindow.bytes, codec));
+      newWindow.push(oldText);
+    }
+    oldWindow.push(oldText);
+  }
+  return out;
+}

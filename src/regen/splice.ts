@@ -13,7 +13,7 @@
  * namespaces) it declines, and the caller re-plans the shard with a pass: never a different result.
  */
 import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, MIN_BLOCK_ROWS, shardVersion } from "../core/block-plan.ts";
-import { DeflateWindow, type DeflatedBlock, blockSpans, deflateBlock, gzipOfBlocks, sameBytes, trailerMatches } from "../core/gzip-blocks.ts";
+import { type DeflatedBlock, blockSpans, gzipOfBlocks, spliceFile, trailerMatches } from "../core/gzip-blocks.ts";
 import { recordsSlice } from "../core/shard-blocks.ts";
 import type { UrlRecord } from "../core/types.ts";
 import { SHARD_EXTENSIONS } from "../core/writers.ts";
@@ -197,13 +197,7 @@ async function readBlocks(
   return { fresh, maxKey };
 }
 
-/**
- * The new file's blocks, in one pass over the stored ones: each re-rendered block deflated with the
- * new document's last 32 KiB before it; each kept block copied as stored while the 32 KiB before
- * it are what they were, else re-deflated from its stored bytes. Every stored block is inflated on
- * the way and checked against the table (its CRC-32 and length): null when one fails — a damaged
- * file or table is never spliced into a new one, the shard is rendered whole instead.
- */
+/** The new file's blocks: the changed blocks rendered from their rows, spliced into the stored ones (core/gzip-blocks.ts). */
 function spliced(
   run: Run,
   entry: ShardEntry,
@@ -211,36 +205,12 @@ function spliced(
   spans: readonly Uint8Array[],
   table: StoredBlocks,
 ): DeflatedBlock[] | null {
-  const codec = zlibBlockDeflate;
   const options = { ...renderOptions(run.deps.config, run.origin), namespaces: (entry.extKinds ?? 0) & SHARD_EXTENSIONS };
-  const oldWindow = new DeflateWindow();
-  const newWindow = new DeflateWindow();
-  const out: DeflatedBlock[] = [];
-  for (let j = 0; j < spans.length; j++) {
-    const stored = table.blocks[j]!;
-    const copy = (): DeflatedBlock => ({ deflated: spans[j]!, crc: stored.crc, size: stored.size });
-    // Every stored block is inflated and checked, even one copied as it is: a splice never carries
-    // a damaged block into a new file (the file is then rendered whole, and healed).
-    let oldText: Uint8Array;
-    try {
-      oldText = codec.inflate(spans[j]!, oldWindow.bytes.byteLength > 0 ? oldWindow.bytes : null);
-    } catch {
-      return null;
-    }
-    if (oldText.byteLength !== stored.size || codec.crc32(oldText) !== stored.crc) return null;
-    const blocks = fresh.get(j);
-    if (blocks) {
-      for (const b of blocks) {
-        if (!("records" in b)) continue;
-        const text = recordsSlice(b.records, b, options);
-        out.push(deflateBlock(text, newWindow.bytes, codec));
-        newWindow.push(text);
-      }
-    } else {
-      out.push(sameBytes(oldWindow.bytes, newWindow.bytes) ? copy() : deflateBlock(oldText, newWindow.bytes, codec));
-      newWindow.push(oldText);
-    }
-    oldWindow.push(oldText);
-  }
-  return out;
+  const replaced = new Map<number, Uint8Array[]>();
+  for (const [j, blocks] of fresh)
+    replaced.set(
+      j,
+      blocks.flatMap((b) => ("records" in b ? [recordsSlice(b.records, b, options)] : [])),
+    );
+  return spliceFile(spans, table.blocks, replaced, zlibBlockDeflate);
 }
