@@ -311,11 +311,12 @@ export function trailerMatches(file: Uint8Array, blocks: readonly Pick<DeflatedB
  * The blocks of a stored file after some were replaced (`replaced`: a stored block's index → the
  * document bytes of the block or blocks that take its place), in one pass: each new block deflated
  * with the new document's last 32 KiB before it; each kept block copied while the 32 KiB before it
- * are what they were, else re-deflated from its stored bytes. Stored blocks are inflated in order
- * (their dictionaries) until, past the last replaced one, the windows agree again; each inflated
- * one is checked against `stored` (CRC-32, length): null when one fails, so a damaged block is
- * never re-deflated into a file that reads fine. The result is byte for byte the file
- * deflateBlocks makes of the new document's slices.
+ * are what they were, else re-deflated from its stored bytes. Every stored block is inflated in
+ * order (the windows need the ones before a change; the rest are checked all the same) and checked
+ * against `stored` (CRC-32, length): null when one fails, so a damaged stored file is never
+ * carried into a new one (the caller renders the shard whole, which heals it) nor re-deflated into
+ * one that reads fine. The result is byte for byte the file deflateBlocks makes of the new
+ * document's slices.
  */
 export function spliceFile(
   spans: readonly Uint8Array[],
@@ -323,16 +324,11 @@ export function spliceFile(
   replaced: ReadonlyMap<number, readonly Uint8Array[]>,
   codec: RawDeflate,
 ): DeflatedBlock[] | null {
-  const lastReplaced = Math.max(-1, ...replaced.keys());
   const oldWindow = new DeflateWindow();
   const newWindow = new DeflateWindow();
   const out: DeflatedBlock[] = [];
   for (let j = 0; j < spans.length; j++) {
     const copy = (): DeflatedBlock => ({ deflated: spans[j]!, crc: stored[j]!.crc, size: stored[j]!.size });
-    if (j > lastReplaced && sameBytes(oldWindow.bytes, newWindow.bytes)) {
-      out.push(copy());
-      continue;
-    }
     let oldText: Uint8Array;
     try {
       oldText = codec.inflate(spans[j]!, dictionaryOf(oldWindow.bytes));
