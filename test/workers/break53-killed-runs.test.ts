@@ -148,7 +148,7 @@ describe("break53: runs killed mid-way, then retried", () => {
           }
         },
       ),
-      { numRuns: 12, seed: 5303, endOnFailure: true },
+      { numRuns: 8, seed: 5303, endOnFailure: true },
     );
     expect(killed).toBeGreaterThan(0);
   });

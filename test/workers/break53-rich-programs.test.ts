@@ -135,7 +135,7 @@ describe("break53: programs with extensions and section moves", () => {
           expect(listed(await manifestOf(site)).map(planned)).toEqual(shards.map(planned));
         }
       }),
-      { numRuns: 15, seed: 5302, endOnFailure: true },
+      { numRuns: 8, seed: 5302, endOnFailure: true },
     );
     expect(spliced).toBeGreaterThan(0);
   });
