@@ -228,3 +228,14 @@ export function sqliteFiles(dir: string): string[] {
   }
   return out;
 }
+
+/** What the bench Worker reports of one request: its answer and what D1 did for it. */
+export interface Count {
+  status: number;
+  bytes: number;
+  ms: number;
+  source: string | null;
+  rowsRead: number;
+  rowsWritten: number;
+  queries: number;
+}

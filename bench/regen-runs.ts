@@ -6,8 +6,7 @@
  */
 import type { Harness, Peaks } from "./harness.ts";
 import { withPeaks } from "./harness.ts";
-import { int, ms, now } from "./lib.ts";
-import type { Count } from "./workerd.ts";
+import { type Count, int, ms, now } from "./lib.ts";
 import { writeToServed } from "./write-to-served.ts";
 
 /** The share of the records in the measured section (workerd.ts MIX: products). */

@@ -10,7 +10,7 @@
  * bench/limits.ts reports the largest per path).
  */
 import { type Harness, type HttpResult, peaksText, startHarness, withPeak } from "./harness.ts";
-import { type BenchOptions, type ScaledRow, type ScaledSection, type Section, heapCapText, int, median, mib, ms, now } from "./lib.ts";
+import { type BenchOptions, type Count, type ScaledRow, type ScaledSection, type Section, heapCapText, int, median, mib, ms, now } from "./lib.ts";
 import { limitsContext, scaleLabel } from "./limits.ts";
 import { loadBench } from "./load.ts";
 import { type Regen, incrementalRows, regenerate, untilQuiet } from "./regen-runs.ts";
@@ -31,15 +31,7 @@ const PAGE_SIZES = [1_250, 2_500, 5_000, 10_000] as const;
 export const SHARD = "/sitemap-products-1.xml";
 export const GZIP = { "accept-encoding": "gzip" };
 
-export interface Count {
-  status: number;
-  bytes: number;
-  ms: number;
-  source: string | null;
-  rowsRead: number;
-  rowsWritten: number;
-  queries: number;
-}
+export type { Count } from "./lib.ts";
 
 /** One measured value of one scale: formatted text and whether it met its target. */
 interface Cell {

@@ -21,7 +21,7 @@ export const BLOCK_ROWS = VIEW_PAGE_ROWS;
  * Live rows a block grows to at most in a live render of an entry's blocks (rows added since it was
  * planned go into its last block): what a render holds at once.
  */
-export const MAX_BLOCK_ROWS = 2 * BLOCK_ROWS;
+const MAX_BLOCK_ROWS = 2 * BLOCK_ROWS;
 /**
  * Live rows a block keeps at least when a shard is planned again: a planned start after fewer is
  * dropped (the block runs on into the next), so deletions never leave a string of small blocks,

@@ -60,7 +60,7 @@ function dictionaryOf(preceding: Uint8Array | null): Uint8Array | null {
  * The last 32 KiB of a document so far: the next block's dictionary. Across blocks, not just the
  * previous one, so a block after a small or emptied one is primed as fully as one stream would be.
  */
-export class DeflateWindow {
+class DeflateWindow {
   #bytes = new Uint8Array(0);
 
   push(text: Uint8Array): void {
@@ -82,7 +82,7 @@ export class DeflateWindow {
 }
 
 /** Whether two byte arrays are equal. */
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.byteLength !== b.byteLength) return false;
   for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -25,7 +25,7 @@ import type { RangeScan } from "../store/port.ts";
 import type { Run } from "./run.ts";
 
 /** Changed blocks a splice re-renders at most; a shard with more is re-rendered whole (as cheap by then). */
-export const SPLICE_MAX_BLOCKS = 16;
+const SPLICE_MAX_BLOCKS = 16;
 /**
  * Stored gzip bytes a splice takes on at most: it holds the old file and the new one (a shard of
  * barely compressible URLs can be ~38 MB gzip; a 128 MB isolate must not hold two).

@@ -1,14 +1,7 @@
 /** Rendering a document into a snapshot store's staging, counting its uncompressed bytes. */
 import type { RenderedXml } from "../core/render.ts";
 import { gzipDocument } from "../documents/gzip.ts";
-import type { BeforeWrite, SnapshotStore, StagedSnapshot } from "./store.ts";
-
-/** Where one deflate block of a document rendered in blocks sits, and what its trailer needs. */
-export interface BlockLayout {
-  deflatedBytes: number;
-  crc: number;
-  size: number;
-}
+import type { BeforeWrite, BlockLayout, SnapshotStore, StagedSnapshot } from "./store.ts";
 
 /** A rendered document staged into a snapshot store, with its uncompressed size. */
 export interface StagedDocument {

@@ -52,11 +52,11 @@ describe("break53: block files and gzip tools", () => {
         const next = [...slices];
         for (const [at, text] of changes) next[at % next.length] = encoder.encode(text);
         const replaced = new Map<number, ReturnType<typeof deflateBlock>>();
-        const before = (list: readonly Uint8Array[], i: number): Buffer => Buffer.concat(list.slice(0, i));
+        const preceding = (list: readonly Uint8Array[], i: number): Buffer => Buffer.concat(list.slice(0, i));
         const windowOf = (bytes: Buffer): Buffer => bytes.subarray(Math.max(0, bytes.byteLength - 32 * 1024));
         next.forEach((s, i) => {
-          if (s !== slices[i] || !windowOf(before(next, i)).equals(windowOf(before(slices, i))))
-            replaced.set(i, deflateBlock(s, before(next, i), zlibBlockDeflate));
+          if (s !== slices[i] || !windowOf(preceding(next, i)).equals(windowOf(preceding(slices, i))))
+            replaced.set(i, deflateBlock(s, preceding(next, i), zlibBlockDeflate));
         });
         const spliced = spliceBlocks(file, blockTable(blocks), replaced);
         expect(Buffer.from(spliced.file).equals(Buffer.from(gzipOfBlocks(deflateBlocks(next, zlibBlockDeflate))))).toBe(true);
