@@ -86,7 +86,8 @@ async function waitForJob(client: AdminClient, progress: Progress): Promise<bool
         `waiting for the regeneration${dueIn(job.dueAt)}: the Worker gathers a write's changes for REGEN_SETTLE_SECONDS (60 s by default) before it renders them`,
       );
     }
-    if (job && job.state !== "scheduled") {
+    // Scheduled or running: still to come (a busy machine shows it running for a while).
+    if (job && job.state !== "scheduled" && job.state !== "running") {
       const last = status?.runs?.[0];
       if (job.state === "idle") {
         progress.message(`regenerated the sitemaps: ${regenerationLine(last)}`);

@@ -101,9 +101,16 @@ export class KvSnapshotStore implements SnapshotStore {
       await this.#kv.put(key, last, { metadata: stored });
       return key;
     }
-    // The tail is the last part; then the head, which holds no bytes, only their count.
+    // The tail is the last part (with the table when both fit one: no part over the part size);
+    // then the head, which holds no bytes, only their count.
     let parts = staged.parts;
-    if (last.byteLength > 0) await this.#kv.put(`${partsPrefix(staged.partsId)}${parts++}`, last);
+    const put = (bytes: Uint8Array) => this.#kv.put(`${partsPrefix(staged.partsId!)}${parts++}`, bytes);
+    if (last.byteLength <= this.#partBytes) {
+      if (last.byteLength > 0) await put(last);
+    } else {
+      await put(staged.tail);
+      await put(table);
+    }
     await this.#kv.put(key, new Uint8Array(0), { metadata: { ...stored, parts } });
     return key;
   }
