@@ -17,6 +17,8 @@
  * src/snapshots/block-deflate.ts), as CompressionStream cannot end a stream without its final bit.
  */
 
+import { concatBytes } from "./bytes.ts";
+
 /** What the codec needs of a deflate implementation. */
 export interface RawDeflate {
   /** Raw deflate (level 6) of `input` primed with `dictionary`, ended by a full flush, never final. */
@@ -116,7 +118,7 @@ function gzipChunks(blocks: readonly Pick<DeflatedBlock, "deflated" | "crc" | "s
 
 /** The same as one array. */
 export function gzipOfBlocks(blocks: readonly Pick<DeflatedBlock, "deflated" | "crc" | "size">[]): Uint8Array {
-  return concat(gzipChunks(blocks));
+  return concatBytes(gzipChunks(blocks));
 }
 
 /** Where each block's deflated bytes sit in a stored file, and what its trailer was made of. */
@@ -163,21 +165,16 @@ function trailer(blocks: readonly Pick<DeflatedBlock, "crc" | "size">[]): Uint8A
     crc = crc32Combine(crc, b.crc, b.size);
     size = (size + b.size) % 2 ** 32;
   }
+  return trailerOf(crc, size);
+}
+
+/** The final block, then a document's CRC-32 and length (mod 2³²), little-endian. */
+function trailerOf(crc: number, size: number): Uint8Array {
   const out = new Uint8Array(FINAL_BLOCK.byteLength + 8);
   out.set(FINAL_BLOCK);
   const view = new DataView(out.buffer);
   view.setUint32(FINAL_BLOCK.byteLength, crc >>> 0, true);
   view.setUint32(FINAL_BLOCK.byteLength + 4, size, true);
-  return out;
-}
-
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
   return out;
 }
 
@@ -245,7 +242,7 @@ export function blockGzipStream(
   let crc = 0;
   let size = 0;
   const endBlock = (controller: TransformStreamDefaultController<Uint8Array>): void => {
-    const xml = concat(pending);
+    const xml = concatBytes(pending, pendingBytes);
     const block = deflateBlock(xml, window.bytes, codec);
     onBlock?.(block);
     crc = crc32Combine(crc, block.crc, block.size);
@@ -279,12 +276,7 @@ export function blockGzipStream(
       endBlocksAt(controller);
       if (cut < cuts.length) throw new RangeError(`a block ends at byte ${cuts[cut]}, past the document's ${done + pendingBytes}`);
       endBlock(controller);
-      const end = new Uint8Array(FINAL_BLOCK.byteLength + 8);
-      end.set(FINAL_BLOCK);
-      const view = new DataView(end.buffer);
-      view.setUint32(FINAL_BLOCK.byteLength, crc >>> 0, true);
-      view.setUint32(FINAL_BLOCK.byteLength + 4, size, true);
-      controller.enqueue(end);
+      controller.enqueue(trailerOf(crc, size));
     },
   });
 }

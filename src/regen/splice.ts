@@ -35,7 +35,8 @@ const SPLICE_MAX_FILE_BYTES = 16 * 1024 * 1024;
 const SPLICE_MAX_LAST_ROWS = 5 * BLOCK_ROWS;
 
 /** One block of the new file: re-rendered from its rows, or an old block kept (copied, or re-deflated). */
-type NewBlock = { stat: BlockStat; records: UrlRecord[]; head: boolean; tail: boolean } | { stat: BlockStat; old: number };
+type FreshBlock = { stat: BlockStat; records: UrlRecord[]; head: boolean; tail: boolean };
+type NewBlock = FreshBlock | { stat: BlockStat; old: number };
 
 /**
  * One changed key per changed block of `entry` (what the next run needs to splice it), or none
@@ -162,9 +163,9 @@ async function readBlocks(
   boundaries: readonly number[],
   table: StoredBlocks,
   touched: readonly number[],
-): Promise<{ fresh: Map<number, NewBlock[]>; maxKey: number } | null> {
+): Promise<{ fresh: Map<number, FreshBlock[]>; maxKey: number } | null> {
   const last = table.blocks.length - 1;
-  const fresh = new Map<number, NewBlock[]>();
+  const fresh = new Map<number, FreshBlock[]>();
   let maxKey = entry.firstKey;
   for (const i of touched) {
     const lo = i === 0 ? entry.firstKey : boundaries[i - 1]!;
@@ -201,7 +202,7 @@ async function readBlocks(
 function spliced(
   run: Run,
   entry: ShardEntry,
-  fresh: ReadonlyMap<number, NewBlock[]>,
+  fresh: ReadonlyMap<number, FreshBlock[]>,
   spans: readonly Uint8Array[],
   table: StoredBlocks,
 ): DeflatedBlock[] | null {
@@ -210,7 +211,7 @@ function spliced(
   for (const [j, blocks] of fresh)
     replaced.set(
       j,
-      blocks.flatMap((b) => ("records" in b ? [recordsSlice(b.records, b, options)] : [])),
+      blocks.map((b) => recordsSlice(b.records, b, options)),
     );
   return spliceFile(spans, table.blocks, replaced, zlibBlockDeflate);
 }
