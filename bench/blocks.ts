@@ -2,16 +2,17 @@
  * `npm run bench -- --only blocks`: a 50,000-URL shard (the demo's products, every extension) as
  * blocks of 1,000 URLs (src/core/gzip-blocks.ts, node:zlib) against one gzip stream at level 6:
  * size, a full build, and what one changed URL costs on the path a regeneration runs
- * (src/regen/splice.ts `spliced`): the stored blocks inflated in order up to the one after the
- * change (each needs its predecessor's bytes as dictionary), the changed block rendered and
- * deflated, the next one deflated again, the file joined. Measured for a change in the first, the
- * middle and the last block (the inflates grow with the position). Node's zlib, the same C library
+ * (src/regen/splice.ts `spliced`): the stored blocks inflated in order from the checkpoint before
+ * the change (every CHECKPOINT_EVERY-th block keeps its dictionary) up to the one after it, every
+ * other block's stored bytes checked by their CRC-32, the changed block rendered and deflated, the
+ * next one deflated again, the file joined. Measured for a change in the first, the middle and
+ * the last block. Node's zlib, the same C library
  * workerd's node:zlib runs. The rows a change reads are its block's (the dictionary comes from the
  * stored file, not from rows): counted on D1 by `--only workerd` (BENCHMARKS.md "Issue 53 (blocks)").
  */
 import { gzipSync } from "node:zlib";
 import { EXT_ALL } from "../src/core/extensions/kinds.ts";
-import { type DeflatedBlock, type RawDeflate, blockSpans, deflateBlock, deflateBlocks, gzipOfBlocks, spliceFile } from "../src/core/gzip-blocks.ts";
+import { type BlockLayout, type RawDeflate, blockSpans, deflateBlocks, gzipOfBlocks, spliceFile } from "../src/core/gzip-blocks.ts";
 import { blockSlice, blockSlices, planBlocks } from "../src/core/shard-blocks.ts";
 import type { UrlRow } from "../src/core/types.ts";
 import { validateBatch } from "../src/core/validate.ts";
@@ -36,7 +37,7 @@ function timesOf(runs: number, fn: () => void): number[] {
 /** One changed URL in block `i`, as src/regen/splice.ts `spliced` does it: compressing time, all of it, and the file. */
 function spliceOne(
   file: Uint8Array,
-  blocks: readonly DeflatedBlock[],
+  layouts: readonly BlockLayout[],
   rows: readonly UrlRow[],
   lastKeys: readonly number[],
   i: number,
@@ -51,13 +52,14 @@ function spliceOne(
   const t1 = now();
   const spans = blockSpans(
     file,
-    blocks.map((b) => b.deflated.byteLength),
+    layouts.map((l) => l.deflatedBytes),
   )!;
-  // The splice's own codec step (src/regen/splice.ts → spliceFile): the stored blocks inflated up
-  // to where the windows agree again, the changed block and the next deflated, the rest copied.
-  const out = spliceFile(spans, blocks, new Map([[i, [text]]]), zlibBlockDeflate)!;
+  // The splice's own codec step (src/regen/splice.ts → spliceFile): the stored blocks inflated from
+  // the checkpoint before the change to where the windows agree again, the changed block and the
+  // next deflated, the rest copied after a CRC-32 of their stored bytes.
+  const out = spliceFile(spans, layouts, new Map([[i, [text]]]), zlibBlockDeflate)!;
   const compressMs = now() - t1;
-  const spliced = gzipOfBlocks(out);
+  const spliced = gzipOfBlocks(out.blocks);
   return { compressMs, allMs: now() - t0, file: spliced, changedRows };
 }
 
@@ -86,22 +88,20 @@ export function blocksBench(options: BenchOptions): Section {
 
   const single = gzipSync(document, { level: 6 });
   const singleMs = median(timesOf(runs, () => gzipSync(document, { level: 6 })));
-  const blocks = deflateBlocks(slices, zlibBlockDeflate);
+  const { blocks, layouts } = deflateBlocks(slices, zlibBlockDeflate);
   const file = gzipOfBlocks(blocks);
-  const fullMs = median(timesOf(runs, () => gzipOfBlocks(deflateBlocks(slices, zlibBlockDeflate))));
+  const fullMs = median(timesOf(runs, () => gzipOfBlocks(deflateBlocks(slices, zlibBlockDeflate).blocks)));
   const independent: RawDeflate = { ...zlibBlockDeflate, deflate: (input) => zlibBlockDeflate.deflate(input, null) };
-  const independentBytes = gzipOfBlocks(deflateBlocks(slices, independent)).byteLength;
+  const independentBytes = gzipOfBlocks(deflateBlocks(slices, independent).blocks).byteLength;
 
   // One changed URL in the first, the middle and the last block, on the splice path of a regeneration.
   const at = [0, Math.floor(lastKeys.length / 2), lastKeys.length - 1];
   const changes = at.map((i) => {
-    const tries = Array.from({ length: runs }, () => spliceOne(file, blocks, rows, lastKeys, i, render));
+    const tries = Array.from({ length: runs }, () => spliceOne(file, layouts, rows, lastKeys, i, render));
     const { file: spliced, changedRows } = tries[0]!;
     const expected = gzipOfBlocks(
-      deflateBlocks(
-        blockSlices([...rows.slice(0, i * PER_BLOCK), ...changedRows, ...rows.slice((i + 1) * PER_BLOCK)], lastKeys, render),
-        zlibBlockDeflate,
-      ),
+      deflateBlocks(blockSlices([...rows.slice(0, i * PER_BLOCK), ...changedRows, ...rows.slice((i + 1) * PER_BLOCK)], lastKeys, render), zlibBlockDeflate)
+        .blocks,
     );
     return {
       i,
@@ -127,7 +127,7 @@ export function blocksBench(options: BenchOptions): Section {
       },
       { name: "independent blocks (no dictionary): bytes over one stream", value: pct(independentBytes), detail: int(independentBytes) },
       {
-        name: "one changed URL (splice.ts's path): inflate the stored blocks up to the one after it, deflate 2; block 1 / 26 / 50 (compressing)",
+        name: "one changed URL (splice.ts's path): inflate from the checkpoint before it to the block after it, deflate 2; block 1 / 26 / 50 (compressing)",
         value: changes.map((c) => `${c.compressMs.toFixed(1)} ms`).join(" / "),
         detail: `with rendering the block and joining the file: ${changes.map((c) => `${c.allMs.toFixed(1)} ms`).join(" / ")}; spliced = full rebuild: ${identical ? "yes" : "NO"}`,
         target: "≤ 20 ms compressing",

@@ -5,7 +5,7 @@
  * spliced block by block and a live render sends the very bytes a snapshot holds (one ETag, one
  * body); any other document through the platform's CompressionStream.
  */
-import { type DeflatedBlock, blockGzipStream } from "../core/gzip-blocks.ts";
+import { type BlockLayout, blockGzipStream } from "../core/gzip-blocks.ts";
 import type { RenderedXml } from "../core/render.ts";
 import { zlibBlockDeflate } from "../snapshots/block-deflate.ts";
 
@@ -13,7 +13,7 @@ import { zlibBlockDeflate } from "../snapshots/block-deflate.ts";
 export function gzipDocument(
   xml: ReadableStream<Uint8Array>,
   cuts: readonly number[] | undefined = (xml as RenderedXml).blockCuts,
-  onBlock?: (block: DeflatedBlock) => void,
+  onBlock?: (layout: BlockLayout) => void,
 ): ReadableStream<Uint8Array> {
   if (cuts === undefined) return xml.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>);
   return xml.pipeThrough(blockGzipStream(cuts, zlibBlockDeflate, onBlock));

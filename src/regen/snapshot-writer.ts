@@ -4,9 +4,10 @@
  * unless a published manifest takes it), so a run killed at any point leaves nothing unaccounted.
  */
 import type { BlockStat } from "../core/block-plan.ts";
+import type { BlockLayout } from "../core/gzip-blocks.ts";
 import type { StagedDocument } from "../snapshots/stage-document.ts";
 import { stageDocument } from "../snapshots/stage-document.ts";
-import type { BlockLayout, SnapshotDocument, SnapshotHandle, SnapshotStore, StoredBlocks } from "../snapshots/store.ts";
+import type { SnapshotDocument, SnapshotHandle, SnapshotStore, StoredBlocks } from "../snapshots/store.ts";
 import type { RunCounters } from "./counters.ts";
 import type { RegenStore } from "./store.ts";
 

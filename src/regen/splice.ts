@@ -13,7 +13,7 @@
  * namespaces) it declines, and the caller re-plans the shard with a pass: never a different result.
  */
 import { BLOCK_ROWS, BlockAccumulator, BlockCutter, type BlockStat, MIN_BLOCK_ROWS, shardVersion } from "../core/block-plan.ts";
-import { type DeflatedBlock, blockSpans, gzipOfBlocks, spliceFile, trailerMatches } from "../core/gzip-blocks.ts";
+import { type BlockLayout, type DeflatedBlock, blockSpans, gzipOfBlocks, spliceFile, trailerMatches } from "../core/gzip-blocks.ts";
 import { recordsSlice } from "../core/shard-blocks.ts";
 import type { UrlRecord } from "../core/types.ts";
 import { SHARD_EXTENSIONS } from "../core/writers.ts";
@@ -85,7 +85,6 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
   // The table must describe these very bytes: their layout, and the trailer its CRC-32s make.
   if (!spans || !trailerMatches(stored.gzip, table.blocks)) return false;
 
-  run.counters.shardsChecked++;
   const read = await readBlocks(run, scanner, entry, end, boundaries, table, touched);
   if (!read) return false;
   const blocks: NewBlock[] = [];
@@ -130,20 +129,21 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
     blockStarts: stats.slice(1).map((s) => s.start),
     snapshot: version === entry.version ? entry.snapshot : null,
   };
-  const deflated = version === entry.version ? [] : spliced(run, entry, read.fresh, spans, table);
-  if (deflated === null) return false;
+  const unchanged = version === entry.version;
+  const deflated = unchanged ? null : spliced(run, entry, read.fresh, spans, table);
+  if (!unchanged && deflated === null) return false;
+  // Counted once past every decline (a declined shard is counted by the pass that plans it instead).
+  run.counters.shardsChecked++;
   run.draft.replace(entry.section, entry.firstKey, end ?? Number.POSITIVE_INFINITY, [next]);
-  if (version === entry.version) {
+  if (deflated === null) {
+    // The rows changed back to what the snapshot holds: it stays.
     run.counters.shardsUnchanged++;
     return true;
   }
   run.counters.shardsSpliced++;
   run.counters.blocksRendered += blocks.filter((b) => "records" in b).length;
   try {
-    const doc = await run.snapshots.stageGzip(
-      gzipOfBlocks(deflated),
-      deflated.map((b) => ({ deflatedBytes: b.deflated.byteLength, crc: b.crc, size: b.size })),
-    );
+    const doc = await run.snapshots.stageGzip(gzipOfBlocks(deflated.blocks), deflated.layouts);
     await run.commitShard(next, doc, stats);
   } catch (err) {
     run.fail(next, err);
@@ -205,7 +205,7 @@ function spliced(
   fresh: ReadonlyMap<number, FreshBlock[]>,
   spans: readonly Uint8Array[],
   table: StoredBlocks,
-): DeflatedBlock[] | null {
+): { blocks: DeflatedBlock[]; layouts: BlockLayout[] } | null {
   const options = { ...renderOptions(run.deps.config, run.origin), namespaces: (entry.extKinds ?? 0) & SHARD_EXTENSIONS };
   const replaced = new Map<number, Uint8Array[]>();
   for (const [j, blocks] of fresh)

@@ -1,7 +1,8 @@
 /** Rendering a document into a snapshot store's staging, counting its uncompressed bytes. */
 import type { RenderedXml } from "../core/render.ts";
 import { gzipDocument } from "../documents/gzip.ts";
-import type { BeforeWrite, BlockLayout, SnapshotStore, StagedSnapshot } from "./store.ts";
+import type { BlockLayout } from "../core/gzip-blocks.ts";
+import type { BeforeWrite, SnapshotStore, StagedSnapshot } from "./store.ts";
 
 /** A rendered document staged into a snapshot store, with its uncompressed size. */
 export interface StagedDocument {
@@ -29,7 +30,7 @@ export async function stageDocument(store: SnapshotStore, xml: RenderedXml, befo
   );
   const blocks: BlockLayout[] = [];
   const staged = await store.stage(
-    gzipDocument(counted, cuts, (b) => blocks.push({ deflatedBytes: b.deflated.byteLength, crc: b.crc, size: b.size })),
+    gzipDocument(counted, cuts, (b) => blocks.push(b)),
     beforeWrite,
   );
   return { staged, xmlBytes, ...(cuts ? { blocks } : {}) };

@@ -18,6 +18,7 @@
  */
 
 import type { BlockStat } from "../core/block-plan.ts";
+import type { BlockLayout } from "../core/gzip-blocks.ts";
 
 /** The document a snapshot holds: a site's index or one shard, at one content version. */
 export type SnapshotDocument =
@@ -51,13 +52,6 @@ export interface StagedSnapshot {
   /** The last bytes (less than one part), written by `commit`. */
   tail: Uint8Array;
   gzBytes: number;
-}
-
-/** Where one deflate block of a document rendered in blocks sits, and what its trailer needs. */
-export interface BlockLayout {
-  deflatedBytes: number;
-  crc: number;
-  size: number;
 }
 
 /**

@@ -1,31 +1,40 @@
 /**
  * A shard snapshot's block table as stored in KV (src/snapshots/store.ts StoredBlocks), after the
- * gzip bytes in the snapshot's own value (snapshot-store.ts): JSON, each block an array of numbers (~90 bytes a block, ~4.5 KB for a 50,000-URL shard), far
- * under KV's value limit. A table that does not read back as one is no table (the shard is then
- * rendered whole), never a wrong splice.
+ * gzip bytes in the snapshot's own value (snapshot-store.ts): JSON, each block an array of numbers
+ * (~100 bytes a block), every CHECKPOINT_EVERY-th block's checkpoint (core/gzip-blocks.ts: its
+ * deflated dictionary, ~5 KB) in base64 after them: ~45 KB for a 50,000-URL shard of ~1 MB gzip,
+ * far under KV's value limit. A table that does not read back as one, or of an earlier format (no
+ * CRC-32 of the stored bytes, no checkpoints), is no table: the shard is then rendered whole, which
+ * stores a table of this format, never a wrong splice.
  */
+import type { Checkpoint } from "../../core/gzip-blocks.ts";
 import type { StoredBlocks } from "../../snapshots/store.ts";
 
 /** Format tag: a table of another shape is not misread. */
-const FORMAT = 1;
+const FORMAT = 2;
 
-type Row = [number, number, number, number, number, number, number, number, number, number, number, number];
+type Numbers = [number, number, number, number, number, number, number, number, number, number, number, number, number];
+type Row = Numbers | [...Numbers, number, string];
 
 export function encodeBlocks(table: StoredBlocks): string {
-  const rows: Row[] = table.blocks.map((b) => [
-    b.start,
-    b.count,
-    b.bytes,
-    b.kinds,
-    b.lastChange,
-    b.hash[0],
-    b.hash[1],
-    b.keys[0],
-    b.keys[1],
-    b.deflatedBytes,
-    b.crc,
-    b.size,
-  ]);
+  const rows: Row[] = table.blocks.map((b) => {
+    const numbers: Numbers = [
+      b.start,
+      b.count,
+      b.bytes,
+      b.kinds,
+      b.lastChange,
+      b.hash[0],
+      b.hash[1],
+      b.keys[0],
+      b.keys[1],
+      b.deflatedBytes,
+      b.crc,
+      b.size,
+      b.zcrc,
+    ];
+    return b.checkpoint ? [...numbers, b.checkpoint.crc, toBase64(b.checkpoint.deflated)] : numbers;
+  });
   return JSON.stringify({ f: FORMAT, v: table.version, b: rows });
 }
 
@@ -40,9 +49,50 @@ export function decodeBlocks(text: string): StoredBlocks | null {
   if (value.f !== FORMAT || typeof value.v !== "string" || !Array.isArray(value.b)) return null;
   const blocks: StoredBlocks["blocks"] = [];
   for (const row of value.b as unknown[]) {
-    if (!Array.isArray(row) || row.length !== 12 || !row.every((n) => Number.isSafeInteger(n))) return null;
-    const [start, count, bytes, kinds, lastChange, h0, h1, k0, k1, deflatedBytes, crc, size] = row as Row;
-    blocks.push({ start, count, bytes, kinds, lastChange, hash: [h0, h1], keys: [k0, k1], deflatedBytes, crc, size });
+    if (!Array.isArray(row) || (row.length !== 13 && row.length !== 15)) return null;
+    const numbers = row.slice(0, 13);
+    if (!numbers.every((n) => Number.isSafeInteger(n))) return null;
+    const [start, count, bytes, kinds, lastChange, h0, h1, k0, k1, deflatedBytes, crc, size, zcrc] = numbers as Numbers;
+    let checkpoint: Checkpoint | undefined;
+    if (row.length === 15) {
+      const [wcrc, deflated] = row.slice(13) as [unknown, unknown];
+      const bytesOf = typeof deflated === "string" ? fromBase64(deflated) : null;
+      if (!Number.isSafeInteger(wcrc) || bytesOf === null) return null;
+      checkpoint = { crc: wcrc as number, deflated: bytesOf };
+    }
+    blocks.push({
+      start,
+      count,
+      bytes,
+      kinds,
+      lastChange,
+      hash: [h0, h1],
+      keys: [k0, k1],
+      deflatedBytes,
+      crc,
+      size,
+      zcrc,
+      ...(checkpoint ? { checkpoint } : {}),
+    });
   }
   return { version: value.v, blocks };
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  // In slices: String.fromCharCode takes its bytes as arguments.
+  for (let i = 0; i < bytes.byteLength; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+function fromBase64(text: string): Uint8Array | null {
+  let binary: string;
+  try {
+    binary = atob(text);
+  } catch {
+    return null;
+  }
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
 }
