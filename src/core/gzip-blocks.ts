@@ -83,7 +83,7 @@ const FINAL_BLOCK = new Uint8Array([0x03, 0x00]);
  * The block of `xml`, primed with the document bytes before it (`preceding`: all of them, or at
  * least their last 32 KiB, as DeflateWindow keeps them; null or empty: the first block).
  */
-export function deflateBlock(xml: Uint8Array, preceding: Uint8Array | null, codec: RawDeflate): DeflatedBlock {
+function deflateBlock(xml: Uint8Array, preceding: Uint8Array | null, codec: RawDeflate): DeflatedBlock {
   return { deflated: codec.deflate(xml, dictionaryOf(preceding)), crc: codec.crc32(xml), size: xml.byteLength };
 }
 

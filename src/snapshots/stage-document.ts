@@ -1,7 +1,8 @@
 /** Rendering a document into a snapshot store's staging, counting its uncompressed bytes. */
+
+import type { BlockLayout } from "../core/gzip-blocks.ts";
 import type { RenderedXml } from "../core/render.ts";
 import { gzipDocument } from "../documents/gzip.ts";
-import type { BlockLayout } from "../core/gzip-blocks.ts";
 import type { BeforeWrite, SnapshotStore, StagedSnapshot } from "./store.ts";
 
 /** A rendered document staged into a snapshot store, with its uncompressed size. */
