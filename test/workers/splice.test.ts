@@ -43,6 +43,52 @@ function expectSamePlan(pass: readonly ShardEntry[], run: readonly ShardEntry[])
 }
 
 describe("a change costs its block", () => {
+  it("a shard past its first checkpoint: changes around it, and a damaged checkpoint, store the whole render", async () => {
+    const site = newSite("splice-checkpoint");
+    await write(site, demoSection(site.origin, "pages", 12_000), PAST);
+    const o = observedDeps(site);
+    await regenerateSite(o.deps, site.origin);
+    const [before] = listed(await manifestOf(site));
+    expect(before!.blockStarts).toHaveLength(11);
+    // Changes in the block before the first checkpoint (8), in it and after it, then in segments on both sides of it.
+    for (const [k, indexes] of [
+      [1, [7_500]],
+      [2, [8_500]],
+      [3, [10_500]],
+      [4, [2_500, 11_500]],
+    ] as const) {
+      const records = indexes.map((i) => ({ ...demoSection(site.origin, "pages", 1, i)[0]!, lastmod: `2026-04-0${k}` }));
+      await write(site, records, PAST + k * 1_000);
+      o.reset();
+      const run = await regenerateSite(o.deps, site.origin);
+      expect(run).toMatchObject({ shardsSpliced: 1, blocksRendered: indexes.length });
+      expect(o.rows()).toBeLessThanOrEqual(indexes.length * 1_000 + 20);
+      const [after] = listed(await manifestOf(site));
+      expect(await storedGzip(site, after!)).toEqual(await liveGzip(site, after!));
+    }
+
+    // The checkpoint's deflated bytes damaged in KV (one byte of its base64): the next change is rendered whole, and so healed.
+    const [shard] = listed(await manifestOf(site));
+    const { value, metadata } = await site.env.SNAPSHOTS.getWithMetadata<{ gzBytes: number; table: number }>(shard!.snapshot!, "arrayBuffer");
+    const bytes = new Uint8Array(value!);
+    const table = JSON.parse(text(bytes.subarray(metadata!.gzBytes))) as { b: unknown[][] };
+    const row = table.b[8]!;
+    expect(row).toHaveLength(15);
+    const b64 = row[14] as string;
+    row[14] = `${b64.slice(0, 100)}${b64[100] === "A" ? "B" : "A"}${b64.slice(101)}`;
+    const damaged = new TextEncoder().encode(JSON.stringify(table));
+    const value2 = new Uint8Array(metadata!.gzBytes + damaged.byteLength);
+    value2.set(bytes.subarray(0, metadata!.gzBytes));
+    value2.set(damaged, metadata!.gzBytes);
+    await site.env.SNAPSHOTS.put(shard!.snapshot!, value2, { metadata: { ...metadata!, table: damaged.byteLength } });
+    await write(site, [{ ...demoSection(site.origin, "pages", 1, 9_500)[0]!, lastmod: "2026-04-09" }], PAST + 9_000);
+    const run = await regenerateSite(o.deps, site.origin);
+    expect(run).toMatchObject({ shardsSpliced: 0, shardsRendered: 1 });
+    const [healed] = listed(await manifestOf(site));
+    expect(await storedGzip(site, healed!)).toEqual(await liveGzip(site, healed!));
+    expect(text(await gunzip(await storedGzip(site, healed!)))).toContain("<lastmod>2026-04-09</lastmod>");
+  });
+
   it("one changed URL in the middle of a 5,000-URL shard: one block's rows read, the same file a whole render gives", async () => {
     const site = newSite("splice-one");
     await write(site, demoSection(site.origin, "pages", 5_000), PAST);
