@@ -1,12 +1,24 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { TEST_GROUPS } from "./test/workers/groups/members.ts";
 
 // Tests never reach the internet: without this, Miniflare fetches Request.cf from
 // workers.cloudflare.com at startup (and only falls back when offline). Child processes inherit it.
 process.env["CLOUDFLARE_CF_FETCH_ENABLED"] = "false";
 
 const migrations = fileURLToPath(new URL("./migrations", import.meta.url));
+
+// Small workers files run inside their group's file (test/workers/groups/members.ts), not each in a
+// workerd of its own. A member named on the command line runs as a file of its own (so does every
+// member with TEST_UNGROUPED=1).
+const named = process.argv.slice(2).join(" ");
+const grouped = process.env["TEST_UNGROUPED"]
+  ? []
+  : Object.values(TEST_GROUPS)
+      .flat()
+      .filter((member) => !named.includes(`${member}.test.ts`))
+      .map((member) => `test/workers/${member}.test.ts`);
 
 export default defineConfig({
   test: {
@@ -52,6 +64,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
+          exclude: grouped,
           setupFiles: ["./test/workers/setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,

@@ -1,0 +1,4 @@
+/** The "break53" group of small test files (members.ts): each member's tests inside a describe of its name. */
+import { runGroup } from "./run-group.ts";
+
+runGroup("break53");
