@@ -1,5 +1,5 @@
-import type { D1Migration } from "@cloudflare/vitest-plugin";
 import { env } from "cloudflare:workers";
+import type { D1Migration } from "@cloudflare/vitest-plugin";
 import { boundDatabases } from "../../src/services.ts";
 
 /**
