@@ -75,17 +75,15 @@ const SPLICE = {
   /** Deletes per spliced shard, later (snapshot-gc): the superseded snapshot (measured 2 with the table apart). */
   kvDeletesPerShard: 1,
   /**
-   * D1 rows written by a run: 14 + 3 a listed shard (the manifest's shard rows are rewritten every
-   * run: insert with its index, delete) + a spliced shard's snapshot_gc registrations, their
-   * supersede and confirm: 11 measured while its block table was a second key (fits the three runs:
-   * one shard spliced of 4 listed (100k) 37 rows, of 20 (1M) 85; 16 spliced of 20 (1M) 250); one key
-   * now, so 6 (estimated: about half, not measured again).
+   * D1 rows written by a run: 14, + 8 a spliced shard (its manifest row, updated alone since the
+   * manifest save writes only rows that differ, and its snapshot_gc registration, supersede and
+   * confirm). Measured 28 Nov 2026 21:27 UTC at 1M: one shard spliced of 20 listed, 22 rows; 16 of
+   * 20, 142 rows (before the save wrote only what differs: 85 and 250, 3 rows more a listed shard).
    */
   d1WrittenPerRun: 14,
-  d1WrittenPerListedShard: 3,
-  d1WrittenPerShard: 6,
-  /** The block table after each snapshot's gzip: ~90 bytes a block (adapters/kv/snapshot-blocks.ts). */
-  tableBytesPerShard: 4_500,
+  d1WrittenPerShard: 8,
+  /** The block table after each snapshot's gzip: ~100 bytes a block and a checkpoint (~5 KB) every 8th (adapters/kv/snapshot-blocks.ts). */
+  tableBytesPerShard: 45_000,
 } as const;
 
 interface Scenario {
@@ -129,7 +127,7 @@ function monthly(s: Scenario, blocks: boolean): { dollars: number; lines: string
   // Before: the touched shards' rows and the change feed's; with blocks the measured rows a block include the feed's.
   const d1Read = blocks ? runs * blocksPerRun * SPLICE.d1ReadPerBlock : runs * shardsPerRun * shardShare * PER.shardToday.d1Read + changes;
   const d1Written = blocks
-    ? changes * PER.change.d1Written + runs * (SPLICE.d1WrittenPerRun + shards * SPLICE.d1WrittenPerListedShard) + published * SPLICE.d1WrittenPerShard
+    ? changes * PER.change.d1Written + runs * SPLICE.d1WrittenPerRun + published * SPLICE.d1WrittenPerShard
     : changes * PER.change.d1Written + runs * PER.run.d1Written + published * PER.shardPublished.d1Written;
   const cpuMs =
     s.fetchesPerMonth * PER.fetch.cpuMs +
