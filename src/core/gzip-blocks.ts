@@ -279,7 +279,7 @@ export function trailerMatches(file: Uint8Array, blocks: readonly Pick<DeflatedB
  * before a change, stored blocks are inflated in order (their windows are needed) and checked
  * against `stored` (CRC-32, length); a kept block is copied while the 32 KiB before it are what
  * they were, else re-deflated from its stored bytes; once the windows agree again, blocks are
- * copied unread, each checked by its stored bytes' CRC-32. null when any check fails, so a damaged
+ * copied unread, each checked by its stored bytes' CRC-32 (and its checkpoint by its own). null when any check fails, so a damaged
  * stored file is never carried into a new one (the caller renders the shard whole, which heals
  * it) nor re-deflated into one that reads fine. The file is byte for byte the one deflateBlocks
  * makes of the new document's slices; so are the layouts, but for checkpoints: a block that takes
@@ -312,7 +312,9 @@ export function spliceFile(
       windows = { old: DeflateWindow.of(text), new: DeflateWindow.of(text) };
     }
     if (windows === null) {
+      // Copied unread, with its checkpoint: both checked, so nothing damaged is carried into the new file or table.
       if (codec.crc32(span) !== was.zcrc) return null;
+      if (was.checkpoint && checkpointText(was.checkpoint, codec) === null) return null;
       blocks.push({ deflated: span, crc: was.crc, size: was.size });
       layouts.push(was);
       continue;
@@ -340,6 +342,7 @@ export function spliceFile(
         windows!.new.push(text);
       });
     } else if (sameBytes(windows.old.bytes, windows.new.bytes)) {
+      if (was.checkpoint && checkpointText(was.checkpoint, codec) === null) return null;
       blocks.push({ deflated: span, crc: was.crc, size: was.size });
       layouts.push(was);
       windows.new.push(oldText);

@@ -5,8 +5,12 @@
  * deflated dictionary, ~5 KB) in base64 after them: ~45 KB for a 50,000-URL shard of ~1 MB gzip,
  * far under KV's value limit. A table that does not read back as one, or of an earlier format (no
  * CRC-32 of the stored bytes, no checkpoints), is no table: the shard is then rendered whole, which
- * stores a table of this format, never a wrong splice.
+ * stores a table of this format, never a wrong splice. The table carries a CRC-32 of its own text
+ * (`c`): the splice takes an untouched block's figures (rows, fingerprints, stamps) from it without
+ * reading the block's rows, so a damaged figure would go into the manifest entry unseen; with the
+ * CRC, damage anywhere in the table makes it no table.
  */
+import { crc32 } from "node:zlib";
 import type { Checkpoint } from "../../core/gzip-blocks.ts";
 import type { StoredBlocks } from "../../snapshots/store.ts";
 
@@ -35,7 +39,7 @@ export function encodeBlocks(table: StoredBlocks): string {
     ];
     return b.checkpoint ? [...numbers, b.checkpoint.crc, toBase64(b.checkpoint.deflated)] : numbers;
   });
-  return JSON.stringify({ f: FORMAT, v: table.version, b: rows });
+  return JSON.stringify({ f: FORMAT, v: table.version, b: rows, c: checksum(table.version, rows) });
 }
 
 export function decodeBlocks(text: string): StoredBlocks | null {
@@ -45,8 +49,10 @@ export function decodeBlocks(text: string): StoredBlocks | null {
   } catch {
     return null;
   }
-  const value = parsed as { f?: unknown; v?: unknown; b?: unknown };
+  const value = parsed as { f?: unknown; v?: unknown; b?: unknown; c?: unknown };
   if (value.f !== FORMAT || typeof value.v !== "string" || !Array.isArray(value.b)) return null;
+  // JSON.stringify of what JSON.parse read from JSON.stringify's own text is that text again.
+  if (value.c !== checksum(value.v, value.b)) return null;
   const blocks: StoredBlocks["blocks"] = [];
   for (const row of value.b as unknown[]) {
     if (!Array.isArray(row) || (row.length !== 13 && row.length !== 15)) return null;
@@ -76,6 +82,11 @@ export function decodeBlocks(text: string): StoredBlocks | null {
     });
   }
   return { version: value.v, blocks };
+}
+
+/** CRC-32 of the table's version and rows as JSON. */
+function checksum(version: string, rows: unknown[]): number {
+  return crc32(JSON.stringify([version, rows]));
 }
 
 function toBase64(bytes: Uint8Array): string {
