@@ -42,6 +42,7 @@ const planned = (s: ShardEntry) => ({
   version: s.version,
   lastChange: s.lastChange,
   blockStarts: s.blockStarts,
+  extKinds: s.extKinds,
 });
 
 /** Columns of a table row: [start, count, bytes, kinds, lastChange, hash0, hash1, key0, key1, deflatedBytes, crc, size, zcrc]. */
@@ -50,6 +51,8 @@ const cases: [string, number, (v: number) => number][] = [
   ["bytes", 2, (v) => v + 1_000],
   ["lastChange", 4, (v) => v + 86_400_000_000],
   ["hash[0]", 5, (v) => (v ^ 1) >>> 0],
+  // The news bit (EXT_NEWS, 4): not a shard extension, so the splice's namespace check lets it through.
+  ["kinds", 3, (v) => v | 4],
 ];
 
 describe("break53c: a damaged plan figure in an untouched block's table row", () => {
