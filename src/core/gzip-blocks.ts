@@ -130,9 +130,14 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+/** A block's layout without a checkpoint. */
+function plainLayout(block: DeflatedBlock, codec: RawDeflate): BlockLayout {
+  return { deflatedBytes: block.deflated.byteLength, crc: block.crc, size: block.size, zcrc: codec.crc32(block.deflated) };
+}
+
 /** The layout of block number `index` of a file, deflated after the document bytes `window` (DeflateWindow's). */
 function layoutOf(block: DeflatedBlock, index: number, window: Uint8Array, codec: RawDeflate): BlockLayout {
-  const layout: BlockLayout = { deflatedBytes: block.deflated.byteLength, crc: block.crc, size: block.size, zcrc: codec.crc32(block.deflated) };
+  const layout = plainLayout(block, codec);
   return index > 0 && index % CHECKPOINT_EVERY === 0 ? { ...layout, checkpoint: checkpointOf(window, codec) } : layout;
 }
 
@@ -301,6 +306,14 @@ export function spliceFile(
   };
   const blocks: DeflatedBlock[] = [];
   const layouts: BlockLayout[] = [];
+  /** Stored block `j` into the new file as it is, its checkpoint checked first (nothing damaged is carried into the table); false: damaged. */
+  const keep = (j: number): boolean => {
+    const was = stored[j]!;
+    if (was.checkpoint && checkpointText(was.checkpoint, codec) === null) return false;
+    blocks.push({ deflated: spans[j]!, crc: was.crc, size: was.size });
+    layouts.push(was);
+    return true;
+  };
   /** The old and the new document's windows while blocks are read back; null while they agree and none is needed. */
   let windows: { old: DeflateWindow; new: DeflateWindow } | null = null;
   for (let j = 0; j < spans.length; j++) {
@@ -312,11 +325,8 @@ export function spliceFile(
       windows = { old: DeflateWindow.of(text), new: DeflateWindow.of(text) };
     }
     if (windows === null) {
-      // Copied unread, with its checkpoint: both checked, so nothing damaged is carried into the new file or table.
-      if (codec.crc32(span) !== was.zcrc) return null;
-      if (was.checkpoint && checkpointText(was.checkpoint, codec) === null) return null;
-      blocks.push({ deflated: span, crc: was.crc, size: was.size });
-      layouts.push(was);
+      // Copied unread: its stored bytes checked by their CRC-32.
+      if (codec.crc32(span) !== was.zcrc || !keep(j)) return null;
       continue;
     }
     let oldText: Uint8Array;
@@ -336,20 +346,16 @@ export function spliceFile(
       texts.forEach((text, k) => {
         const block = deflateBlock(text, windows!.new.bytes, codec);
         blocks.push(block);
-        layouts.push(
-          checkpoint({ deflatedBytes: block.deflated.byteLength, crc: block.crc, size: block.size, zcrc: codec.crc32(block.deflated) }, k === 0),
-        );
+        layouts.push(checkpoint(plainLayout(block, codec), k === 0));
         windows!.new.push(text);
       });
     } else if (sameBytes(windows.old.bytes, windows.new.bytes)) {
-      if (was.checkpoint && checkpointText(was.checkpoint, codec) === null) return null;
-      blocks.push({ deflated: span, crc: was.crc, size: was.size });
-      layouts.push(was);
+      if (!keep(j)) return null;
       windows.new.push(oldText);
     } else {
       const block = deflateBlock(oldText, windows.new.bytes, codec);
       blocks.push(block);
-      layouts.push(checkpoint({ deflatedBytes: block.deflated.byteLength, crc: block.crc, size: block.size, zcrc: codec.crc32(block.deflated) }, true));
+      layouts.push(checkpoint(plainLayout(block, codec), true));
       windows.new.push(oldText);
     }
     windows.old.push(oldText);

@@ -101,14 +101,15 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
   if ((kinds & SHARD_EXTENSIONS) !== ((entry.extKinds ?? 0) & SHARD_EXTENSIONS)) return false;
 
   const version = shardVersion(run.build.renderFingerprint, stats);
+  // The rows changed back to what the snapshot holds: it stays.
+  const unchanged = version === entry.version;
   const rawLastChange = stats.reduce((t, s) => Math.max(t, s.lastChange), 0);
   // The planner's rule (manifest.ts #close): Last-Modified moves whenever the content does.
-  const lastChange =
-    version === entry.version
-      ? Math.max(rawLastChange, entry.lastChange)
-      : rawLastChange <= entry.lastChange
-        ? Math.max(run.now, entry.lastChange + 1)
-        : rawLastChange;
+  const lastChange = unchanged
+    ? Math.max(rawLastChange, entry.lastChange)
+    : rawLastChange <= entry.lastChange
+      ? Math.max(run.now, entry.lastChange + 1)
+      : rawLastChange;
   // The view's page starts stay exact while the same keys are live (changed records, none added or
   // deleted); otherwise they would need every later row, and the view reads the version once instead.
   const sameKeys = touched.every((j) => {
@@ -127,16 +128,14 @@ export async function spliceShard(run: Run, scanner: RangeScan, entry: ShardEntr
     version,
     extKinds: kinds,
     blockStarts: stats.slice(1).map((s) => s.start),
-    snapshot: version === entry.version ? entry.snapshot : null,
+    snapshot: unchanged ? entry.snapshot : null,
   };
-  const unchanged = version === entry.version;
   const deflated = unchanged ? null : spliced(run, entry, read.fresh, spans, table);
   if (!unchanged && deflated === null) return false;
   // Counted once past every decline (a declined shard is counted by the pass that plans it instead).
   run.counters.shardsChecked++;
   run.draft.replace(entry.section, entry.firstKey, end ?? Number.POSITIVE_INFINITY, [next]);
   if (deflated === null) {
-    // The rows changed back to what the snapshot holds: it stays.
     run.counters.shardsUnchanged++;
     return true;
   }

@@ -97,13 +97,9 @@ function toBase64(bytes: Uint8Array): string {
 }
 
 function fromBase64(text: string): Uint8Array | null {
-  let binary: string;
   try {
-    binary = atob(text);
+    return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
   } catch {
     return null;
   }
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
 }
