@@ -2,21 +2,21 @@
  * Small workers test files run in groups: each group is one test file (test/workers/groups/<name>.test.ts),
  * one workerd and one storage for all its members, each member inside a `describe` of its own name
  * (so its hooks stay its own). A file in a workerd of its own costs ~1.5 s of start-up and CPU
- * (spawn, module graph, migrations), which over 109 small files was a fifth of `npm test`. Only
+ * (spawn, module graph, migrations), which over the small files was a fifth of `npm test`. Only
  * files that also passed sharing a workerd with any others (vitest `isolate: false`, 28 Nov) are
  * members; a file that needs fresh storage or a fresh isolate (global tables, the registry list,
  * timers) runs alone, and so does one that moves the clock (vi.setSystemTime: the isolate's
  * caches then hold stamps from the moved clock; partitions-pinned failed once in a clean clone
  * after partitions-databases had moved it), and so does one that reads the platform's list of
  * registered sites (the isolate caches that list: break50c-matrix-gaps once missed its own site
- * after other members had filled it). vitest.config.ts excludes the members from the workers project's own files,
+ * after other members had filled it); so every file that registers sites or reads the registry
+ * runs alone. vitest.config.ts excludes the members from the workers project's own files,
  * so each runs once; a member named on the command line (`npx vitest run test/workers/<file>`) runs alone.
  */
 export const TEST_GROUPS: Readonly<Record<string, readonly string[]>> = {
   admin: ["admin-access", "admin-auth", "admin-body", "admin-guard", "admin-urls"],
   break49: [
     "break49-abandoned-commit",
-    "break49-copy-bytes",
     "break49-first-list",
     "break49-holds-two-moves",
     "break49-pinned-shards",
@@ -24,33 +24,14 @@ export const TEST_GROUPS: Readonly<Record<string, readonly string[]>> = {
     "break49-status-counts",
     "break49-two-moves",
   ],
-  break50: [
-    "break50-audit-quota-refusals",
-    "break50-cookie-tossing",
-    "break50-expired-syncs-cap",
-    "break50-holds-sync-cap",
-    "break50-new-site-other-isolate",
-    "break50-scope-before-schema",
-    "break50-shared-mirror",
-  ],
-  break50c: [
-    "break50c-audit",
-    "break50c-foreign-resources",
-    "break50c-host-twins",
-    "break50c-long-ttl",
-    "break50c-platform-domain",
-    "break50c-reregistered",
-    "break50c-variables-win",
-  ],
+  break50: ["break50-audit-quota-refusals", "break50-expired-syncs-cap", "break50-holds-sync-cap", "break50-scope-before-schema"],
   break51: ["break51-kv-manifest-rate", "break51-notify-budget", "break51-notify-swallowed", "break51-robots-loop-rate", "break51-sweep-batch-bytes"],
   break51b: [
     "break51b-admin-extremes",
-    "break51b-call-limits",
     "break51b-cold-renders",
     "break51b-meters",
     "break51b-partial-write",
     "break51b-partitions-scale",
-    "break51b-site-scale",
     "break51b-step-budget",
   ],
   break53: [
@@ -77,15 +58,12 @@ export const TEST_GROUPS: Readonly<Record<string, readonly string[]>> = {
     "partitions",
   ],
   "misc-1": [
-    "authorization-matrix",
-    "break-authz",
     "cache",
     "call-limits",
     "config",
     "crawler-count-timer",
     "crawler-log-served",
     "crawler-range-cap",
-    "crawler-tenants",
     "d1-reader",
     "etag-bytes",
     "ext",
@@ -116,10 +94,6 @@ export const TEST_GROUPS: Readonly<Record<string, readonly string[]>> = {
     "regen",
     "regen-commit-order",
     "regen-isolation",
-    "registry-api",
-    "registry-hosts-migration",
-    "registry-hosts-unique",
-    "registry-one-site-a-host",
     "repeat",
     "robots",
     "row-copy-pages",
@@ -127,5 +101,5 @@ export const TEST_GROUPS: Readonly<Record<string, readonly string[]>> = {
     "section-rules",
     "site-databases",
   ],
-  "misc-4": ["sync-ownership", "tenant-hosts", "tenant-hosts-at-use", "tenant-hosts-of-others", "tenant-scale"],
+  "misc-4": ["sync-ownership", "tenant-scale"],
 };

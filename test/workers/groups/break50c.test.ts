@@ -1,4 +1,0 @@
-/** The "break50c" group of small test files (members.ts): each member's tests inside a describe of its name. */
-import { runGroup } from "./run-group.ts";
-
-runGroup("break50c");
