@@ -188,6 +188,8 @@ export function parseArgs(argv: readonly string[]): BenchOptions & { only: Set<s
     "10m": [10_000_000],
     // Partitions only (bench/partition-files.ts builds the D1 files): ~41 GB of disk.
     "100m": [100_000_000],
+    // The 100m path (eight databases, files built) at an eighth of the size: ~15 min, a check before the long run.
+    "12m": [12_000_000],
   };
   const scales = scaleOf[scaleArg];
   if (!scales) throw new Error(`--scale must be one of ${Object.keys(scaleOf).join(", ")}, got "${scaleArg}"`);
