@@ -280,7 +280,11 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
         `${r.runs} invocations, ${int(r.rows)} rows read, ${int(r.written)} written, largest ${int(r.maxQueries)} statements; ${int(r.shapes.spliced)} shards spliced (${int(r.shapes.blocks)} blocks rendered), ${int(r.shapes.rendered - r.shapes.spliced)} rendered whole${r.stops}`,
       );
     }
-    add("incremental, rows read per change", (incRows / 10_000).toFixed(1), "every run's rows read (change feed, manifest, the changed blocks' rows) ÷ 10,000");
+    add(
+      "incremental, rows read per change",
+      (incRows / 10_000).toFixed(1),
+      "every run's rows read (change feed, manifest, the changed blocks' rows) ÷ 10,000",
+    );
 
     const sizes = storageByRows(join(h.dir, "state"), h.origin);
     for (const [n, bytes] of [...sizes].sort((a, b) => b[0] - a[0]))
