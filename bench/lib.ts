@@ -20,6 +20,8 @@ export interface BenchOptions {
   runs: number;
   /** Load-test duration per target, seconds. */
   loadSeconds: number;
+  /** partitions: scattered changes after the first regeneration (--changes; 10,000 by default, two batches). */
+  changes: number;
   /**
    * Where local D1, KV and Cache run: "separate" (default), a second workerd process, as in
    * production, where they are services outside the Worker's isolate; "same", the Worker's own
@@ -195,6 +197,9 @@ export function parseArgs(argv: readonly string[]): BenchOptions & { only: Set<s
   if (!scales) throw new Error(`--scale must be one of ${Object.keys(scaleOf).join(", ")}, got "${scaleArg}"`);
   const runs = Number(value("--runs") ?? (quick ? 2 : 5));
   const loadSeconds = Number(value("--load-seconds") ?? (quick ? 2 : 20));
+  const changes = Number(value("--changes") ?? 10_000);
+  if (!(Number.isInteger(changes) && changes >= 2 && changes <= 10_000))
+    throw new Error(`--changes must be a whole number from 2 to 10,000, got "${changes}"`);
   const onlyArg = value("--only");
   const storage = value("--storage") ?? "separate";
   if (storage !== "separate" && storage !== "same") throw new Error(`--storage must be separate or same, got "${storage}"`);
@@ -208,6 +213,7 @@ export function parseArgs(argv: readonly string[]): BenchOptions & { only: Set<s
     quick,
     scales,
     runs: Number.isInteger(runs) && runs > 0 ? runs : 5,
+    changes,
     loadSeconds: Number.isFinite(loadSeconds) && loadSeconds > 0 ? loadSeconds : 20,
     only: onlyArg ? new Set(onlyArg.split(",")) : null,
   };

@@ -2,7 +2,7 @@
  * One site over several D1 databases (docs/capacity.md "Partitions"), measured in workerd
  * (`npm run bench -- --only partitions --scale 1m`; not in CI): three databases seeded (each record
  * straight into its home database), then the index, a cold shard of each partition, the first
- * full regeneration partition by partition, 10,000 scattered changes and the incremental run after
+ * full regeneration partition by partition, 10,000 scattered changes (--changes) and the incremental run after
  * them, storage per partition, and a fourth database filled by a move.
  *
  * Per partition figures are what a partition's own job costs; with partitions running in parallel
@@ -258,14 +258,17 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
     // 10,000 scattered changes in two batches of 5,000 (ADMIN_MAX_RECORDS's default; at most 7,000
     // since a batch of 10,000 was stopped by the meter at 1,305 D1 queries).
     type Touched = { updated: number; rowsRead: number; rowsWritten: number; usage: InvocationUsage };
-    const stride = Math.floor((total * 0.8) / 10_000);
+    // --changes fewer than 10,000 keeps 100M's density (changes a shard) on a smaller site: total ÷ 10,000.
+    const changes = options.changes;
+    const half = Math.ceil(changes / 2);
+    const stride = Math.floor((total * 0.8) / changes);
     const halves: Touched[] = [];
-    for (const start of [0, 5_000]) {
-      // The records start + i·stride: 10,000 records scattered over the site.
-      halves.push(await h.bench<Touched>("p/touch", { sd: sdOld, section: "products", count: 5_000, stride, offset: start }));
+    for (const start of [0, half]) {
+      // The records start + i·stride: the changed records scattered over the products section.
+      halves.push(await h.bench<Touched>("p/touch", { sd: sdOld, section: "products", count: Math.min(half, changes - start), stride, offset: start }));
     }
     add(
-      "10,000 scattered changes: two batches of 5,000 through the site",
+      `${int(changes)} scattered changes (${(changes / Math.ceil((total * 0.8) / 50_000)).toFixed(2)} a products shard): two batches through the site`,
       `${int(halves.reduce((n, x) => n + x.updated, 0))} updated`,
       `${int(halves.reduce((n, x) => n + x.rowsRead, 0))} rows read, ${int(halves.reduce((n, x) => n + x.rowsWritten, 0))} written; the larger batch ${usageText(halves[0]!.usage.d1Queries >= halves[1]!.usage.d1Queries ? halves[0]!.usage : halves[1]!.usage)}`,
     );
@@ -282,8 +285,8 @@ export async function partitionsBench(options: BenchOptions): Promise<Section> {
     }
     add(
       "incremental, rows read per change",
-      (incRows / 10_000).toFixed(1),
-      "every run's rows read (change feed, manifest, the changed blocks' rows) ÷ 10,000",
+      (incRows / changes).toFixed(1),
+      `every run's rows read (change feed, manifest, the changed blocks' rows) ÷ ${int(changes)}`,
     );
 
     const sizes = storageByRows(join(h.dir, "state"), h.origin);

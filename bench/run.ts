@@ -4,8 +4,10 @@
  * itself breaks, so CI notices a broken bench).
  *
  *   --quick              smoke mode: small data sets, 2 runs, 2 s load (seconds in total)
- *   --scale 100k|1m|all|2m|10m  end-to-end data sets (default all = 100,000 and 1,000,000 records;
- *                        2m and 10m are large-scale runs, not in CI)
+ *   --scale 100k|1m|all|2m|10m|12m|100m  end-to-end data sets (default all = 100,000 and 1,000,000 records;
+ *                        2m and 10m are large-scale runs, not in CI; 12m and 100m partitions only)
+ *   --changes N          partitions: scattered changes after the first regeneration (default 10,000;
+ *                        `--scale 12m --changes 1200` is 100M's density, 6.25 a products shard)
  *   --only a,b           sections: renderer, validation, memory, ingest, workerd, load, browser-view, view-cost, capacity,
  *                        kv-scale, partitions, tenants, registry-resolve, cold-shard, blocks, cost (default all but capacity, kv-scale,
  *                        partitions, tenants, registry-resolve, cold-shard, blocks and cost; browser-view, headless Chromium, and
