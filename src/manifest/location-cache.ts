@@ -12,7 +12,7 @@
 
 import { type CachedSite, cacheKey } from "../documents/cache-keys.ts";
 import { type SitemapDeps, currentManifest } from "../sitemaps.ts";
-import type { ManifestStore, ShardManifest } from "./manifest.ts";
+import type { ManifestFence, ManifestStore, ShardManifest } from "./manifest.ts";
 
 /** Bumped when the cached JSON's shape changes. */
 const FORMAT = "m1";
@@ -103,8 +103,8 @@ export class InvalidatingManifestStore implements ManifestStore {
     return this.#inner.load(origin);
   }
 
-  async save(manifest: ShardManifest): Promise<void> {
-    await this.#inner.save(manifest);
+  async save(manifest: ShardManifest, fence?: ManifestFence): Promise<void> {
+    await this.#inner.save(manifest, fence);
     await forgetManifest({ origin: manifest.origin, registeredAt: this.#registeredAt }).catch((err: unknown) =>
       console.error("manifest cache delete failed", err),
     );

@@ -75,11 +75,26 @@ export interface ShardManifest {
   partial?: boolean;
 }
 
+/**
+ * A regeneration's publish names the site's lease it holds (src/regen/lease.ts). Where the lease
+ * lives beside the manifest (D1) the save checks it in its own transaction and, when another run
+ * has taken the lease since, writes nothing and throws LeaseLostError: a run that lost its lease
+ * (a step's retry took it back while the step still ran) never publishes over the newer run's
+ * manifest. A KV manifest store cannot check it in the same write, and does not.
+ */
+export interface ManifestFence {
+  leaseId: string;
+}
+
+export class LeaseLostError extends Error {
+  override readonly name = "LeaseLostError";
+}
+
 /** Where manifests live. D1 by default: the manifest is the strongly consistent pointer readers follow. */
 export interface ManifestStore {
   load(origin: string): Promise<ShardManifest | null>;
   /** Atomic replace: readers see the old manifest or the new one, never a mix. */
-  save(manifest: ShardManifest): Promise<void>;
+  save(manifest: ShardManifest, fence?: ManifestFence): Promise<void>;
 }
 
 export interface PlanLimits {

@@ -11,7 +11,8 @@ const LEASE_MS = 20 * 60_000;
 /**
  * Takes the site's lease, or throws RegenBusyError when another run holds it. `id` names the lease
  * (a job's chain): a lease already held under that name is taken back, so the retry of a step killed
- * mid-run (which ran no `finally`) does not wait out the 20 minutes.
+ * mid-run (which ran no `finally`) does not wait out the 20 minutes. The step it was taken from,
+ * if it still runs, can no longer save progress or publish (D1RegenStore.acquire).
  */
 export async function acquireLease(state: RegenStore, origin: string, now: number, id?: string): Promise<Lease> {
   const lease = await state.acquire(origin, now, LEASE_MS, id);

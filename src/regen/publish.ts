@@ -7,6 +7,7 @@ import { type ShardEntry, type ShardManifest, listedShards, manifestVersion } fr
 import { indexExtras, indexMeta, renderIndex } from "../sitemaps.ts";
 import { describeError } from "./failures.ts";
 import type { Run } from "./run.ts";
+import type { Lease } from "./store.ts";
 import type { RunSummary } from "./summary.ts";
 
 interface Published {
@@ -33,7 +34,7 @@ function sameShards(a: readonly ShardEntry[], b: readonly ShardEntry[]): boolean
  * run goes on from them, but no index, which requests do not serve until the pass has ended
  * (src/sitemaps.ts `currentManifest`). `summary.passPending` says whether the pass goes on (incremental.ts).
  */
-export async function publish(run: Run, build: BuildOptions, summary: RunSummary): Promise<Published> {
+export async function publish(run: Run, build: BuildOptions, summary: RunSummary, lease: Lease): Promise<Published> {
   const { deps, origin, now, published } = run;
   const shards = run.draft.all();
   const version = manifestVersion(shards, build.indexFingerprint);
@@ -64,7 +65,7 @@ export async function publish(run: Run, build: BuildOptions, summary: RunSummary
     (published.partial ?? false) !== partial ||
     !sameShards(published.shards, shards);
   if (switched) {
-    await deps.manifests.save(manifest);
+    await deps.manifests.save(manifest, { leaseId: lease.id });
     summary.published = true;
   }
   summary.manifestVersion = manifest.version;

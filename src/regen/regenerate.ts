@@ -116,7 +116,7 @@ async function runOnce(
     state.fingerprint = fingerprint;
   }
 
-  const { manifest, switched } = await publish(run, build, summary);
+  const { manifest, switched } = await publish(run, build, summary, lease);
   state.failed = nextFailures(state.failed, run.failures, manifest, now);
   if (!(await deps.state.save(origin, lease, { ...state, fingerprint: state.fingerprint }, now))) {
     throw new Error("lost the regeneration lease before saving progress (the run took longer than the lease)");

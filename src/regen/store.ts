@@ -47,8 +47,12 @@ export interface Lease {
 }
 
 export interface RegenStore {
-  /** Takes the site's lease unless another run holds an unexpired one (one named `id` is the caller's own); null when busy. */
-  acquire(origin: string, now: number, ttlMs: number, id?: string): Promise<Lease | null>;
+  /**
+   * Takes the site's lease unless another run holds an unexpired one (one taken under the same
+   * `name` is the caller's own, taken back); null when busy. Every taking is a new holder: the one
+   * it was taken from can no longer save progress or publish.
+   */
+  acquire(origin: string, now: number, ttlMs: number, name?: string): Promise<Lease | null>;
   release(origin: string, lease: Lease): Promise<void>;
   load(origin: string): Promise<RegenState>;
   /** Saves state while holding `lease`; false when the lease was lost (expired and taken). */

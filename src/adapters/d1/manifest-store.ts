@@ -1,5 +1,5 @@
 /** D1ManifestStore: the manifest lives in D1, the strongly consistent store, read on every request. */
-import type { ManifestStore, ShardEntry, ShardManifest } from "../../manifest/manifest.ts";
+import { type ManifestFence, type ManifestStore, LeaseLostError, type ShardEntry, type ShardManifest } from "../../manifest/manifest.ts";
 
 interface ShardRow {
   section: string;
@@ -90,23 +90,29 @@ export class D1ManifestStore implements ManifestStore {
    * differs is written: rows of shards gone are deleted, and a shard's row is updated only when one
    * of its columns changed. A run that splices 3 shards of 2,000 writes 3 rows, not 4,000 (D1 bills
    * rows written; BENCHMARKS.md "What a month costs").
+   *
+   * With a `fence`, every statement also requires the regeneration's lease (regen_state, the same
+   * database) to be still the fence's: in one transaction that is all or nothing, and the last
+   * statement says which, so a run whose lease was taken writes nothing and gets LeaseLostError.
    */
-  async save(manifest: ShardManifest): Promise<void> {
+  async save(manifest: ShardManifest, fence?: ManifestFence): Promise<void> {
     const keys = JSON.stringify(manifest.shards.map((s) => [s.section, s.n]));
+    const leaseId = fence?.leaseId ?? null;
+    const held = (p: number) => `(?${p} IS NULL OR EXISTS (SELECT 1 FROM regen_state WHERE origin = ?1 AND lease_id = ?${p}))`;
     const statements: D1PreparedStatement[] = [
       this.#db
         .prepare(
           `DELETE FROM shards WHERE origin = ?1 AND (section, n) NOT IN (
-             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?2))`,
+             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?2)) AND ${held(3)}`,
         )
-        .bind(manifest.origin, keys),
+        .bind(manifest.origin, keys, leaseId),
     ];
     const columns = SHARD_FIELDS.map((_, i) => `json_extract(value, '$[${i}]')`).join(", ");
     const updated = SHARD_FIELDS.slice(2);
     // `WHERE true`: SQLite's upsert after a SELECT needs it (else ON CONFLICT reads as a join's ON).
     const insert = this.#db.prepare(
       `INSERT INTO shards (origin, section, n, first_key, last_key, url_count, byte_count, last_change, version, ext_kinds, snapshot, page_starts, block_starts)
-       SELECT ?1, ${columns} FROM json_each(?2) WHERE true
+       SELECT ?1, ${columns} FROM json_each(?2) WHERE ${held(3)}
        ON CONFLICT (origin, section, n) DO UPDATE SET ${updated.map((c) => `${c} = excluded.${c}`).join(", ")}
        WHERE ${updated.map((c) => `shards.${c} IS NOT excluded.${c}`).join(" OR ")}`,
     );
@@ -127,16 +133,24 @@ export class D1ManifestStore implements ManifestStore {
           s.pageStarts ? s.pageStarts.join(",") : null,
           s.blockStarts ? s.blockStarts.join(",") : null,
         ]);
-      statements.push(insert.bind(manifest.origin, JSON.stringify(rows)));
+      statements.push(insert.bind(manifest.origin, JSON.stringify(rows), leaseId));
     }
     statements.push(
       this.#db
         .prepare(
-          `INSERT INTO manifests (origin, version, built_at, snapshot, partial) VALUES (?1, ?2, ?3, ?4, ?5)
+          `INSERT INTO manifests (origin, version, built_at, snapshot, partial) SELECT ?1, ?2, ?3, ?4, ?5 WHERE ${held(6)}
            ON CONFLICT(origin) DO UPDATE SET version = excluded.version, built_at = excluded.built_at, snapshot = excluded.snapshot, partial = excluded.partial`,
         )
-        .bind(manifest.origin, manifest.version, manifest.builtAt, manifest.snapshot ?? null, manifest.partial ? 1 : 0),
+        .bind(manifest.origin, manifest.version, manifest.builtAt, manifest.snapshot ?? null, manifest.partial ? 1 : 0, leaseId),
     );
-    await this.#db.batch(statements);
+    if (leaseId === null) {
+      await this.#db.batch(statements);
+      return;
+    }
+    statements.push(this.#db.prepare(`SELECT ${held(2)} AS held`).bind(manifest.origin, leaseId));
+    const results = await this.#db.batch<{ held: number }>(statements);
+    if (results.at(-1)?.results[0]?.held !== 1) {
+      throw new LeaseLostError(`another regeneration of ${manifest.origin} took the lease: this run's manifest was not saved`);
+    }
   }
 }

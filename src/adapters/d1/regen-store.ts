@@ -28,15 +28,22 @@ export class D1RegenStore implements RegenStore {
     this.#db = db;
   }
 
-  async acquire(origin: string, now: number, ttlMs: number, id: string = crypto.randomUUID()): Promise<Lease | null> {
-    const lease = { id, until: now + ttlMs };
+  /**
+   * The lease's id is `name~token`, a fresh token every time: a lease held under `name` is taken
+   * back (a killed step's retry), but the holder it was taken from no longer holds it, so its
+   * progress and its manifest (D1ManifestStore's fence) are refused even while it still runs. A
+   * lease stored by an earlier version under the bare name is taken back too.
+   */
+  async acquire(origin: string, now: number, ttlMs: number, name?: string): Promise<Lease | null> {
+    const token = crypto.randomUUID();
+    const lease = { id: name === undefined ? token : `${name}~${token}`, until: now + ttlMs };
     const result = await this.#db
       .prepare(
         `INSERT INTO regen_state (origin, state, lease_id, lease_until, updated_at) VALUES (?1, '', ?2, ?3, ?4)
          ON CONFLICT(origin) DO UPDATE SET lease_id = excluded.lease_id, lease_until = excluded.lease_until
-         WHERE regen_state.lease_until < ?4 OR regen_state.lease_id = ?2`,
+         WHERE regen_state.lease_until < ?4 OR (?5 IS NOT NULL AND (regen_state.lease_id = ?5 OR substr(regen_state.lease_id, 1, length(?5) + 1) = ?5 || '~'))`,
       )
-      .bind(origin, lease.id, lease.until, now)
+      .bind(origin, lease.id, lease.until, now, name ?? null)
       .run();
     return (result.meta.changes ?? 0) > 0 ? lease : null;
   }
