@@ -1,5 +1,5 @@
 /** D1ManifestStore: the manifest lives in D1, the strongly consistent store, read on every request. */
-import { type ManifestFence, type ManifestStore, LeaseLostError, type ShardEntry, type ShardManifest } from "../../manifest/manifest.ts";
+import { LeaseLostError, type ManifestFence, type ManifestStore, type ShardEntry, type ShardManifest } from "../../manifest/manifest.ts";
 
 interface ShardRow {
   section: string;
