@@ -7,6 +7,7 @@ import { type ShardEntry, type ShardManifest, listedShards, manifestVersion } fr
 import { indexExtras, indexMeta, renderIndex } from "../sitemaps.ts";
 import { describeError } from "./failures.ts";
 import type { Run } from "./run.ts";
+import { supersedeBeforeSwitch } from "./snapshot-gc.ts";
 import type { Lease } from "./store.ts";
 import type { RunSummary } from "./summary.ts";
 
@@ -65,6 +66,7 @@ export async function publish(run: Run, build: BuildOptions, summary: RunSummary
     (published.partial ?? false) !== partial ||
     !sameShards(published.shards, shards);
   if (switched) {
+    await supersedeBeforeSwitch(run, manifest);
     await deps.manifests.save(manifest, { leaseId: lease.id });
     summary.published = true;
   }

@@ -122,7 +122,7 @@ async function runOnce(
     throw new Error("lost the regeneration lease before saving progress (the run took longer than the lease)");
   }
   summary.changed = changedShards(published, manifest);
-  summary.snapshotsDeleted = await collectSnapshots(run, manifest, switched);
+  summary.snapshotsDeleted = await collectSnapshots(run, manifest);
   if (switched) await announcePublished(options.onPublished, summary, published, manifest);
 
   countInto(summary, run.counters);

@@ -136,8 +136,12 @@ export class Run {
       run.renders.delete(entry.n);
       if (entry.urlCount === 0) continue;
       if (entry.snapshot) {
-        this.counters.shardsUnchanged++;
-        continue;
+        if (await this.snapshots.intact(entry.snapshot)) {
+          this.counters.shardsUnchanged++;
+          continue;
+        }
+        // A snapshot in parts that lost one: stored again from this pass's render.
+        entry.snapshot = null;
       }
       if (render && render.error !== null) {
         this.fail(entry, render.error);

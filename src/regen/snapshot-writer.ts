@@ -60,4 +60,8 @@ export class SnapshotWriter {
   holds(handle: SnapshotHandle, document: SnapshotDocument): boolean {
     return this.#snapshots.holds(handle, document);
   }
+
+  intact(handle: SnapshotHandle): Promise<boolean> {
+    return this.#snapshots.intact(handle);
+  }
 }

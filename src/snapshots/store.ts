@@ -93,6 +93,12 @@ export interface SnapshotStore {
   ownedKeys(handle: SnapshotHandle): string[];
   /** Whether a handle holds `document` (that document, that version). */
   holds(handle: SnapshotHandle, document: SnapshotDocument): boolean;
+  /**
+   * Whether every part of a snapshot stored in parts is still there (one listing; a snapshot in one
+   * value answers true without a read): a site pass keeps a stored snapshot of an unchanged shard
+   * only when it is whole, so a lost part heals at the next pass instead of never.
+   */
+  intact(handle: SnapshotHandle): Promise<boolean>;
   /** Deletes what a key given to `beforeWrite` names: a head and its parts, or parts no head took. */
   delete(key: string): Promise<void>;
   /** Stored gzip bytes of those of `handles` (of `origin`) that are found, for the status. */

@@ -147,6 +147,19 @@ export class KvSnapshotStore implements SnapshotStore {
     return isHeadOf(handle, document);
   }
 
+  async intact(handle: SnapshotHandle): Promise<boolean> {
+    const prefix = partsOf(handle);
+    if (prefix === null) return true;
+    const head = await this.#kv.getWithMetadata<SnapshotMeta>(handle, "arrayBuffer");
+    return head.value !== null && (head.metadata?.parts === undefined || (await this.#partsListed(prefix, head.metadata.parts)));
+  }
+
+  /** Whether KV lists all `parts` keys under `prefix` (one operation). */
+  async #partsListed(prefix: string, parts: number): Promise<boolean> {
+    const listed = await this.#kv.list({ prefix, limit: Math.min(1_000, parts + 1) });
+    return listed.keys.length >= parts;
+  }
+
   async get(key: string): Promise<ReadableStream<Uint8Array> | null> {
     const head = await this.#kv.getWithMetadata<SnapshotMeta>(key, { type: "stream" });
     if (!head.value) return null;
@@ -157,8 +170,11 @@ export class KvSnapshotStore implements SnapshotStore {
       head.metadata?.table ? stream.pipeThrough(firstBytes(head.metadata.gzBytes)) : stream;
     if (prefix === null || parts === undefined) return gzipOnly(head.value as unknown as ReadableStream<Uint8Array>);
     await head.value.cancel();
-    // The first part is read before answering, so a part not yet visible here means "absent" (a
-    // live render answers); a later one missing errors the body (KV showed the head, then lost a part).
+    // Every part is listed before answering (one KV operation; only a snapshot in parts pays it), so
+    // a part missing here means "absent" and a live render answers, instead of a 200 whose body
+    // breaks off. The first part is read before answering too; one lost after this listing (KV
+    // showed it, then lost it) still errors the body.
+    if (!(await this.#partsListed(prefix, parts))) return null;
     const first = (await this.#kv.get(`${prefix}0`, { type: "stream" })) as ReadableStream<Uint8Array> | null;
     if (!first) return null;
     const kv = this.#kv;
