@@ -133,7 +133,7 @@ const SCENARIOS: readonly Scenario[] = [
 const over = (n: number, p: { included: number; perMillion: number }): number => (Math.max(0, n - p.included) / 1e6) * p.perMillion;
 const touched = (units: number, changes: number): number => units * (1 - Math.exp(-changes / units));
 
-function monthly(s: Scenario, blocks: boolean): { dollars: number; lines: string } {
+function monthly(s: Scenario, blocks: boolean): { dollars: number; lines: string; kvPutFloor: number; published: number } {
   const days = 30;
   const shards = Math.ceil(s.urls / 50_000);
   const blocksPerSite = Math.ceil(s.urls / 1_000);
