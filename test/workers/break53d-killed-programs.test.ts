@@ -13,13 +13,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { gzipDocument } from "../../src/documents/gzip.ts";
-import type { ShardEntry } from "../../src/manifest/manifest.ts";
 import type { RegenDeps } from "../../src/regen/deps.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
 import type { RunSummary } from "../../src/regen/summary.ts";
 import { services } from "../../src/services.ts";
 import { renderShard } from "../../src/sitemaps.ts";
-import { type Site, listed, manifestOf, newSite, observedDeps, readAll } from "./regen-support.ts";
+import { type Site, listed, manifestOf, newSite, observedDeps, plannedEntry, readAll } from "./regen-support.ts";
 import { Killer } from "./support/killer.ts";
 import { call, gunzip, locsOf, text, validRecords } from "./support.ts";
 
@@ -45,17 +44,6 @@ async function converge(deps: RegenDeps, origin: string): Promise<RunSummary> {
 
 /** Deps on `env` with snapshots in 8 KiB parts. */
 const depsOf = (site: Site, env: Env) => observedDeps({ ...site, env }, { snapshots: new KvSnapshotStore(env.SNAPSHOTS, { partBytes: 8192 }) }).deps;
-
-const planned = (s: ShardEntry) => ({
-  n: s.n,
-  firstKey: s.firstKey,
-  urlCount: s.urlCount,
-  byteCount: s.byteCount,
-  lastChange: s.lastChange,
-  version: s.version,
-  blockStarts: s.blockStarts,
-  pageStarts: s.pageStarts,
-});
 
 const write = fc.oneof(
   fc.record({ op: fc.constant("update" as const), at: fc.nat(INITIAL + 500) }),
@@ -156,7 +144,7 @@ describe("break53d: killed, duplicated and plain runs over parted snapshots, GC 
             const stale = [...model].filter(([href, lastmod]) => lastmod !== undefined && !served.get(href)?.startsWith(lastmod));
             expect(stale).toEqual([]);
           }
-          const before = listed(await manifestOf(site)).map(planned);
+          const before = listed(await manifestOf(site)).map(plannedEntry);
           let rendered = 0;
           for (let i = 0, full = true; i < 10; i++, full = false) {
             const r = await regenerateSite(deps, site.origin, { full, leaseId: "chain" });
@@ -164,7 +152,7 @@ describe("break53d: killed, duplicated and plain runs over parted snapshots, GC 
             if (!(r.pendingShards > 0 || r.passPending)) break;
           }
           expect(rendered).toBe(0);
-          expect(listed(await manifestOf(site)).map(planned)).toEqual(before);
+          expect(listed(await manifestOf(site)).map(plannedEntry)).toEqual(before);
         }),
         { numRuns: 6, seed: form.seed, endOnFailure: true },
       );

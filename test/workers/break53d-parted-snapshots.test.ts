@@ -12,26 +12,17 @@ import { KvSnapshotStore } from "../../src/adapters/kv/snapshot-store.ts";
 import { demoSection } from "../../src/demo/demo-data.ts";
 import { gzipDocument } from "../../src/documents/gzip.ts";
 import type { ShardEntry } from "../../src/manifest/manifest.ts";
+import type { RegenDeps } from "../../src/regen/deps.ts";
 import { regenerateSite } from "../../src/regen/regenerate.ts";
+import type { RunSummary } from "../../src/regen/summary.ts";
 import { services } from "../../src/services.ts";
 import { renderShard } from "../../src/sitemaps.ts";
 import type { SnapshotMeta } from "../../src/snapshots/store.ts";
-import { type Site, listed, manifestOf, newSite, observedDeps, readAll, shardName, write } from "./regen-support.ts";
+import { type Site, listed, manifestOf, newSite, observedDeps, plannedEntry, readAll, shardName, write } from "./regen-support.ts";
 import { call } from "./support.ts";
 
 const PAST = Date.UTC(2026, 0, 1);
 const PART_BYTES = 4096;
-
-const planned = (s: ShardEntry) => ({
-  n: s.n,
-  firstKey: s.firstKey,
-  urlCount: s.urlCount,
-  byteCount: s.byteCount,
-  lastChange: s.lastChange,
-  version: s.version,
-  blockStarts: s.blockStarts,
-  pageStarts: s.pageStarts,
-});
 
 /** A 3,000-URL site whose shard snapshot is stored in 4 KiB parts; returns its deps and the shard. */
 async function partedSite(label: string) {
@@ -55,6 +46,15 @@ async function part(site: Site, key: string): Promise<Uint8Array> {
 }
 
 /** What a shard's snapshot holds against its whole render: whether any gunzip reads it, and whether it is those bytes. */
+/** One URL of block 1 given a new lastmod, then one run, which must fail nothing. */
+async function changeInBlockOne(site: Site, deps: RegenDeps): Promise<RunSummary> {
+  const [one] = demoSection(site.origin, "pages", 1, 1_500);
+  await write(site, [{ ...one, lastmod: "2026-09-09" }], PAST + 1_000);
+  const run = await regenerateSite(deps, site.origin);
+  expect(run.failed).toEqual([]);
+  return run;
+}
+
 async function verdict(site: Site, shard: ShardEntry): Promise<{ readable: boolean; whole: boolean }> {
   const live = await readAll(gzipDocument(renderShard(services(site.env), site.origin, shard)));
   let stored: Uint8Array;
@@ -116,27 +116,21 @@ describe("break53d: snapshots stored in parts", () => {
 
   it("control: a change in block 1 splices the parted file into the whole render, the entry what a pass plans", async () => {
     const { site, o } = await partedSite("b53d-parts");
-    const [one] = demoSection(site.origin, "pages", 1, 1_500);
-    await write(site, [{ ...one, lastmod: "2026-09-09" }], PAST + 1_000);
-    const run = await regenerateSite(o.deps, site.origin);
-    expect(run.failed).toEqual([]);
+    const run = await changeInBlockOne(site, o.deps);
     expect(run.shardsSpliced).toBe(1);
     const [after] = listed(await manifestOf(site));
     expect((await site.env.SNAPSHOTS.getWithMetadata<SnapshotMeta>(after!.snapshot!)).metadata!.parts).toBeGreaterThan(3);
     expect(await verdict(site, after!)).toEqual({ readable: true, whole: true });
     const full = await regenerateSite(o.deps, site.origin, { full: true });
     expect(full.shardsRendered).toBe(0);
-    expect(listed(await manifestOf(site)).map(planned)).toEqual([planned(after!)]);
+    expect(listed(await manifestOf(site)).map(plannedEntry)).toEqual([plannedEntry(after!)]);
   });
 
   for (const [name, damage] of damages) {
     it(`${name}, then a change: the shard is stored whole again`, async () => {
       const { site, o, shard, meta, prefix } = await partedSite("b53d-parts-dmg");
       await damage(site, prefix, meta, shard.snapshot!);
-      const [one] = demoSection(site.origin, "pages", 1, 1_500);
-      await write(site, [{ ...one, lastmod: "2026-09-09" }], PAST + 1_000);
-      const run = await regenerateSite(o.deps, site.origin);
-      expect(run.failed).toEqual([]);
+      await changeInBlockOne(site, o.deps);
       const [after] = listed(await manifestOf(site));
       expect(after!.version).not.toBe(shard.version);
       expect(await verdict(site, after!)).toEqual({ readable: true, whole: true });
@@ -193,10 +187,7 @@ describe("break53d: snapshots stored in parts", () => {
     expect(await part(site, `${partsPrefixOf(handle)}${parts - 1}`)).toEqual(value.subarray(meta.gzBytes));
     await services(site.env).manifests.save({ ...manifest, shards: manifest.shards.map((s) => (s === shard ? { ...s, snapshot: handle } : s)) });
 
-    const [one] = demoSection(site.origin, "pages", 1, 1_500);
-    await write(site, [{ ...one, lastmod: "2026-09-09" }], PAST + 1_000);
-    const run = await regenerateSite(o.deps, site.origin);
-    expect(run.failed).toEqual([]);
+    const run = await changeInBlockOne(site, o.deps);
     expect(run.shardsSpliced).toBe(1);
     const [after] = listed(await manifestOf(site));
     expect(await verdict(site, after!)).toEqual({ readable: true, whole: true });

@@ -118,3 +118,15 @@ export async function fetchPath(site: Site, path: string, init: RequestInit = {}
 }
 
 export const shardName = (s: ShardEntry): string => `${s.section}-${s.n}`;
+
+/** What a full pass plans for a shard (counts, version, last change, block and page starts): to compare two manifests' entries. */
+export const plannedEntry = (s: ShardEntry) => ({
+  n: s.n,
+  firstKey: s.firstKey,
+  urlCount: s.urlCount,
+  byteCount: s.byteCount,
+  lastChange: s.lastChange,
+  version: s.version,
+  blockStarts: s.blockStarts,
+  pageStarts: s.pageStarts,
+});
